@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9)],
+    products: [
+        .library(name: "CacheCore", targets: ["CacheCore"]),
+        .library(name: "MemoryCache", targets: ["MemoryCache"]),
+        .library(name: "DiskCache", targets: ["DiskCache"]),
+        .library(name: "MultiCache", targets: ["MultiCache"]),
+        .library(name: "CacheTesting", targets: ["CacheTesting"]),
+        .library(name: "Strata", targets: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
+        .executable(name: "strata", targets: ["strata"]),
+    ],
+    targets: [
+        .target(name: "CacheCore"),
+        .target(name: "MemoryCache", dependencies: ["CacheCore"]),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "DiskCache",
+            dependencies: [
+                "CacheCore",
+                .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+            ]
+        ),
+        .target(name: "MultiCache", dependencies: ["CacheCore"]),
+        .target(name: "CacheTesting", dependencies: ["CacheCore"]),
+        .executableTarget(
+            name: "strata",
+            dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]
+        ),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting"]),
+        .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting"]),
+        .testTarget(
+            name: "DiskCacheTests",
+            dependencies: ["DiskCache", "CacheTesting"],
+            resources: [.copy("Resources")]
+        ),
+        .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
+        .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
+        .testTarget(name: "StrataCLITests", dependencies: ["strata"]),
+    ]
+)
+
+// Settings shared by every Swift target; warnings-as-errors stays on CI's command line (unsafeFlags would
+// make the package unusable as a dependency).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+extension Cache {
+    /// Returns the live value for `key`, or `nil` on a miss.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` when the key is absent or expired.
+    /// - Throws: What ``Cache/entry(forKey:)`` throws.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await entry(forKey: key)?.value
+    }
+
+    /// Stores `value` under `key` with an expiry resolved against ``Cache/clock`` now.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When the entry expires; `.never` by default. A relative expiry becomes an absolute
+    ///     instant here, once.
+    ///   - cost: The entry's cost for cost limits, or `nil` to let the tier compute it.
+    /// - Throws: What ``Cache/setEntry(_:forKey:)`` throws.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry = .never, cost: Int? = nil) async throws {
+        let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: clock.now), cost: cost)
+        try await setEntry(entry, forKey: key)
+    }
+
+    /// Whether a live entry exists for `key`.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: `true` on a hit.
+    /// - Throws: What ``Cache/entry(forKey:)`` throws.
+    public func contains(_ key: Key) async throws -> Bool {
+        try await entry(forKey: key) != nil
+    }
+}

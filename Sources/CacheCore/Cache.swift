@@ -1,0 +1,62 @@
+import Foundation
+
+/// A store that maps keys to values, each value kept with its expiry and cost.
+///
+/// Every Strata tier (``MemoryCache``, `DiskCache`, `MultiCache`) conforms, so code can be written
+/// against `any Cache<String, Data>` and handed whichever tier fits.
+///
+/// ## The contract
+/// - **Entries.** The requirements read and write ``CacheEntry`` values, so an entry's absolute expiry
+///   and its cost travel with it from one tier to another. Conveniences that take a bare value and an
+///   ``Expiry`` live in a protocol extension.
+/// - **Misses.** A read returns `nil` when the key is absent *or* its entry has expired; an expired
+///   entry is never returned. An empty value (for example an empty `Data`) is a hit, not a miss.
+/// - **Expiry.** An entry expires at the instant `expiresAt`: it is visible while `clock.now` is
+///   strictly earlier and gone from that instant on. Reads never extend it.
+/// - **Errors.** Operations throw ``CacheError`` (or a `CancellationError`) and never crash on bad
+///   input; what one key's failure leaves behind is stated by each conformer.
+/// - **Thread safety.** Conformers are `Sendable`: every method may be called from any thread or task
+///   at the same time.
+///
+/// Conformers can check themselves against the shared contract with `CacheContract` from the
+/// `CacheTesting` product.
+public protocol Cache<Key, Value>: Sendable {
+    /// The type of the keys. Keys equal under `==` name one entry in every tier.
+    associatedtype Key: Hashable & Sendable
+    /// The type of the stored values.
+    associatedtype Value: Sendable
+
+    /// The clock that decides this cache's expiry; relative ``Expiry`` values are resolved against it.
+    var clock: any CacheClock { get }
+
+    /// Returns the live entry for `key`, or `nil` on a miss.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The entry, with its absolute expiry and cost, or `nil` when the key is absent or its
+    ///   entry has expired.
+    /// - Throws: ``CacheError`` when the tier cannot be read (for example an I/O failure); a missing,
+    ///   expired or corrupt entry is a miss, not an error.
+    func entry(forKey key: Key) async throws -> CacheEntry<Value>?
+
+    /// Stores `entry` under `key`, replacing any earlier entry for that key.
+    ///
+    /// An entry that is already expired is not stored, and removes the earlier one.
+    ///
+    /// - Parameters:
+    ///   - entry: The value with its absolute expiry and optional cost.
+    ///   - key: The key to store it under.
+    /// - Throws: ``CacheError`` when the entry cannot be stored; the earlier entry, if any, is then
+    ///   left as it was unless the conformer documents otherwise.
+    func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws
+
+    /// Removes the entry for `key`, if there is one.
+    ///
+    /// - Parameter key: The key to remove.
+    /// - Throws: ``CacheError`` when the tier cannot be changed.
+    func removeEntry(forKey key: Key) async throws
+
+    /// Removes every entry.
+    ///
+    /// - Throws: ``CacheError`` when the tier cannot be changed.
+    func removeAll() async throws
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// A source of the current wall-clock time, injected into every cache that looks at time.
+///
+/// Expiry is kept as wall-clock `Date` instants because the disk tier must honour them after a
+/// restart. A wall clock can jump; each tier documents what a jump does (a jump forward expires
+/// entries early, a jump backward never revives one that was already removed).
+///
+/// Tests use `ManualClock` from `CacheTesting` to move time without sleeping.
+///
+/// - Important: Conformers must be safe to call from any thread.
+public protocol CacheClock: Sendable {
+    /// The current time.
+    var now: Date { get }
+}
+
+/// The system's wall clock (`Date()`).
+///
+/// Thread-safe; reading it is O(1).
+public struct SystemClock: CacheClock {
+    /// Creates the system clock.
+    public init() {}
+
+    /// The current system time.
+    public var now: Date { Date() }
+}
+
+extension CacheClock where Self == SystemClock {
+    /// The system's wall clock.
+    public static var system: SystemClock { SystemClock() }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// A cached value together with the metadata that must travel with it between tiers.
+///
+/// The expiry is an absolute wall-clock instant, fixed once when the entry is first written, so a copy
+/// written back into a faster tier keeps its remaining lifetime instead of starting a fresh one.
+public struct CacheEntry<Value> {
+    /// The cached value.
+    public var value: Value
+    /// The instant at which the entry expires, or `nil` for an entry that never expires.
+    ///
+    /// The entry is live while the cache's clock reads strictly earlier than this instant.
+    public var expiresAt: Date?
+    /// The entry's cost for cost limits (units are the caller's: bytes, pixels, 1 per entry), or `nil`
+    /// to let the receiving tier compute it with its own cost function.
+    public var cost: Int?
+
+    /// Creates an entry.
+    ///
+    /// - Parameters:
+    ///   - value: The value to cache.
+    ///   - expiresAt: The absolute expiry instant, or `nil` for no expiry.
+    ///   - cost: The entry's cost, or `nil` to let each tier compute it.
+    public init(value: Value, expiresAt: Date? = nil, cost: Int? = nil) {
+        self.value = value
+        self.expiresAt = expiresAt
+        self.cost = cost
+    }
+
+    /// Whether the entry has expired at `now`.
+    ///
+    /// - Parameter now: The current time on the cache's clock.
+    /// - Returns: `true` when `now` is at or past ``expiresAt``.
+    public func isExpired(at now: Date) -> Bool {
+        guard let expiresAt else { return false }
+        return now >= expiresAt
+    }
+
+    /// The time left before expiry at `now`, in seconds, or `nil` for an entry that never expires.
+    ///
+    /// - Parameter now: The current time on the cache's clock.
+    /// - Returns: The remaining lifetime in seconds; zero or negative once expired.
+    public func remainingLifetime(at now: Date) -> TimeInterval? {
+        expiresAt.map { $0.timeIntervalSince(now) }
+    }
+}
+
+extension CacheEntry: Sendable where Value: Sendable {}
+extension CacheEntry: Equatable where Value: Equatable {}
+extension CacheEntry: Hashable where Value: Hashable {}

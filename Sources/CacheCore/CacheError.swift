@@ -1,0 +1,186 @@
+import Foundation
+
+/// An error thrown by a Strata cache.
+///
+/// Switch over ``code`` to decide what to do; read ``message`` (and ``description``) for what
+/// happened. New codes may be added in later releases without breaking existing `switch` statements,
+/// because ``Code`` is a struct rather than an enum.
+///
+/// ```swift
+/// do {
+///     try await disk.setValue(data, forKey: key)
+/// } catch let error as CacheError where error.code == .outOfSpace {
+///     try await disk.trim()
+/// }
+/// ```
+public struct CacheError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case invalidArgument
+            case wrongKey
+            case invalidKey
+            case corruptEntry
+            case io
+            case outOfSpace
+            case permissionDenied
+            case readOnly
+            case codec
+            case entryTooLarge
+            case crypto
+            case tierFailure
+            case unsupportedFormat
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// An argument was out of range, for example a negative limit.
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The store was created with another master key; nothing was changed or deleted.
+        public static let wrongKey = Code(.wrongKey)
+        /// A master key or key file is malformed: wrong size, unreadable, or too widely readable.
+        public static let invalidKey = Code(.invalidKey)
+        /// A stored entry failed to authenticate or parse; it was treated as a miss.
+        public static let corruptEntry = Code(.corruptEntry)
+        /// A file-system operation failed; ``CacheError/cause`` holds the underlying error.
+        public static let io = Code(.io)
+        /// The volume is full (`ENOSPC`, `EDQUOT`); the earlier entry for the key is unchanged.
+        public static let outOfSpace = Code(.outOfSpace)
+        /// The process lacks permission for a file or folder (`EACCES`, `EPERM`).
+        public static let permissionDenied = Code(.permissionDenied)
+        /// The store sits on a read-only file system (`EROFS`).
+        public static let readOnly = Code(.readOnly)
+        /// A value could not be encoded or decoded by the cache's codec.
+        public static let codec = Code(.codec)
+        /// An entry exceeds a limit on its own and was not stored; no other entry was evicted.
+        public static let entryTooLarge = Code(.entryTooLarge)
+        /// The cryptographic back end reported a failure other than an authentication failure.
+        public static let crypto = Code(.crypto)
+        /// One or more tiers of a composite cache failed; ``CacheError/tierFailures`` names them.
+        public static let tierFailure = Code(.tierFailure)
+        /// A store or file uses a format version this build does not know.
+        public static let unsupportedFormat = Code(.unsupportedFormat)
+
+        /// The code's name, for example `outOfSpace`.
+        public var description: String { base.rawValue }
+    }
+
+    /// One failed tier of a composite cache.
+    public struct TierFailure: Sendable, CustomStringConvertible {
+        /// The tier's position, 0 for the fastest.
+        public var index: Int
+        /// The tier's name, as the composite was told or its type name.
+        public var name: String
+        /// What the tier threw.
+        public var error: any Error
+
+        /// Creates a tier failure record.
+        ///
+        /// - Parameters:
+        ///   - index: The tier's position, 0 for the fastest.
+        ///   - name: A readable name for the tier.
+        ///   - error: What the tier threw.
+        public init(index: Int, name: String, error: any Error) {
+            self.index = index
+            self.name = name
+            self.error = error
+        }
+
+        /// `tier 1 (disk): …`.
+        public var description: String { "tier \(index) (\(name)): \(error)" }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// A sentence a user can act on: what failed, where, and why.
+    public var message: String
+    /// The file or folder involved, when there is one.
+    public var path: String?
+    /// The error that caused this one, for example a POSIX error.
+    public var cause: (any Error)?
+    /// The tiers that failed, for ``Code/tierFailure``; empty otherwise.
+    public var tierFailures: [TierFailure]
+    /// The source file that threw, for diagnostics.
+    public var file: String
+    /// The source line that threw, for diagnostics.
+    public var line: Int
+
+    /// Creates an error.
+    ///
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - message: What failed and why, in words a user can act on.
+    ///   - path: The file or folder involved, if any.
+    ///   - cause: The underlying error, if any.
+    ///   - tierFailures: The failed tiers, for ``Code/tierFailure``.
+    ///   - file: The throwing source file; defaults to the caller's.
+    ///   - line: The throwing source line; defaults to the caller's.
+    public init(
+        _ code: Code,
+        _ message: String,
+        path: String? = nil,
+        cause: (any Error)? = nil,
+        tierFailures: [TierFailure] = [],
+        file: String = #fileID,
+        line: Int = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.cause = cause
+        self.tierFailures = tierFailures
+        self.file = file
+        self.line = line
+    }
+
+    /// `outOfSpace: cannot write entry (path: …; cause: …)`.
+    public var description: String {
+        var text = "\(code): \(message)"
+        var details: [String] = []
+        if let path { details.append("path: \(path)") }
+        if let cause { details.append("cause: \(cause)") }
+        if !tierFailures.isEmpty { details.append(tierFailures.map(\.description).joined(separator: "; ")) }
+        if !details.isEmpty { text += " (" + details.joined(separator: "; ") + ")" }
+        return text
+    }
+}
+
+extension CacheError: LocalizedError {
+    /// The same text as ``description``, so `localizedDescription` is readable too.
+    public var errorDescription: String? { description }
+}
+
+extension CacheError {
+    /// Maps a POSIX `errno` to the matching code: `ENOSPC`/`EDQUOT` to ``Code/outOfSpace``,
+    /// `EACCES`/`EPERM` to ``Code/permissionDenied``, `EROFS` to ``Code/readOnly``, anything else to
+    /// ``Code/io``.
+    ///
+    /// - Parameters:
+    ///   - errno: The POSIX error number.
+    ///   - message: What was being done, for example `cannot write entry`.
+    ///   - path: The file or folder involved.
+    ///   - file: The throwing source file; defaults to the caller's.
+    ///   - line: The throwing source line; defaults to the caller's.
+    /// - Returns: An error whose cause is the matching `POSIXError`.
+    public static func posix(
+        _ errno: Int32,
+        _ message: String,
+        path: String? = nil,
+        file: String = #fileID,
+        line: Int = #line
+    ) -> CacheError {
+        let code: Code
+        switch errno {
+        case ENOSPC, EDQUOT: code = .outOfSpace
+        case EACCES, EPERM: code = .permissionDenied
+        case EROFS: code = .readOnly
+        default: code = .io
+        }
+        let cause: any Error = POSIXErrorCode(rawValue: errno).map { POSIXError($0) as any Error }
+            ?? NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
+        return CacheError(
+            code, "\(message): \(String(cString: strerror(errno)))", path: path, cause: cause, file: file,
+            line: line)
+    }
+}

@@ -1,0 +1,67 @@
+/// Something a cache noticed that the caller may want to log or count, but that did not fail the call.
+///
+/// Delivered to a ``CacheObserver`` outside any internal lock, on the thread that noticed it.
+public struct CacheEvent: Sendable, CustomStringConvertible {
+    /// What happened.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+        private init(_ name: String) { self.name = name }
+
+        /// A stored entry failed to authenticate or parse and was removed (a miss).
+        public static let corruptEntryRemoved = Kind("corruptEntryRemoved")
+        /// A file could not be read for a passing reason (permissions, I/O) and was left in place.
+        public static let readFailed = Kind("readFailed")
+        /// A tier of a composite cache threw on a read and was skipped.
+        public static let tierReadFailed = Kind("tierReadFailed")
+        /// A tier of a composite cache threw while a hit was written back into it.
+        public static let writeBackFailed = Kind("writeBackFailed")
+        /// Leftover temporary files from an interrupted write were removed.
+        public static let staleFilesRemoved = Kind("staleFilesRemoved")
+        /// A background task (sweep, trim, index save) failed; the cache keeps working.
+        public static let maintenanceFailed = Kind("maintenanceFailed")
+
+        /// The kind's name, for example `corruptEntryRemoved`.
+        public var description: String { name }
+    }
+
+    /// What happened.
+    public var kind: Kind
+    /// A readable account of the event.
+    public var message: String
+    /// The file involved, when there is one.
+    public var path: String?
+    /// The tier involved in a composite cache, 0 for the fastest.
+    public var tierIndex: Int?
+    /// The error behind the event, when there is one.
+    public var error: (any Error)?
+
+    /// Creates an event.
+    ///
+    /// - Parameters:
+    ///   - kind: What happened.
+    ///   - message: A readable account of it.
+    ///   - path: The file involved, if any.
+    ///   - tierIndex: The tier involved, if any.
+    ///   - error: The error behind it, if any.
+    public init(
+        _ kind: Kind, _ message: String, path: String? = nil, tierIndex: Int? = nil, error: (any Error)? = nil
+    ) {
+        self.kind = kind
+        self.message = message
+        self.path = path
+        self.tierIndex = tierIndex
+        self.error = error
+    }
+
+    /// `corruptEntryRemoved: … (path: …)`.
+    public var description: String {
+        var text = "\(kind): \(message)"
+        if let path { text += " (path: \(path))" }
+        if let tierIndex { text += " (tier \(tierIndex))" }
+        if let error { text += " — \(error)" }
+        return text
+    }
+}
+
+/// Receives ``CacheEvent``s. Must be safe to call from any thread; it is never called under a lock.
+public typealias CacheObserver = @Sendable (CacheEvent) -> Void

@@ -1,0 +1,62 @@
+import Foundation
+
+/// When a stored entry expires.
+///
+/// A relative expiry is turned into an absolute instant once, when the entry is written, using the
+/// cache's clock; reads never extend it.
+///
+/// ```swift
+/// try await cache.setValue(data, forKey: "avatar", expiry: .seconds(600))
+/// ```
+public enum Expiry: Sendable, Hashable {
+    /// The entry never expires (it can still be evicted by a limit).
+    case never
+    /// The entry expires this long after it is written.
+    case after(Duration)
+    /// The entry expires at this wall-clock instant.
+    case at(Date)
+
+    /// An expiry `seconds` after the write.
+    ///
+    /// - Parameter seconds: The time to live, in seconds.
+    public static func seconds(_ seconds: Double) -> Expiry {
+        .after(.nanoseconds(Int64((seconds * 1e9).rounded())))
+    }
+
+    /// The absolute expiry instant for an entry written at `now`.
+    ///
+    /// - Parameter now: The write time on the cache's clock.
+    /// - Returns: The expiry instant, or `nil` for ``never``.
+    public func expirationDate(from now: Date) -> Date? {
+        switch self {
+        case .never:
+            return nil
+        case .after(let duration):
+            return now.addingTimeInterval(duration.timeInterval)
+        case .at(let date):
+            return date
+        }
+    }
+
+    /// The earlier of two expiry instants, where `nil` means never.
+    ///
+    /// - Parameters:
+    ///   - lhs: An expiry instant or `nil`.
+    ///   - rhs: Another expiry instant or `nil`.
+    /// - Returns: Whichever comes first; `nil` only when both are `nil`.
+    public static func earliest(_ lhs: Date?, _ rhs: Date?) -> Date? {
+        switch (lhs, rhs) {
+        case (nil, nil): return nil
+        case (let date?, nil), (nil, let date?): return date
+        case (let left?, let right?): return min(left, right)
+        }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    public var timeInterval: TimeInterval {
+        let parts = components
+        return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18
+    }
+}
