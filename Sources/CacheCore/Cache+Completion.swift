@@ -54,7 +54,7 @@ extension Cache {
     public func setValue(
         _ value: Value,
         forKey key: Key,
-        expiry: Expiry = .never,
+        expiry: Expiry,
         cost: Int? = nil,
         completion: @escaping @Sendable (Result<Void, any Error>) -> Void
     ) {

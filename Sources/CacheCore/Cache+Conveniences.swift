@@ -15,11 +15,12 @@ extension Cache {
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key to store it under.
-    ///   - expiry: When the entry expires; `.never` by default. A relative expiry becomes an absolute
-    ///     instant here, once.
+    ///   - expiry: When the entry expires. A relative expiry becomes an absolute instant here, once.
+    ///     It has no default on purpose: a tier's own default expiry is applied by the tier's own
+    ///     `setValue` overload, which a defaulted argument here would shadow in `async` code.
     ///   - cost: The entry's cost for cost limits, or `nil` to let the tier compute it.
     /// - Throws: What ``Cache/setEntry(_:forKey:)`` throws.
-    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry = .never, cost: Int? = nil) async throws {
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry, cost: Int? = nil) async throws {
         let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: clock.now), cost: cost)
         try await setEntry(entry, forKey: key)
     }

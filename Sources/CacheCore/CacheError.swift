@@ -177,7 +177,8 @@ extension CacheError {
         case EROFS: code = .readOnly
         default: code = .io
         }
-        let cause: any Error = POSIXErrorCode(rawValue: errno).map { POSIXError($0) as any Error }
+        let cause: any Error =
+            POSIXErrorCode(rawValue: errno).map { POSIXError($0) as any Error }
             ?? NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
         return CacheError(
             code, "\(message): \(String(cString: strerror(errno)))", path: path, cause: cause, file: file,

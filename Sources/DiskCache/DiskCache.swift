@@ -130,7 +130,8 @@ public protocol DiskCacheKey: Hashable, Sendable {
 public struct DiskValueCodec<Value>: Sendable {
     public var encode: @Sendable (Value) throws -> Data
     public var decode: @Sendable (Data) throws -> Value
-    public init(encode: @escaping @Sendable (Value) throws -> Data, decode: @escaping @Sendable (Data) throws -> Value) {
+    public init(encode: @escaping @Sendable (Value) throws -> Data, decode: @escaping @Sendable (Data) throws -> Value)
+    {
         self.encode = encode
         self.decode = decode
     }

@@ -6,7 +6,9 @@ import Foundation
 /// The cryptographic operations DiskCache needs, all from a vetted library, none hand-written.
 protocol CryptoProvider {
     /// AES-256-GCM seal (NIST SP 800-38D): returns ciphertext and the 16-byte tag.
-    static func sealAESGCM(key: Data, nonce: Data, plaintext: Data, associatedData: Data) throws -> (ciphertext: Data, tag: Data)
+    static func sealAESGCM(
+        key: Data, nonce: Data, plaintext: Data, associatedData: Data
+    ) throws -> (ciphertext: Data, tag: Data)
     /// AES-256-GCM open; throws `CryptoFailure.authenticationFailed` when the tag does not verify.
     static func openAESGCM(key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data) throws -> Data
     /// HMAC-SHA-256 (RFC 2104, FIPS 180-4).
