@@ -163,3 +163,21 @@ public struct DiskCacheStatistics: Sendable {
     public var maxBytes: Int? = nil
     public var maxEntries: Int? = nil
 }
+
+// SKETCH: canonical key bytes (the DiskCache work refines and documents these).
+extension String: DiskCacheKey {
+    /// UTF-8 of the Unicode NFC form.
+    public var canonicalBytes: Data { Data(precomposedStringWithCanonicalMapping.utf8) }
+    /// Decodes UTF-8.
+    public init?(canonicalBytes: Data) { self.init(data: canonicalBytes, encoding: .utf8) }
+}
+
+extension DiskValueCodec where Value: Codable {
+    /// Encodes values as JSON.
+    public static func json() -> DiskValueCodec<Value> {
+        DiskValueCodec(
+            encode: { try JSONEncoder().encode($0) },
+            decode: { try JSONDecoder().decode(Value.self, from: $0) }
+        )
+    }
+}
