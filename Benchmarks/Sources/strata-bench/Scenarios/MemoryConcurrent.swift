@@ -1,0 +1,70 @@
+import Dispatch
+import MemoryCache
+
+/// memory-concurrent: two threads sharing one MemoryCache (16 shards), 90% gets and 10% sets over 100k
+/// keys, against the same operations run on one thread. The ratio is one-thread throughput over
+/// two-thread throughput, so 1/1.3 means two threads do 1.3× the work per second.
+///
+/// On a two-core machine this is the whole budget: any other process running takes a core away, so this
+/// row is the noisiest of the report.
+enum MemoryConcurrent {
+    static let shardCount = 16
+
+    static let scenario = Scenario("memory-concurrent") { context in
+        let keyCount = 100_000
+        let threadCount = 2
+        let operationsPerThread = context.size(full: 500_000, quick: 200_000)
+        let keys = (0..<keyCount).map { "key-\($0)" }
+        // Each thread replays its own seeded key sequence; every tenth operation is a set.
+        let sequences = (0..<threadCount).map { thread in
+            [Int].randomIndices(operationsPerThread, below: keyCount, seed: 0xC0C0 + UInt64(thread))
+                .map { keys[$0] }
+        }
+
+        let cache = try MemoryCache<String, Int>(countLimit: keyCount, shardCount: shardCount)
+        for (index, key) in keys.enumerated() { cache.setValue(index, forKey: key) }
+
+        @Sendable func replay(_ sequence: [String]) {
+            var sum = 0
+            for (index, key) in sequence.enumerated() {
+                if index % 10 == 0 {
+                    cache.setValue(index, forKey: key)
+                } else {
+                    sum &+= cache.value(forKey: key) ?? 0
+                }
+            }
+            blackHole(sum)
+        }
+
+        let totalOperations = Double(threadCount * operationsPerThread)
+        let (strata, baseline) = context.alternatingRounds.run(
+            strata: {
+                let elapsed = measureNanoseconds {
+                    DispatchQueue.concurrentPerform(iterations: threadCount) { replay(sequences[$0]) }
+                }
+                return totalOperations / elapsed * 1e3
+            },
+            baseline: {
+                let elapsed = measureNanoseconds {
+                    for sequence in sequences { replay(sequence) }
+                }
+                return totalOperations / elapsed * 1e3
+            }
+        )
+        let limit = 1 / 1.3
+        return [
+            ScenarioResult(
+                name: "memory-concurrent",
+                unit: .millionOperationsPerSecond,
+                strata: strata,
+                baseline: baseline,
+                target: Target(description: "2 threads ≥ 1.3× (ratio ≤ 0.77)") { $0.ratio <= limit },
+                extras: [("speed-up, 2 threads over 1", strata.median / baseline.median)],
+                notes: [
+                    "strata = \(threadCount) threads on one cache, baseline = same work on 1 thread; "
+                        + "shardCount \(shardCount), \(keyCount) String keys, 90% get / 10% set"
+                ]
+            )
+        ]
+    }
+}
