@@ -129,9 +129,13 @@ extension ContractRun {
         try await setValue(Self.data("new"), "zero-ttl", expiry: .after(.zero))
         try await expectMiss("zero-ttl", "after setValue with a zero TTL over a live entry")
 
-        // The earlier value must be gone for good, not just hidden behind the expired one.
+        // Never read before the clock moves back, so a tier that kept the expired entry (or the earlier
+        // value behind it) and only hid it on read cannot have dropped it lazily in the meantime.
+        try await set(Self.data("old"), "unread")
+        try await set(Self.data("new"), "unread", expiresAt: now.addingTimeInterval(-1))
         clock.set(to: now.addingTimeInterval(-3600))
-        try await expectMiss("past", "after the clock moved back past the expired entry's instant")
+        try await expectMiss("unread", "an already-expired entry, read after the clock moved back 1 h")
+        try await expectMiss("past", "an already-expired entry read as a miss, after the clock moved back 1 h")
     }
 
     func readsNeverExtendExpiry() async throws {
