@@ -11,6 +11,7 @@ enum StrataBench {
         MemoryConcurrent.scenario,
         MemoryOverhead.scenario,
         LRUHitRatio.scenario,
+        MultiCacheHit.scenario,
         DiskSet4K.scenario,
         DiskGet4K.scenario,
         DiskGet1M.scenario,
@@ -18,7 +19,7 @@ enum StrataBench {
         DiskPeer.scenario,
     ]
 
-    static func main() async {
+    static func main() {
         let options: Options
         do {
             options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
@@ -43,22 +44,8 @@ enum StrataBench {
 
         print("strata-bench \(options.quick ? "--quick " : "")(\(ProcessInfo.processInfo.activeProcessorCount) CPUs)")
         print(Report.header)
-        var results: [ScenarioResult] = []
-        var failures = 0
         let start = monotonicNanoseconds()
-        for scenario in selected {
-            do {
-                let rows = try await scenario.run(context).filter { options.selects($0.name) }
-                for row in rows {
-                    print(Report.line(for: row))
-                    for detail in Report.details(for: row) { print(detail) }
-                }
-                results += rows
-            } catch {
-                failures += 1
-                print("\(scenario.names.joined(separator: ", ")): FAILED: \(error)")
-            }
-        }
+        var (results, failures) = runBlocking { await run(selected, context: context, options: options) }
         let seconds = Double(monotonicNanoseconds() - start) / 1e9
         print(
             "\n\(results.count) rows in \(formatNumber(seconds)) s; ratio = Strata's cost over the baseline's "
@@ -76,5 +63,47 @@ enum StrataBench {
         try? FileManager.default.removeItem(at: workDirectory)
         // Speed is never a failure here (CI runs --quick on a shared machine); a scenario that threw is.
         exit(failures == 0 ? 0 : 1)
+    }
+    /// Runs the scenarios in order, printing each row as it is measured; returns the rows and the number
+    /// of scenarios that threw.
+    private static func run(
+        _ selected: [Scenario],
+        context: RunContext,
+        options: Options
+    ) async -> (results: [ScenarioResult], failures: Int) {
+        var results: [ScenarioResult] = []
+        var failures = 0
+        for scenario in selected {
+            do {
+                let rows = try await scenario.run(context).filter { options.selects($0.name) }
+                for row in rows {
+                    print(Report.line(for: row))
+                    for detail in Report.details(for: row) { print(detail) }
+                }
+                results += rows
+            } catch {
+                failures += 1
+                print("\(scenario.names.joined(separator: ", ")): FAILED: \(error)")
+            }
+        }
+        return (results, failures)
+    }
+
+    /// Runs `body` on the cooperative pool and blocks the main thread until it finishes.
+    ///
+    /// The entry point is synchronous on purpose: with an `async` main, the main thread parks in
+    /// `dispatch_main`, which valgrind 3.19 cannot follow (it dies with SIGSEGV), and callgrind's
+    /// instruction counts are the profile that stays repeatable on a busy machine.
+    private static func runBlocking<Result: Sendable>(_ body: @escaping @Sendable () async -> Result) -> Result {
+        let semaphore = DispatchSemaphore(value: 0)
+        let outcome = PthreadLocked<Result?>(nil)
+        Task.detached {
+            let value = await body()
+            outcome.withLock { $0 = value }
+            semaphore.signal()
+        }
+        semaphore.wait()
+        // The task stored its result before signalling, so it is there.
+        return outcome.withLock { $0! }
     }
 }

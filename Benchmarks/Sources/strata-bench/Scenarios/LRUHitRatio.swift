@@ -12,6 +12,9 @@ enum LRUHitRatio {
         let keyCount = 100_000
         let requestCount = 1_000_000
         let trace = ZipfTrace.make(keyCount: keyCount, length: requestCount, exponent: 0.99, seed: 0x21FF)
+        try expect(
+            ReferenceLRU.agreesWithNaiveLRU(on: trace.prefix(50_000), capacity: 64),
+            "the reference LRU disagrees with a naive LRU")
         var results: [ScenarioResult] = []
         for capacity in [1_000, 10_000] {
             let cache = try MemoryCache<Int, Int>(countLimit: capacity, shardCount: 1)

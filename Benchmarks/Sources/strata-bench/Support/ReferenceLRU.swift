@@ -65,3 +65,25 @@ struct ReferenceLRU {
         if tail < 0 { tail = slot }
     }
 }
+
+extension ReferenceLRU {
+    /// Checks the linked-list bookkeeping against the most naive LRU there is (an array kept in recency
+    /// order) on `trace`, and returns whether every request agreed.
+    static func agreesWithNaiveLRU(on trace: some Sequence<Int>, capacity: Int) -> Bool {
+        var reference = ReferenceLRU(capacity: capacity)
+        var recency: [Int] = []  // most recently used last
+        for key in trace {
+            let naiveHit: Bool
+            if let position = recency.firstIndex(of: key) {
+                recency.remove(at: position)
+                naiveHit = true
+            } else {
+                if recency.count == capacity { recency.removeFirst() }
+                naiveHit = false
+            }
+            recency.append(key)
+            if reference.access(key) != naiveHit { return false }
+        }
+        return true
+    }
+}
