@@ -143,6 +143,24 @@ import Testing
         }
     }
 
+    @Test func fifoAtTheKeyFilePathIsInvalidKeyWithoutHanging() throws {
+        try withTemporaryDirectory { directory in
+            // Opening a FIFO for reading blocks until a writer appears, unless the loader opens it non-blocking.
+            let keyFile = directory.appendingPathComponent("store.key")
+            #expect(mkfifo(keyFile.path, 0o600) == 0)
+            let error = #expect(throws: CacheError.self) {
+                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+            }
+            #expect(error?.code == .invalidKey)
+        }
+    }
+
+    @Test func nonFileURLIsInvalidArgument() throws {
+        let url = try #require(URL(string: "https://example.com/store.key"))
+        let error = #expect(throws: CacheError.self) { try MasterKeyLoader.load(.keyFile(url), storeName: "store") }
+        #expect(error?.code == .invalidArgument)
+    }
+
     @Test(.enabled(if: geteuid() != 0, "root reads files whatever their mode"))
     func unreadableKeyFileIsPermissionDenied() throws {
         try withTemporaryDirectory { directory in

@@ -71,8 +71,12 @@ enum MasterKeyLoader {
     ///
     /// - Parameter url: A file URL; missing folders on the way are created with mode 0700.
     /// - Returns: The key in the file, or the one just created (or created by a concurrent winner).
-    /// - Throws: The same `CacheError`s as ``load(_:storeName:)``.
+    /// - Throws: The same `CacheError`s as ``load(_:storeName:)``, and `.invalidArgument` when `url` is not a
+    ///   file URL.
     static func loadOrCreateKeyFile(at url: URL) throws -> MasterKey {
+        guard url.isFileURL else {
+            throw CacheError(.invalidArgument, "the key file must be a file URL, got \(url.absoluteString)")
+        }
         let path = url.standardizedFileURL.path
         // A creator that loses the race reads the winner's file; the retry covers that file being deleted in
         // between, which only a concurrent manual cleanup can cause.

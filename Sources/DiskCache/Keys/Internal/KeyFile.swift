@@ -18,7 +18,8 @@ enum KeyFile {
     /// - Throws: `CacheError` `.invalidKey` when the file is not a regular file, is open to group or others,
     ///   or is not exactly 32 bytes; `.permissionDenied` or `.io` when it cannot be opened or read.
     static func readKey(at path: String) throws -> MasterKey? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then rejects it as not a regular file.
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         if descriptor < 0 {
             let error = errno
             if error == ENOENT { return nil }
