@@ -1,25 +1,27 @@
 import CacheCore
 import Foundation
 
-/// The subkeys one DiskCache store uses during one key epoch, derived from the ``MasterKey``.
+/// The subkeys one DiskCache store uses, derived from the ``MasterKey``.
 ///
 /// Derivation tree (every arrow is HKDF-SHA-256, RFC 5869, extract then expand, 32 bytes of output):
 ///
 /// ```
 /// master key (32 random bytes, key file or caller)
-///  ├─ salt = epoch salt, info = "strata v1 entry encryption" ─▶ encryptionKey  (AES-256-GCM, entry files)
-///  ├─ salt = epoch salt, info = "strata v1 file naming"      ─▶ namingKey      (HMAC-SHA-256, file names)
-///  └─ salt = none,       info = "strata v1 key check"        ─▶ keyCheckKey    (AES-256-GCM, key-check record)
+///  ├─ salt = epoch salt,  info = "strata v1 entry encryption" ─▶ encryptionKey  (AES-256-GCM, entry files)
+///  ├─ salt = naming salt, info = "strata v1 file naming"      ─▶ namingKey      (HMAC-SHA-256, file names)
+///  └─ salt = none,        info = "strata v1 key check"        ─▶ keyCheckKey    (AES-256-GCM, key-check record)
 /// ```
 ///
-/// The distinct `info` strings make the subkeys independent: learning one says nothing about another or
-/// about the master key. The epoch salt (32 random bytes kept in the store's key-check record) changes on
-/// `removeAll()`, so entries written in an earlier epoch can no longer be decrypted or even found by name
-/// once the old salt is overwritten. The key-check key does not depend on the epoch, because it must
-/// decrypt the record that holds the epoch salt.
+/// ``derive(master:epochSalt:)`` derives both keys of the first two branches from the one salt it is given.
+/// The store calls it with the current epoch salt (32 random bytes kept in its key-check record, replaced
+/// on `removeAll()`) and takes the `encryptionKey`, so entries written in an earlier epoch no longer decrypt.
+/// It calls it again with a fixed naming salt and takes the `namingKey`, so that a key's file name stays
+/// the same across epochs (see Docs/Security.md for what that trades away).
 ///
-/// The strings carry a version (`v1`): a future format that derives keys differently changes them, so its
-/// keys never collide with these.
+/// The distinct `info` strings make the subkeys independent: learning one says nothing about another or
+/// about the master key. The key-check key does not depend on any salt, because it must decrypt the
+/// record that holds the epoch salt. The strings carry a version (`v1`): a future format that derives keys
+/// differently changes them, so its keys never collide with these.
 ///
 /// Thread safety: immutable, `Sendable`. Never printed: `description` redacts both keys.
 struct StoreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -43,8 +45,9 @@ struct StoreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertibl
     ///
     /// - Parameters:
     ///   - master: The store's master key.
-    ///   - epochSalt: The current epoch's salt from the key-check record (the store uses 32 random bytes);
-    ///     must not be empty, since an empty salt would give every epoch the same keys.
+    ///   - epochSalt: The salt: the current epoch's salt from the key-check record (32 random bytes), or the
+    ///     store's fixed naming salt. Must not be empty, since an empty salt would give every epoch the same
+    ///     keys.
     /// - Returns: The two subkeys, the same for the same master key and salt in every process.
     /// - Throws: `CacheError` `.invalidArgument` for an empty salt; `.crypto` when the back end fails.
     /// - Complexity: Two HKDF computations, a few microseconds.
