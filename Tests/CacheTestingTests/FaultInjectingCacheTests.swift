@@ -225,3 +225,14 @@ import Testing
         #expect(try await cache.value(forKey: "k") == nil)
     }
 }
+
+extension FaultInjectingCacheTests {
+    @Test func waitUntilHeldReturnsEarlyWhenItsTaskIsCancelled() async throws {
+        let (cache, _) = makeCache()
+        cache.hold(.entry)
+        let waiter = Task { await cache.waitUntilHeld(.entry, count: 5) }
+        waiter.cancel()
+        await waiter.value
+        #expect(cache.waitingCount(.entry) == 0)
+    }
+}
