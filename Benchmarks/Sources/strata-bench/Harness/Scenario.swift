@@ -14,6 +14,11 @@ struct RunContext: Sendable {
     /// The default round plan.
     var alternatingRounds: AlternatingRounds { AlternatingRounds(warmUpRounds: warmUpRounds, rounds: rounds) }
 
+    /// The round plan for scenarios whose every operation creates a file (9 rounds, 3 under `--quick`):
+    /// file creation on a shared ext4 volume costs tens of microseconds to milliseconds, so these rounds are
+    /// fewer to keep the run short.
+    var diskRounds: AlternatingRounds { AlternatingRounds(warmUpRounds: 1, rounds: quick ? 3 : 9) }
+
     /// `full` in a full run, `quick` under `--quick`.
     func size(full: Int, quick: Int) -> Int { self.quick ? quick : full }
 

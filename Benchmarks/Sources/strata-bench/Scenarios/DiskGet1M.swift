@@ -6,7 +6,7 @@ import Foundation
 /// and the copy path's throughput, with the disk out of the picture.
 enum DiskGet1M {
     static let scenario = Scenario("disk-get-1m") { context in
-        let valueCount = context.size(full: 48, quick: 12)
+        let valueCount = context.size(full: 48, quick: 8)
         let valueSize = 1 << 20
         let keys = DiskFixture.keys(valueCount, prefix: "large")
         let value = DiskFixture.randomBytes(valueSize, seed: 1 << 20)
@@ -18,7 +18,7 @@ enum DiskGet1M {
         }
         let totalBytes = Double(valueCount * valueSize)
 
-        let (strata, baseline) = try context.alternatingRounds.run(
+        let (strata, baseline) = try context.diskRounds.run(
             strata: {
                 var bytes = 0
                 let elapsed = try measureNanoseconds {

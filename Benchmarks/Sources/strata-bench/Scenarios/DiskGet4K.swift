@@ -6,7 +6,7 @@ import Foundation
 /// The page cache is warm on both sides after the warm-up round.
 enum DiskGet4K {
     static let scenario = Scenario("disk-get-4k") { context in
-        let keyCount = context.size(full: 10_000, quick: 2_000)
+        let keyCount = context.size(full: 10_000, quick: 1_000)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(4096, seed: 44)
         let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-4k-strata"))
@@ -17,7 +17,7 @@ enum DiskGet4K {
         }
         let lookups = [Int].shuffledIndices(keyCount, seed: 0x4B).map { keys[$0] }
 
-        let (strata, baseline) = try context.alternatingRounds.run(
+        let (strata, baseline) = try context.diskRounds.run(
             strata: {
                 try nanosecondsPerOperation(keyCount) {
                     var bytes = 0

@@ -9,7 +9,7 @@ enum DiskPeer {
     static let scenario = Scenario(
         "disk-peer-set-100b", "disk-peer-get-100b", "disk-peer-set-4k", "disk-peer-get-4k"
     ) { context in
-        let keyCount = context.size(full: 10_000, quick: 2_000)
+        let keyCount = context.size(full: 10_000, quick: 1_000)
         let keys = DiskFixture.keys(keyCount)
         let lookups = [Int].shuffledIndices(keyCount, seed: 0x9EE2).map { keys[$0] }
         var results: [ScenarioResult] = []
@@ -19,7 +19,7 @@ enum DiskPeer {
             let plain = PlainFileStore(directory: try context.makeDirectory("disk-peer-\(label)-plain"), fsync: false)
             let operations = Double(keyCount)
 
-            let sets = try context.alternatingRounds.run(
+            let sets = try context.diskRounds.run(
                 strata: {
                     operations / (try measureNanoseconds { for key in keys { try cache.setValue(value, forKey: key) } })
                         * 1e9
@@ -29,7 +29,7 @@ enum DiskPeer {
                         * 1e9
                 }
             )
-            let gets = try context.alternatingRounds.run(
+            let gets = try context.diskRounds.run(
                 strata: {
                     var bytes = 0
                     let elapsed = try measureNanoseconds {

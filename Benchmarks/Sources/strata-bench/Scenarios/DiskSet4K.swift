@@ -6,13 +6,13 @@ import Foundation
 /// DiskCache default, `.none`); the keys cycle, so after the first pass every write replaces a file.
 enum DiskSet4K {
     static let scenario = Scenario("disk-set-4k") { context in
-        let keyCount = context.size(full: 10_000, quick: 2_000)
+        let keyCount = context.size(full: 10_000, quick: 1_000)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(4096, seed: 4)
         let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-set-4k-strata"))
         let plain = PlainFileStore(directory: try context.makeDirectory("disk-set-4k-plain"), fsync: false)
 
-        let (strata, baseline) = try context.alternatingRounds.run(
+        let (strata, baseline) = try context.diskRounds.run(
             strata: {
                 try nanosecondsPerOperation(keyCount) {
                     for key in keys { try cache.setValue(value, forKey: key) }
