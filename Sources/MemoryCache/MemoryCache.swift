@@ -57,6 +57,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     let shards: [Locked<LRUTable<Key, Value>>]
     /// `shards[0]`, read without an array access on the common one-shard path.
     private let firstShard: Locked<LRUTable<Key, Value>>
+    /// `shards` again, typed as plain objects: unspecialized code reads an array of a concrete element
+    /// type without instantiating type metadata, whose lookup writes a shared reader count and makes
+    /// threads on different shards contend. Every element is a `Locked<LRUTable<Key, Value>>`.
+    private let shardObjects: [any AnyObject & Sendable]
     private let memoryPressureMonitor: MemoryPressureMonitor
 
     /// Creates an empty cache.
@@ -108,6 +112,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         self.costFunction = cost
         self.shards = shards
         self.firstShard = shards[0]
+        self.shardObjects = shards
         self.memoryPressureMonitor = MemoryPressureMonitor(shards: shards)
     }
 
@@ -292,7 +297,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         // `shardCount` rather than `shards.count`: in unspecialized code the array access would
         // instantiate type metadata on every call.
         if shardCount == 1 { return firstShard }
-        return shards[Int(UInt(bitPattern: key.hashValue) % UInt(shardCount))]
+        let object = shardObjects[Int(UInt(bitPattern: key.hashValue) % UInt(shardCount))]
+        // Sound: `init` fills `shardObjects` with the `Locked<LRUTable<Key, Value>>` values of `shards`.
+        return unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self)
     }
 
     @inlinable
