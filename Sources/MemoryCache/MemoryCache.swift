@@ -65,6 +65,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Creates an empty cache.
     ///
+    /// Thread-safe to use from any thread once created.
+    ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep; `nil` (the default) for no limit, 0 to keep nothing.
     ///   - costLimit: The highest total cost to keep, in the units of `cost` (for example bytes); `nil`
@@ -123,6 +125,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// An expired entry found here is removed and counted as an expiration and a miss. The clock is read
     /// only when the entry has an expiry.
     ///
+    /// Thread-safe; takes the key's shard lock once, twice for an entry with an expiry.
+    ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` when the key is absent or its entry has expired.
     /// - Complexity: O(1) on average.
@@ -135,6 +139,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
     /// the entry the most recently used.
     ///
+    /// Thread-safe; takes the key's shard lock once, twice for an entry with an expiry.
+    ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` when the key is absent or its entry has expired.
     /// - Complexity: O(1) on average.
@@ -146,6 +152,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:cost:)``
     /// with the default expiry, and ``removeValue(forKey:)`` when set to `nil`.
+    ///
+    /// Thread-safe, like the methods it stands for.
     ///
     /// - Parameter key: The key to read or write.
     /// - Complexity: O(1) on average, plus any evictions a write causes.
@@ -169,6 +177,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// The value is not stored, and nothing is evicted, when the cache keeps nothing (a limit of 0),
     /// when its cost alone exceeds the cost limit, or when its expiry has already passed; in each case
     /// the earlier entry for `key` is removed, so a read never returns a value older than the last write.
+    ///
+    /// Thread-safe; takes the key's shard lock once.
     ///
     /// - Parameters:
     ///   - value: The value to store.
@@ -199,6 +209,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Stores `entry` under `key` with its absolute expiry, replacing any earlier entry; see
     /// ``setValue(_:forKey:expiry:cost:)`` for eviction and for entries that are not stored.
     ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameters:
     ///   - entry: The value with its absolute expiry and cost; a `nil` cost is computed with the cache's
     ///     cost function, outside the lock.
@@ -220,6 +232,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Removes the entry for `key` and returns its value if it was live.
     ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameter key: The key to remove.
     /// - Returns: The removed value, or `nil` when the key was absent or its entry had expired.
     /// - Complexity: O(1) on average.
@@ -235,6 +249,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Removes the entry for `key`, if there is one.
     ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameter key: The key to remove.
     /// - Complexity: O(1) on average.
     @inlinable
@@ -245,6 +261,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Removes every entry and gives the cache's storage back; the counters keep counting.
     ///
     /// Removed entries are not counted as evictions. Values are released after the lock is dropped.
+    ///
+    /// Thread-safe; each shard is swapped for an empty one under its lock.
     ///
     /// - Complexity: O(*n*) in the number of entries, spent outside the lock.
     public func removeAll() {
