@@ -10,6 +10,8 @@ extension MemoryCache {
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
     ///
+    /// Thread-safe.
+    ///
     /// - Complexity: O(*s*) in the number of shards.
     public var statistics: CacheStatistics {
         shards.reduce(into: CacheStatistics()) { total, shard in
@@ -26,12 +28,16 @@ extension MemoryCache {
 
     /// The number of entries held, including expired ones not yet dropped.
     ///
+    /// Thread-safe.
+    ///
     /// - Complexity: O(*s*) in the number of shards.
     public var count: Int {
         shards.reduce(0) { sum, shard in sum + shard.withLock { $0.count } }
     }
 
     /// The sum of the costs of the entries held, including expired ones not yet dropped.
+    ///
+    /// Thread-safe.
     ///
     /// - Complexity: O(*s*) in the number of shards.
     public var totalCost: Int {
@@ -44,6 +50,8 @@ extension MemoryCache {
     ///
     /// Each removed entry counts as an expiration. Call it periodically to give memory back when many
     /// entries expire without being read again.
+    ///
+    /// Thread-safe.
     ///
     /// - Returns: The number of entries removed.
     /// - Complexity: O(*n*) in the number of entries held; each shard is locked for its own scan.
@@ -65,6 +73,8 @@ extension MemoryCache {
     /// (Linux): call it when the process should give memory back. With several shards each shard keeps
     /// its share of `count`.
     ///
+    /// Thread-safe; values are released after each shard's lock is dropped.
+    ///
     /// - Parameter count: The most entries to keep; a negative value counts as 0.
     /// - Complexity: O(*k*) in the number of entries evicted.
     public func trim(toCount count: Int) {
@@ -81,6 +91,8 @@ extension MemoryCache {
     /// eviction.
     ///
     /// With several shards each shard keeps its share of `cost`.
+    ///
+    /// Thread-safe; values are released after each shard's lock is dropped.
     ///
     /// - Parameter cost: The highest total cost to keep; a negative value counts as 0.
     /// - Complexity: O(*k*) in the number of entries evicted.

@@ -266,7 +266,26 @@ import Testing
         #expect(cache.count <= 3)
     }
 
+    @Test(arguments: [(limit: 10, shards: 4), (limit: 7, shards: 7), (limit: 1_000, shards: 16)])
+    func shardSharesAddUpToTheLimitAndDifferByAtMostOne(limit: Int, shards: Int) {
+        let shares = (0..<shards).compactMap { MemoryCache<String, Int>.share(of: limit, forShard: $0, of: shards) }
+        #expect(shares.reduce(0, +) == limit)
+        #expect(shares.max()! - shares.min()! <= 1)
+        #expect(MemoryCache<String, Int>.share(of: nil, forShard: 0, of: shards) == nil)
+    }
+
     // MARK: - Trimming
+
+    @Test func emptyingTheCacheGivesItsStorageBack() throws {
+        let cache = try makeCache()
+        for index in 0..<10_000 { cache.setValue(index, forKey: "k\(index)") }
+        #expect(cache.shards[0].withLock { $0.capacity } >= 10_000)
+        cache.trim(toCount: 0)
+        #expect(cache.shards[0].withLock { $0.capacity } == 8)
+        cache.setValue(1, forKey: "again")
+        #expect(cache["again"] == 1)
+        #expect(cache.checkInvariants())
+    }
 
     @Test func trimToCountKeepsTheMostRecentEntries() throws {
         let cache = try makeCache()
