@@ -24,7 +24,7 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 99 }
+            try await waitUntil { cache.statistics.loadsShared == 99 }
             // When the one load finishes
             gate.open()
             return try await group.reduce(into: [Data]()) { $0.append($1) }
@@ -57,7 +57,7 @@ struct MultiCacheLoadOnceTests {
                     return (key, value)
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 90 }
+            try await waitUntil { cache.statistics.loadsShared == 90 }
             gate.open()
             return try await group.reduce(into: [(String, Data)]()) { $0.append($1) }
         }
@@ -91,7 +91,7 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 9 }
+            try await waitUntil { cache.statistics.loadsShared == 9 }
             gate.open()
             return await group.reduce(into: [Result<Data, any Error>]()) { $0.append($1) }
         }
@@ -137,7 +137,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
 
         // When the key (or everything) is removed, then the load finishes
         try await removal.perform(on: cache)
@@ -164,7 +164,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         try await removal.perform(on: cache)
 
         // When another caller asks while the old load is still blocked
@@ -187,7 +187,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("loaded")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         try await cache.setValue(bytes("written"), forKey: "k", expiry: .never)
         gate.open()
         #expect(try await loaded == bytes("loaded"))
@@ -207,10 +207,10 @@ struct MultiCacheLoadOnceTests {
             return bytes("v")
         }
         let starter = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsShared == 2 }
+        try await waitUntil { cache.statistics.loadsShared == 2 }
 
         // When the caller that started the load cancels
         starter.cancel()
@@ -241,9 +241,9 @@ struct MultiCacheLoadOnceTests {
             return bytes("stale")
         }
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsShared == 1 }
+        try await waitUntil { cache.statistics.loadsShared == 1 }
 
         // When both cancel
         first.cancel()
@@ -252,7 +252,7 @@ struct MultiCacheLoadOnceTests {
         // Then both get CancellationError and the load's task is cancelled
         await #expect(throws: CancellationError.self) { try await first.value }
         await #expect(throws: CancellationError.self) { try await second.value }
-        await waitUntil { loaderCancellations.value == 1 }
+        try await waitUntil { loaderCancellations.value == 1 }
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
@@ -297,7 +297,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("first")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         // And a second caller whose read is parked in the slow tier, after missing in the fast one
         tiers.slow.hold(.entry)
         async let second = cache.value(forKey: "k", expiry: .never) {

@@ -127,7 +127,7 @@ import Testing
 
         // When a removal starts, it parks without touching any tier until the write-back ends
         async let removal: Void = tiers.cache.removeEntry(forKey: "k")
-        await waitUntil { tiers.cache.parkedMutationCount == 1 }
+        try await waitUntil { tiers.cache.parkedMutationCount == 1 }
         #expect(tiers.slow.callCount(.removeEntry) == 0)
         tiers.fast.release(.setEntry)
         #expect(try await read == bytes("v"))
