@@ -24,8 +24,9 @@ import Foundation
 /// }
 /// ```
 ///
-/// A cache that wraps other caches can run the suite over its composition; a factory that creates a
-/// temporary directory should create a new one on every call.
+/// The factory must return an empty cache with room for at least 100 entries of up to 4 KiB each. A
+/// cache that wraps other caches runs the suite over its composition, every tier on the given clock; a
+/// factory for a disk tier should use a new directory on every call (and the test remove it after).
 ///
 /// Thread-safe: the checks share no state, so several may run at once (Swift Testing runs
 /// parameterized cases in parallel).
@@ -97,7 +98,7 @@ public enum CacheContract {
 
     /// Checks one rule against a fresh cache.
     ///
-    /// Calls `makeCache` once with a new ``ManualClock`` (starting at 2026-01-01 00:00:00 UTC), which the
+    /// Calls `makeCache` once with a new ``ManualClock`` (reading ``ManualClock/defaultStart``), which the
     /// cache must use as its clock, then exercises the rule. Errors the cache throws are reported as
     /// violations naming the operation that threw.
     ///
