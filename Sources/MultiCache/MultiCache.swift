@@ -134,4 +134,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }
         return snapshot
     }
+
+    /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests
+    /// act at the moment a removal is parked.
+    var parkedMutationCount: Int { coordinator.withLock { $0.parkedMutationCount } }
 }

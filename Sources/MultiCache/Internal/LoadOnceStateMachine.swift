@@ -51,6 +51,9 @@ struct LoadOnceStateMachine<Key: Hashable & Sendable, Value: Sendable> {
     /// Callers that joined a load another caller had started.
     private(set) var sharedJoins = 0
 
+    /// Writes and removals parked until stores already under way end (for tests).
+    var parkedMutationCount: Int { pendingMutations.count }
+
     /// Returns a fresh id for a waiter, load or store.
     mutating func makeID() -> UInt64 {
         lastID &+= 1

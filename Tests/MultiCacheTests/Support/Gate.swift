@@ -69,7 +69,11 @@ final class EventLog: Sendable {
 }
 
 /// Yields until `condition` holds: for waiting on another task's progress (callers joining a load)
-/// without sleeping. Give the test a time limit.
-func waitUntil(_ condition: () -> Bool) async {
-    while !condition() { await Task.yield() }
+/// without sleeping. Throws `CancellationError` when the test's time limit cancels it, so a broken
+/// feature fails the test instead of hanging it.
+func waitUntil(_ condition: () -> Bool) async throws {
+    while !condition() {
+        try Task.checkCancellation()
+        await Task.yield()
+    }
 }
