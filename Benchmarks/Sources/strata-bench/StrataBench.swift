@@ -28,6 +28,15 @@ enum StrataBench {
             FileHandle.standardError.write(Data(((message.isEmpty ? "" : message + "\n") + Options.usage + "\n").utf8))
             exit(message.isEmpty ? 0 : 2)
         }
+        if let footprint = options.footprint {
+            do {
+                try FootprintProbe.runAsChild(footprint.kind, entryCount: footprint.entryCount)
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench --footprint: \(error)\n".utf8))
+                exit(1)
+            }
+        }
         if options.listOnly {
             for scenario in scenarios { print(scenario.names.joined(separator: "\n")) }
             return

@@ -5,6 +5,8 @@ struct Options: Sendable {
     var filters: [String] = []
     var jsonPath: String?
     var listOnly = false
+    /// `--footprint KIND COUNT` (internal): fill one store and print its memory, for memory-overhead.
+    var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
 
     static let usage = """
         usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
@@ -32,6 +34,11 @@ struct Options: Sendable {
             case "--json":
                 guard let value = remaining.popFirst() else { throw UsageError(description: "--json needs a file") }
                 jsonPath = value
+            case "--footprint":
+                guard let kind = remaining.popFirst().flatMap(FootprintProbe.Kind.init(rawValue:)),
+                    let count = remaining.popFirst().flatMap({ Int($0) })
+                else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
+                footprint = (kind, count)
             case "-h", "--help":
                 throw UsageError(description: "")
             default:
