@@ -315,7 +315,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         // `shardCount` rather than `shards.count`: in unspecialized code the array access would
         // instantiate type metadata on every call.
         if shardCount == 1 { return firstShard }
-        let object = shardObjects[Int(UInt(bitPattern: key.hashValue) % UInt(shardCount))]
+        // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
+        let shardIndex = UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high
+        let object = shardObjects[Int(shardIndex)]
         // Sound: `init` fills `shardObjects` with the `Locked<LRUTable<Key, Value>>` values of `shards`.
         return unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self)
     }
