@@ -314,11 +314,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// taken, while the table code in `body` is inlinable and specialized for the caller's key and value
     /// types (unspecialized generic code spends most of its time instantiating type metadata).
     @usableFromInline
-    func withTable<Result>(for key: Key, _ body: (LRUTable<Key, Value>) -> Result) -> Result {
+    func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
         // Calling through `firstShard` directly, not through a returned reference, saves a retain and a
         // release per operation.
-        if shardCount == 1 { return firstShard.withLock { body($0) } }
-        return shard(for: key).withLock { body($0) }
+        if shardCount == 1 { return firstShard.withLock(body) }
+        return shard(for: key).withLock(body)
     }
 
     @inline(__always)
