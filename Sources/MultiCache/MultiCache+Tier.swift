@@ -24,7 +24,8 @@ extension MultiCache {
         ///   - cache: The tier's cache.
         ///   - name: A readable name; `nil` uses the cache's type name.
         ///   - maximumLifetime: A cap on the lifetime of copies written into this tier (a fast tier holding
-        ///     only recent data, for example), or `nil` for none. Checked by ``MultiCache/init(tiers:clock:observer:)``.
+        ///     only recent data, for example), or `nil` for none. Must be positive; checked by
+        ///     ``MultiCache/init(tiers:clock:observer:)``.
         public init(_ cache: any Cache<Key, Value>, name: String? = nil, maximumLifetime: Duration? = nil) {
             self.cache = cache
             self.name = name ?? String(describing: type(of: cache))

@@ -191,7 +191,8 @@ import Testing
     func nonPositiveMaximumLifetimeIsRejected(_ lifetime: Duration) {
         let clock = ManualClock()
         #expect {
-            _ = try MultiCache<String, Data>(tiers: [.init(try makeMemoryTier(clock: clock), maximumLifetime: lifetime)])
+            _ = try MultiCache<String, Data>(tiers: [.init(try makeMemoryTier(clock: clock), maximumLifetime: lifetime)]
+            )
         } throws: { error in
             (error as? CacheError)?.code == .invalidArgument
         }

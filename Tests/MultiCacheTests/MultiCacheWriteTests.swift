@@ -1,8 +1,9 @@
 import CacheCore
 import CacheTesting
 import Foundation
-@testable import MultiCache
 import Testing
+
+@testable import MultiCache
 
 @Suite struct MultiCacheWriteTests {
     @Test func writeReachesEveryTier() async throws {

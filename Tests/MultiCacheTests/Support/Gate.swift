@@ -51,7 +51,11 @@ final class Counter: Sendable {
 
     /// Adds one and returns the new count.
     @discardableResult
-    func increment() -> Int { count.withLock { count in count += 1; return count } }
+    func increment() -> Int {
+        count.withLock { count in
+            count += 1; return count
+        }
+    }
 
     /// The current count.
     var value: Int { count.value }
