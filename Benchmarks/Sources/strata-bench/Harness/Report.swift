@@ -3,7 +3,7 @@ import Foundation
 /// Prints result rows as a table and writes them as JSON.
 enum Report {
     static let header =
-        pad("scenario", 20) + pad("unit", 9) + pad("strata median [min–max]", 30)
+        pad("scenario", 28) + pad("unit", 9) + pad("strata median [min–max]", 30)
         + pad("baseline median [min–max]", 30) + pad("ratio", 8) + pad("target", 34) + "result"
 
     static func line(for result: ScenarioResult) -> String {
@@ -13,7 +13,7 @@ enum Report {
         case .some(false): verdict = "MISSED"
         case .none: verdict = "(info)"
         }
-        return pad(result.name, 20) + pad(result.unit.rawValue, 9) + pad(describe(result.strata), 30)
+        return pad(result.name, 28) + pad(result.unit.rawValue, 9) + pad(describe(result.strata), 30)
             + pad(describe(result.baseline), 30) + pad(formatNumber(result.ratio), 8)
             + pad(result.target.description, 34) + verdict
     }
