@@ -187,6 +187,11 @@ final class LRUTable<Key: Hashable, Value> {
             }
             return released
         }
+        // Keep the running total representable: costs near `Int.max` (with no cost limit, or a limit
+        // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way.
+        while Int.max - totalCost < cost && tail != Self.none {
+            released.append(evictTail())
+        }
         let candidate = freeSlots.last ?? Int32(truncatingIfNeeded: used)
         // One hash lookup finds the key or claims `candidate` for it.
         let existing = Self.claim(&index[key, default: Self.none], for: candidate)
