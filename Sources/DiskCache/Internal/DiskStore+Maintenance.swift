@@ -220,17 +220,27 @@ extension DiskStore {
     }
 
     /// Merges this process's counters into `store.stats` under `store.lock`.
+    ///
+    /// Never creates anything: when the store folder (or its lock file or `tmp/`) is gone — deleted from
+    /// outside — the counts stay pending, so a flush from `deinit` cannot resurrect a deleted store.
     func flushStatistics() throws {
         try translatingErrors {
             let snapshot = state.withLock { $0.pending }
             guard !snapshot.isZero else { return }
-            guard try FileSystem.status(atPath: layout.root) != nil else { return }
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
+            let lock: FileLock?
+            do {
+                lock = try FileLock.acquire(layout.storeLock, wait: true, creating: false)
+            } catch  where FileError.isNotFound(error) {
+                return
+            }
             defer { lock?.unlock() }
             let merged = StatisticsFile.read(layout.statisticsFile) + snapshot
-            try FileSystem.makeDirectory(layout.temporaryFolder)
-            try writeAtomically(
-                try StatisticsFile.encode(merged), to: layout.statisticsFile, modified: nil, replacing: true)
+            do {
+                try writeAtomically(
+                    try StatisticsFile.encode(merged), to: layout.statisticsFile, modified: nil, replacing: true)
+            } catch  where FileError.isNotFound(error) {
+                return
+            }
             state.withLock { $0.pending = $0.pending - snapshot }
         }
     }

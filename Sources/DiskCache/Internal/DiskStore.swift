@@ -97,6 +97,9 @@ final class DiskStore: Sendable {
         for folder in [layout.temporaryFolder, layout.entriesFolder, layout.locksFolder] {
             try FileSystem.makeDirectory(folder)
         }
+        // The store lock file exists whenever the store does, so a flush can tell a deleted store.
+        let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
+        FileSystem.closeFile(fd)
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.

@@ -306,11 +306,13 @@ extension FileSystem {
 final class FileLock {
     private var fd: Int32
 
-    /// Takes the exclusive lock on `path` (creating the file), waiting for it when `wait` is `true`.
+    /// Takes the exclusive lock on `path`, waiting for it when `wait` is `true`.
     ///
+    /// - Parameter creating: Whether to create the lock file when it does not exist (otherwise that is
+    ///   a not-found error).
     /// - Returns: The held lock, or `nil` when `wait` is `false` and another holder has it.
-    static func acquire(_ path: String, wait: Bool) throws(FileError) -> FileLock? {
-        let fd = try FileSystem.openFile(path, O_RDWR | O_CREAT, mode: 0o600)
+    static func acquire(_ path: String, wait: Bool, creating: Bool = true) throws(FileError) -> FileLock? {
+        let fd = try FileSystem.openFile(path, O_RDWR | (creating ? O_CREAT : 0), mode: 0o600)
         while true {
             if flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 { return FileLock(fd: fd) }
             let code = errno
