@@ -41,7 +41,7 @@ extension MultiCache {
         if let entry = try await entry(forKey: key) { return entry.value }
         let waiterID = coordinator.withLock { $0.makeID() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: LoadOnceStateMachine<Key, Value>.Waiter) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                 let action = coordinator.withLock {
                     $0.join(
                         key: key, waiterID: waiterID, continuation: continuation,
