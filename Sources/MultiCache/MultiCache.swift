@@ -97,6 +97,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///     on the task that noticed the event.
     /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty or a tier's maximum lifetime is
     ///   zero or negative.
+    /// - Complexity: O(number of tiers).
     public init(tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil) throws {
         guard let first = tiers.first else {
             throw CacheError(.invalidArgument, "a MultiCache needs at least one tier")
