@@ -22,7 +22,7 @@ extension MemoryCache {
             total.evictions += part.evictions
             total.expirations += part.expirations
             total.count += part.count
-            total.totalCost += part.totalCost
+            total.totalCost = Self.saturatingSum(total.totalCost, part.totalCost)
         }
     }
 
@@ -37,11 +37,14 @@ extension MemoryCache {
 
     /// The sum of the costs of the entries held, including expired ones not yet dropped.
     ///
+    /// Each shard keeps its own total below `Int.max`; across several shards the sum saturates at
+    /// `Int.max`.
+    ///
     /// Thread-safe.
     ///
     /// - Complexity: O(*s*) in the number of shards.
     public var totalCost: Int {
-        shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCost } }
+        shards.reduce(0) { sum, shard in Self.saturatingSum(sum, shard.withLock { $0.totalCost }) }
     }
 
     // MARK: - Purging and trimming
@@ -104,6 +107,12 @@ extension MemoryCache {
             shard.withLock { $0.trim(toCost: share, into: &released) }
             withExtendedLifetime(released) {}
         }
+    }
+
+    /// `lhs + rhs` for non-negative totals, or `Int.max` where the sum would overflow.
+    static func saturatingSum(_ lhs: Int, _ rhs: Int) -> Int {
+        let (sum, overflow) = lhs.addingReportingOverflow(rhs)
+        return overflow ? Int.max : sum
     }
 
     // MARK: - Debug checks

@@ -54,6 +54,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     public let shardCount: Int
 
     @usableFromInline let costFunction: @Sendable (Value) -> Int
+    /// Whether lookups read the clock before taking the lock: true when values get an expiry by default,
+    /// so that most reads need the clock and one locked pass is cheaper than two.
+    @usableFromInline let readsClockFirst: Bool
     let shards: [Locked<LRUTable<Key, Value>>]
     /// `shards[0]`, read without an array access on the common one-shard path.
     private let firstShard: Locked<LRUTable<Key, Value>>
@@ -110,6 +113,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.defaultExpiry = defaultExpiry
+        self.readsClockFirst = defaultExpiry != .never
         self.shardCount = effectiveShardCount
         self.costFunction = cost
         self.shards = shards
@@ -122,10 +126,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Returns the live value for `key`, or `nil` on a miss, and makes the entry the most recently used.
     ///
-    /// An expired entry found here is removed and counted as an expiration and a miss. The clock is read
-    /// only when the entry has an expiry.
+    /// An expired entry found here is removed and counted as an expiration and a miss. A cache whose
+    /// ``defaultExpiry`` is `.never` reads the clock only for entries that carry an expiry; any other
+    /// reads it once per lookup.
     ///
-    /// Thread-safe; takes the key's shard lock once, twice for an entry with an expiry.
+    /// Thread-safe; takes the key's shard lock once, or twice when the default expiry is `.never` and
+    /// the entry carries an expiry.
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` when the key is absent or its entry has expired.
@@ -139,7 +145,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
     /// the entry the most recently used.
     ///
-    /// Thread-safe; takes the key's shard lock once, twice for an entry with an expiry.
+    /// Thread-safe; locks like ``value(forKey:)``.
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` when the key is absent or its entry has expired.
@@ -279,9 +285,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     // MARK: - Internals
 
-    /// Reads `key`, taking a clock reading only when its entry can expire.
+    /// Reads `key`, reading the clock (outside the lock) first when most entries are expected to expire,
+    /// and otherwise only after the table reports that the entry can expire.
     @inlinable
     func lookup(_ key: Key) -> LRUTable<Key, Value>.Lookup {
+        if readsClockFirst {
+            let now = clock.now.timeIntervalSinceReferenceDate
+            return withTable(for: key) { $0.read(key, now: now) }
+        }
         let first = withTable(for: key) { $0.readWithoutClock(key) }
         guard case .needsClock = first else { return first }
         let now = clock.now.timeIntervalSinceReferenceDate
@@ -303,11 +314,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// taken, while the table code in `body` is inlinable and specialized for the caller's key and value
     /// types (unspecialized generic code spends most of its time instantiating type metadata).
     @usableFromInline
-    func withTable<Result>(for key: Key, _ body: (LRUTable<Key, Value>) -> Result) -> Result {
+    func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
         // Calling through `firstShard` directly, not through a returned reference, saves a retain and a
         // release per operation.
-        if shardCount == 1 { return firstShard.withLock { body($0) } }
-        return shard(for: key).withLock { body($0) }
+        if shardCount == 1 { return firstShard.withLock(body) }
+        return shard(for: key).withLock(body)
     }
 
     @inline(__always)
@@ -315,7 +326,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         // `shardCount` rather than `shards.count`: in unspecialized code the array access would
         // instantiate type metadata on every call.
         if shardCount == 1 { return firstShard }
-        let object = shardObjects[Int(UInt(bitPattern: key.hashValue) % UInt(shardCount))]
+        // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
+        let shardIndex = UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high
+        let object = shardObjects[Int(shardIndex)]
         // Sound: `init` fills `shardObjects` with the `Locked<LRUTable<Key, Value>>` values of `shards`.
         return unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self)
     }
