@@ -74,13 +74,18 @@ import Foundation
 /// bookkeeping sits behind one small lock that is never held across an `await`, a tier call, a loader
 /// or an observer.
 public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+    /// The load-once and fencing bookkeeping, with the continuation and task types it parks.
+    typealias Coordinator = LoadOnceStateMachine<
+        Key, CheckedContinuation<Value, any Error>, CheckedContinuation<Void, Never>, Task<Void, Never>
+    >
+
     /// The tiers, fastest first.
     public let tiers: [Tier]
     /// The clock that resolves relative expiries and maximum lifetimes: the first tier's unless given.
     public let clock: any CacheClock
 
     let observer: CacheObserver?
-    let coordinator: Locked<LoadOnceStateMachine<Key, Value>>
+    let coordinator: Locked<Coordinator>
     let counters: Locked<MultiCacheStatistics>
 
     /// Creates a cache over `tiers`, fastest first.
@@ -92,6 +97,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///     on the task that noticed the event.
     /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty or a tier's maximum lifetime is
     ///   zero or negative.
+    /// - Complexity: O(number of tiers).
     public init(tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil) throws {
         guard let first = tiers.first else {
             throw CacheError(.invalidArgument, "a MultiCache needs at least one tier")

@@ -320,6 +320,24 @@ struct MultiCacheLoadOnceTests {
         #expect(runs.value == 1)
     }
 
+    @Test func failureToStoreALoadedValueIsReportedAndTheCallerStillGetsIt() async throws {
+        // Given a slow tier whose next write fails
+        let events = EventLog()
+        let tiers = try TwoTiers(observer: events.observer)
+        tiers.slow.failNext(.setEntry)
+
+        // When a load-once call misses and loads
+        let value = try await tiers.cache.value(forKey: "k", expiry: .never) { bytes("loaded") }
+
+        // Then the caller has the value, the fast tier holds it, and the slow tier's failure was reported
+        #expect(value == bytes("loaded"))
+        #expect(try await tiers.fast.value(forKey: "k") == bytes("loaded"))
+        #expect(try await tiers.slow.value(forKey: "k") == nil)
+        #expect(events.all.map(\.kind) == [.writeBackFailed])
+        #expect(events.all.first?.tierIndex == 1)
+        #expect(tiers.cache.statistics.tiers.map(\.errors) == [0, 1])
+    }
+
     @Test func completionHandlerVariantLoadsOnce() async throws {
         let tiers = try TwoTiers()
         let runs = Counter()

@@ -35,6 +35,20 @@ import Testing
         #expect(statistics.hitRatio == 0)
     }
 
+    @Test func overallHitRatioCountsReadsOfTheWholeCache() async throws {
+        let tiers = try TwoTiers()
+        try await tiers.slow.setValue(bytes("v"), forKey: "k", expiry: .never)
+        _ = try await tiers.cache.value(forKey: "k")  // hit in tier 1
+        _ = try await tiers.cache.value(forKey: "k")  // hit in tier 0
+        _ = try await tiers.cache.value(forKey: "absent")  // miss
+        let statistics = tiers.cache.statistics
+        #expect(statistics.hits == 2 && statistics.misses == 1)
+        #expect(statistics.hitRatio == 2.0 / 3.0)
+        #expect(statistics.tiers.map(\.hits) == [1, 1])
+        #expect(statistics.tiers.map(\.misses) == [2, 1])
+        #expect(statistics.tiers.map(\.name) == ["memory", "disk"])
+    }
+
     @Test func writeBackKeepsRemainingLifetimeNotAFreshTTL() async throws {
         // Given an entry with a 10 s TTL written at t=0 into the slow tier only
         let tiers = try TwoTiers()
