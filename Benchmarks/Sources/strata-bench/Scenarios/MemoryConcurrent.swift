@@ -39,6 +39,25 @@ enum MemoryConcurrent {
                 return totalOperations / elapsed * 1e3
             }
         )
+        // The same work at more shards, for information: how much of the shortfall is lock contention.
+        let sweepRounds = AlternatingRounds(warmUpRounds: 1, rounds: context.quick ? 1 : 3)
+        var sweep: [(label: String, value: Double)] = []
+        for shards in [64, 256] {
+            let wider = try MemoryCache<String, Int>(countLimit: keyCount, shardCount: shards)
+            for (index, key) in keys.enumerated() { wider.setValue(index, forKey: key) }
+            let (two, one) = sweepRounds.run(
+                strata: {
+                    1
+                        / measureNanoseconds {
+                            DispatchQueue.concurrentPerform(iterations: threadCount) {
+                                replay(sequences[$0], on: wider)
+                            }
+                        }
+                },
+                baseline: { 1 / measureNanoseconds { for sequence in sequences { replay(sequence, on: wider) } } }
+            )
+            sweep.append(("speed-up at shardCount \(shards)", two.median / one.median))
+        }
         let headroom = parallelHeadroom(rounds: context.alternatingRounds)
         var notes = [
             "strata = \(threadCount) threads on one cache, baseline = same work on 1 thread; "
@@ -60,7 +79,7 @@ enum MemoryConcurrent {
                 extras: [
                     ("speed-up, 2 threads over 1", strata.median / baseline.median),
                     ("machine headroom: spin loops, 2 threads over 1", headroom),
-                ],
+                ] + sweep,
                 notes: notes
             )
         ]
