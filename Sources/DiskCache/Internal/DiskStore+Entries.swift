@@ -97,8 +97,8 @@ extension DiskStore {
 
     /// Stores a record for `keyBytes`, then trims to the limits if they are exceeded.
     ///
-    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `maxBytes` (nothing is
-    ///   changed), or the file-system error.
+    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `maxBytes` (the earlier
+    ///   entry for the key is removed, no other is evicted), or the file-system error.
     func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
         try translatingErrors {
             let now = clock.now
@@ -114,10 +114,13 @@ extension DiskStore {
             }
             let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
             if let maxBytes = configuration.maxBytes, size > maxBytes {
+                // The caller replaced the value: like MemoryCache, drop the earlier one so no tier (and no
+                // MultiCache read falling through to this one) can return a value older than the last write.
+                try? removeEntry(named: name)
                 throw CacheError(
                     .entryTooLarge,
-                    "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; nothing was "
-                        + "changed", path: layout.entry(name))
+                    "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; it was not "
+                        + "stored and the earlier entry for its key was removed", path: layout.entry(name))
             }
             for attempt in 0..<2 {
                 let epoch = try currentEpoch(recreating: true)
