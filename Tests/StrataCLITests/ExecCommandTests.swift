@@ -131,6 +131,18 @@ struct ExecCommandTests {
         #expect(harness.lineCount("marker") == 2)
     }
 
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd")))
+    func commandDoesNotInheritTheStoresDescriptors() throws {
+        // Given a command that lists where its open descriptors point, run while exec holds the key's lock
+        let harness = try StrataHarness()
+        let result = try harness.run(["exec", "--", "sh", "-c", "for f in /proc/$$/fd/*; do readlink \"$f\"; done"])
+
+        // Then none of them is a file of the store (a leaked lock could be held by a daemon forever)
+        #expect(result.status == 0)
+        #expect(!result.outputText.isEmpty)
+        #expect(!result.outputText.contains(harness.store.path))
+    }
+
     @Test func missingCommandExits127AndNonExecutableExits126() throws {
         let harness = try StrataHarness()
         let missing = try harness.run(["exec", "--", "strata-no-such-command-here"])

@@ -36,6 +36,7 @@ enum ChildProcess {
     ///   `CLIFailure.store` when a pipe cannot be created.
     static func run(_ arguments: [String], echoesOutput: Bool) throws(CLIFailure) -> ChildResult {
         let path = try ExecutableLookup.resolve(arguments[0])
+        DescriptorHygiene.protectOwnDescriptors()
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
         guard makePipe(&outputPipe), makePipe(&errorPipe) else {
@@ -73,6 +74,7 @@ enum ChildProcess {
         let null = open("/dev/null", O_RDWR)
         guard null >= 0 else { return false }
         defer { close(null) }
+        DescriptorHygiene.protectOwnDescriptors()
         let started = try? spawn(
             path: path, arguments: arguments,
             redirect: [(null, STDIN_FILENO), (null, STDOUT_FILENO), (null, STDERR_FILENO)], newSession: true)

@@ -98,7 +98,8 @@ enum JSONText {
     /// - Returns: The JSON text and a newline; `null` if the object cannot be rendered.
     static func render(_ object: Any) -> String {
         guard JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
+            let data = try? JSONSerialization.data(
+                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
             let text = String(data: data, encoding: .utf8)
         else { return "null\n" }
         return text + "\n"
