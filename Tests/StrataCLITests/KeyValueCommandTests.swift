@@ -121,6 +121,22 @@ struct KeyValueCommandTests {
         #expect(keyFiles.filter { $0.hasSuffix(".key") }.count == 2)
     }
 
+    @Test func unusableStoreFolderExitsThreeWithOneLineNamingIt() throws {
+        // Given a --store path that is a regular file, not a folder
+        let harness = try StrataHarness()
+        let file = harness.root.appendingPathComponent("not-a-folder")
+        try Data("x".utf8).write(to: file)
+
+        // When any store command runs there
+        let result = try harness.run(["--store", file.path, "set", "k", "v"], usesStore: false)
+
+        // Then it is a store failure, reported in one line naming the store, and the file is untouched
+        #expect(result.status == 3)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorText.contains(file.path))
+        #expect(try Data(contentsOf: file) == Data("x".utf8))
+    }
+
     @Test func reservedExecNamespaceIsRefusedForSetAndGet() throws {
         let harness = try StrataHarness()
         let result = try harness.run(["set", "exec:mine", "v"])
