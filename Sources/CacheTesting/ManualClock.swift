@@ -15,11 +15,17 @@ import Foundation
 public final class ManualClock: CacheClock {
     private let current: Locked<Date>
 
+    /// The instant a clock reads when created without a `start`: 2026-01-01 00:00:00 UTC.
+    ///
+    /// A whole second, so offsets such as `defaultStart + 10` are exact in every instant encoding a
+    /// tier may use (seconds as `Double`, milliseconds, nanoseconds).
+    public static let defaultStart = Date(timeIntervalSince1970: 1_767_225_600)
+
     /// Creates a clock that reads `start`.
     ///
-    /// - Parameter start: The initial time; a fixed instant (2026-01-01 00:00:00 UTC) by default, so
-    ///   tests do not depend on the real date.
-    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+    /// - Parameter start: The initial time; ``defaultStart`` by default, so tests do not depend on the
+    ///   real date.
+    public init(start: Date = ManualClock.defaultStart) {
         current = Locked(start)
     }
 
