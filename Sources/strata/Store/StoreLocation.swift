@@ -57,7 +57,7 @@ struct StoreLocation {
         do {
             return try DiskCache(configuration: configuration, codec: .data)
         } catch {
-            throw CLIFailure.store(error, store: displayPath)
+            throw CLIFailure.store(error, store: displayPath, keySource: keySourceDescription)
         }
     }
 
@@ -70,6 +70,16 @@ struct StoreLocation {
     }
 
     // MARK: - Key
+
+    /// Where the key comes from, in words: `STRATA_KEY`, `the default key file`, or `key file PATH`.
+    var keySourceDescription: String {
+        switch configuration.keySource {
+        case .key: return "STRATA_KEY"
+        case .defaultKeyFile: return "the default key file"
+        case .keyFile(let url): return "key file \(url.path)"
+        @unknown default: return "the configured key"
+        }
+    }
 
     private static func masterKey(fromBase64 text: String, store: String) throws(CLIFailure) -> Data {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
