@@ -22,7 +22,8 @@ struct UsageTests {
         ["get", "--json", "k"],
         ["exec"],
         ["exec", "--ttl", "1m"],
-        ["exec", "--stale", "forever", "--", "true"],
+        ["exec", "--ttl", "1m", "--stale", "forever", "--", "true"],
+        ["exec", "--stale", "1h", "--", "true"],
         ["exec", "--key-env", "A=B", "--", "true"],
         ["help", "frobnicate"],
     ])
