@@ -21,7 +21,7 @@ extension DiskCache {
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` on a miss.
-    /// - Throws: What the synchronous ``entry(forKey:)-7kq1c`` throws, or `CancellationError` when the
+    /// - Throws: What the synchronous `entry(forKey:)` throws, or `CancellationError` when the
     ///   task was cancelled before the read started.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         try await onIOQueue { try self.entry(forKey: key) as CacheEntry<Value>? }
@@ -32,7 +32,7 @@ extension DiskCache {
     /// - Parameters:
     ///   - entry: The value with its absolute expiry and optional cost.
     ///   - key: The key to store it under.
-    /// - Throws: What the synchronous ``setEntry(_:forKey:)-2ffa1`` throws.
+    /// - Throws: What the synchronous `setEntry(_:forKey:)` throws.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await onIOQueue { try self.setEntry(entry, forKey: key) as Void }
     }
@@ -40,14 +40,14 @@ extension DiskCache {
     /// Removes the entry for `key` without blocking the cooperative thread pool.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: What the synchronous ``removeEntry(forKey:)-1h4bd`` throws.
+    /// - Throws: What the synchronous `removeEntry(forKey:)` throws.
     public func removeEntry(forKey key: Key) async throws {
         try await onIOQueue { try self.removeEntry(forKey: key) as Void }
     }
 
     /// Removes every entry (new key epoch, then deletion) without blocking the cooperative thread pool.
     ///
-    /// - Throws: What the synchronous ``removeAll()-5x3jb`` throws.
+    /// - Throws: What the synchronous `removeAll()` throws.
     public func removeAll() async throws {
         try await onIOQueue { try self.removeAll() as Void }
     }

@@ -84,7 +84,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` on a miss.
-    /// - Throws: What ``entry(forKey:)-7kq1c`` throws.
+    /// - Throws: What `entry(forKey:)` throws.
     public func value(forKey key: Key) throws -> Value? { try entry(forKey: key)?.value }
 
     /// Stores `entry` under `key` atomically, then trims to the limits if needed.
@@ -117,7 +117,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - key: The key to store it under.
     ///   - expiry: When it expires, resolved against ``clock`` now; `nil` for
     ///     ``DiskCacheConfiguration/defaultExpiry``.
-    /// - Throws: What ``setEntry(_:forKey:)-2ffa1`` throws.
+    /// - Throws: What `setEntry(_:forKey:)` throws.
     public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) throws {
         let expiresAt = (expiry ?? configuration.defaultExpiry).expirationDate(from: clock.now)
         try setEntry(CacheEntry(value: value, expiresAt: expiresAt), forKey: key)

@@ -10,11 +10,8 @@ extension DiskStore {
     func scanEntries() throws -> [String: (size: Int, modified: Date)] {
         var result: [String: (size: Int, modified: Date)] = [:]
         for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) where folder.utf8.count == 2 {
-            let folderPath = layout.entriesFolder + "/" + folder
-            for name in try FileSystem.contentsOfDirectory(folderPath)
-            where StoreLayout.isEntryName(name) && name.hasPrefix(folder) {
-                guard let status = try? FileSystem.status(atPath: folderPath + "/" + name), status.isRegularFile
-                else { continue }
+            try FileSystem.forEachFile(in: layout.entriesFolder + "/" + folder) { name, status in
+                guard status.isRegularFile, StoreLayout.isEntryName(name), name.hasPrefix(folder) else { return }
                 result[name] = (status.size, status.modificationDate)
             }
         }
@@ -63,7 +60,7 @@ extension DiskStore {
             let lock = try FileLock.acquire(layout.storeLock, wait: true)
             defer { lock?.unlock() }
             let scan = try scanEntries()
-            var (order, heldCount, heldBytes) = state.withLock { state in
+            let (order, initialCount, initialBytes) = state.withLock { state in
                 var index = state.index ?? StoreIndex()
                 index.replace(with: scan)
                 state.index = index
@@ -71,9 +68,11 @@ extension DiskStore {
             }
             let targetBytes = bytes ?? .max
             let targetCount = count ?? .max
+            var heldCount = initialCount
+            var heldBytes = initialBytes
             var removed = 0
-            while heldBytes > targetBytes || heldCount > targetCount, !order.isEmpty {
-                let name = order.removeFirst()
+            for name in order {
+                guard heldBytes > targetBytes || heldCount > targetCount else { break }
                 guard name != protected, let size = scan[name]?.size else { continue }
                 guard (try? FileSystem.unlinkFile(layout.entry(name))) != nil else { continue }
                 heldBytes -= size

@@ -274,6 +274,31 @@ enum FileSystem {
     }
 }
 
+extension FileSystem {
+    /// Calls `body` with the name and `fstatat(2)` status (not following symbolic links) of every entry
+    /// of a folder; an absent folder has none. Faster than listing and then `lstat`ing full paths,
+    /// since the kernel resolves each name relative to the open folder.
+    static func forEachFile(in path: String, _ body: (String, FileStatus) -> Void) throws(FileError) {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT || errno == ENOTDIR { return }
+            throw FileError(errno: errno, operation: "cannot list folder", path: path)
+        }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        while let entry = readdir(dir) {
+            withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { name in
+                    var info = stat()
+                    guard name.pointee != 0x2e,  // ".", "..", and hidden files are never entries
+                        fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+                    else { return }
+                    body(String(cString: name), FileStatus(info))
+                }
+            }
+        }
+    }
+}
+
 /// An advisory `flock(2)` lock on a file, released by ``unlock()``, on deinit, or when the process exits.
 ///
 /// `flock` locks belong to an open file description, so two opens in one process exclude each other
