@@ -98,7 +98,7 @@ public enum CacheContract {
 
     /// Checks one rule against a fresh cache.
     ///
-    /// Calls `makeCache` once with a new ``ManualClock`` (starting at 2026-01-01 00:00:00 UTC), which the
+    /// Calls `makeCache` once with a new ``ManualClock`` (reading ``ManualClock/defaultStart``), which the
     /// cache must use as its clock, then exercises the rule. Errors the cache throws are reported as
     /// violations naming the operation that threw.
     ///
