@@ -96,9 +96,10 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - entry: The value, its absolute expiry and an optional cost (kept in the record and returned
     ///     on reads; limits always use the file size).
     ///   - key: The key to store it under.
-    /// - Throws: `CacheError` `.codec` when the value does not encode, `.entryTooLarge` when its file
-    ///   alone exceeds `maxBytes`, `.outOfSpace`/`.io`/... for file-system failures. In every case the
-    ///   earlier entry is left as it was.
+    /// - Throws: `CacheError` `.codec` when the value does not encode, `.outOfSpace`/`.io`/... for
+    ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
+    ///   its file alone exceeds `maxBytes`: then no other entry is evicted, and the earlier entry for `key`
+    ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
         let keyBytes = try canonicalBytes(of: key)
         let valueBytes: Data

@@ -112,7 +112,7 @@ public struct DiskCacheConfiguration: Sendable {
         if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
             return caches
         }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Caches")
+        return URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent("Library/Caches")
         #else
         if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg, isDirectory: true)

@@ -8,7 +8,8 @@ import Foundation
 /// depend on `hashValue`, which Swift seeds per process.
 ///
 /// Conformances provided here:
-/// - `String`: UTF-8 of the Unicode NFC form, so "café" composed and decomposed are one entry.
+/// - `String`: UTF-8 of the Unicode NFC form, so "café" composed and decomposed are one entry (and
+///   `DiskCache.listEntries()` returns the NFC form).
 /// - `URL`: UTF-8 of `absoluteString` (no normalization beyond what `URL` does).
 /// - `UUID`: its 16 bytes in RFC 4122 order.
 /// - `Int`, `Int64`, `Int32`, `UInt64`, `UInt32`: fixed width, big-endian (`Int` as 8 bytes).

@@ -21,14 +21,16 @@ extension DiskStore {
     /// Builds the size and recency index on first need (a write with limits, statistics, a trim), so
     /// opening a large store costs no per-file work.
     func ensureIndex() throws {
-        guard state.withLock({ $0.index == nil }) else { return }
-        let scan = try scanEntries()
-        state.withLock {
-            guard $0.index == nil else { return }
-            var index = StoreIndex()
-            index.replace(with: scan)
-            $0.index = index
+        let generation: Int? = state.withLock { $0.index == nil ? $0.beginScan() : nil }
+        guard let generation else { return }
+        let scan: [String: (size: Int, modified: Date)]
+        do {
+            scan = try scanEntries()
+        } catch {
+            state.withLock { $0.endScan() }
+            throw error
         }
+        _ = state.withLock { $0.finishScan(scan, generation: generation, onlyIfMissing: true) }
     }
 
     func lowWater(_ limit: Int) -> Int {
@@ -59,13 +61,21 @@ extension DiskStore {
         try translatingErrors {
             let lock = try FileLock.acquire(layout.storeLock, wait: true)
             defer { lock?.unlock() }
-            let scan = try scanEntries()
-            let (order, initialCount, initialBytes) = state.withLock { state in
-                var index = state.index ?? StoreIndex()
-                index.replace(with: scan)
-                state.index = index
+            let generation = state.withLock { $0.beginScan() }
+            let scan: [String: (size: Int, modified: Date)]
+            do {
+                scan = try scanEntries()
+            } catch {
+                state.withLock { $0.endScan() }
+                throw error
+            }
+            let snapshot = state.withLock { state -> (order: [String], count: Int, bytes: Int)? in
+                guard state.finishScan(scan, generation: generation, onlyIfMissing: false), let index = state.index
+                else { return nil }
                 return (index.leastRecentlyUsedFirst(), index.count, index.totalBytes)
             }
+            // A wipe ran meanwhile: there is nothing left to trim.
+            guard let (order, initialCount, initialBytes) = snapshot else { return 0 }
             let targetBytes = bytes ?? .max
             let targetCount = count ?? .max
             var heldCount = initialCount
@@ -78,7 +88,7 @@ extension DiskStore {
                 heldBytes -= size
                 heldCount -= 1
                 removed += 1
-                state.withLock { $0.index?.remove(name) }
+                state.withLock { $0.indexRemove(name) }
             }
             state.withLock { $0.pending.evictions += removed }
             return removed
@@ -148,7 +158,7 @@ extension DiskStore {
                 case .expired(let status):
                     if removeIfUnchanged(path, status: status) {
                         state.withLock {
-                            $0.index?.remove(name)
+                            $0.indexRemove(name)
                             $0.pending.expirations += 1
                         }
                         issues.append(.init(path: path, reason: "expired"))
@@ -189,7 +199,7 @@ extension DiskStore {
                     else { continue }
                     removed += 1
                     state.withLock {
-                        $0.index?.remove(name)
+                        $0.indexRemove(name)
                         $0.pending.expirations += 1
                     }
                 }

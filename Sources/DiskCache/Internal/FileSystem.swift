@@ -48,8 +48,9 @@ struct FileStatus: Equatable {
     func isSameFile(as other: FileStatus) -> Bool { device == other.device && inode == other.inode }
 
     init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
+        // `dev_t` is signed on Darwin; keep the bits rather than trap on a negative value.
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
         size = Int(info.st_size)
         #if canImport(Darwin)
         modified = info.st_mtimespec
