@@ -2,10 +2,10 @@ import Foundation
 
 // Completion-handler variants for callers that cannot `await`. Each starts an unstructured task and
 // calls the completion exactly once, from that task: on a thread of Swift's global concurrent executor,
-// never the main thread and never synchronously inside the call that started it. Hop to the main actor inside the completion when
-// UI work follows. None of them throws: a failure arrives as `.failure` in the completion. The task is
-// not tied to the caller, so cancelling the caller's task does not cancel the operation. Each costs what
-// the async operation it wraps costs, plus one unstructured task.
+// never the main thread and never synchronously inside the call that started it. Hop to the main actor
+// inside the completion when UI work follows. None of them throws: a failure arrives as `.failure` in
+// the completion. The task is not tied to the caller, so cancelling the caller's task does not cancel
+// the operation. Each costs what the async operation it wraps costs, plus one unstructured task.
 extension Cache {
     /// Reads the entry for `key` and calls `completion` with it (`nil` on a miss) or with the error.
     ///
@@ -13,6 +13,7 @@ extension Cache {
     ///   - key: The key to look up.
     ///   - completion: Called exactly once, on a global-executor thread, with the result or with what the
     ///     async form throws.
+    /// - Complexity: That of ``Cache/entry(forKey:)``, plus starting one unstructured task; returns at once.
     public func entry(
         forKey key: Key,
         completion: @escaping @Sendable (Result<CacheEntry<Value>?, any Error>) -> Void
@@ -26,6 +27,7 @@ extension Cache {
     ///   - key: The key to look up.
     ///   - completion: Called exactly once, on a global-executor thread, with the result or with what the
     ///     async form throws.
+    /// - Complexity: That of ``Cache/value(forKey:)``, plus starting one unstructured task; returns at once.
     public func value(
         forKey key: Key,
         completion: @escaping @Sendable (Result<Value?, any Error>) -> Void
@@ -40,6 +42,7 @@ extension Cache {
     ///   - key: The key to store it under.
     ///   - completion: Called exactly once, on a global-executor thread, with the result or with what the
     ///     async form throws.
+    /// - Complexity: That of ``Cache/setEntry(_:forKey:)``, plus starting one unstructured task; returns at once.
     public func setEntry(
         _ entry: CacheEntry<Value>,
         forKey key: Key,
@@ -58,6 +61,7 @@ extension Cache {
     ///   - cost: The entry's cost, in the tier's units, or `nil` to let the tier compute it.
     ///   - completion: Called exactly once, on a global-executor thread, with the result or with what the
     ///     async form throws.
+    /// - Complexity: That of ``Cache/setEntry(_:forKey:)``, plus starting one unstructured task; returns at once.
     public func setValue(
         _ value: Value,
         forKey key: Key,
@@ -75,6 +79,7 @@ extension Cache {
     ///   - key: The key to remove.
     ///   - completion: Called exactly once, on a global-executor thread, with the result or with what the
     ///     async form throws.
+    /// - Complexity: That of ``Cache/removeEntry(forKey:)``, plus starting one unstructured task; returns at once.
     public func removeEntry(
         forKey key: Key,
         completion: @escaping @Sendable (Result<Void, any Error>) -> Void
@@ -86,6 +91,7 @@ extension Cache {
     ///
     /// - Parameter completion: Called exactly once, on a global-executor thread, with the result or with
     ///   what ``Cache/removeAll()`` throws.
+    /// - Complexity: That of ``Cache/removeAll()``, plus starting one unstructured task; returns at once.
     public func removeAll(completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         Task { completion(await Result { try await self.removeAll() }) }
     }
