@@ -2,7 +2,7 @@ import Foundation
 
 /// A store that maps keys to values, each value kept with its expiry and cost.
 ///
-/// Every Strata tier (``MemoryCache``, `DiskCache`, `MultiCache`) conforms, so code can be written
+/// Every Strata tier (`MemoryCache`, `DiskCache`, `MultiCache`) conforms, so code can be written
 /// against `any Cache<String, Data>` and handed whichever tier fits.
 ///
 /// ## The contract
