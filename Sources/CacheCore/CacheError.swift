@@ -10,9 +10,9 @@ import Foundation
 ///
 /// ```swift
 /// do {
-///     try await disk.setValue(data, forKey: key)
+///     try await disk.setValue(data, forKey: key, expiry: .never)
 /// } catch let error as CacheError where error.code == .outOfSpace {
-///     try await disk.trim()
+///     try await disk.trimAsync()
 /// }
 /// ```
 public struct CacheError: Error, Sendable, CustomStringConvertible {
