@@ -10,7 +10,7 @@ import Foundation
 ///     .init(memory, name: "memory", maximumLifetime: .seconds(60)),
 ///     .init(disk, name: "disk"),
 /// ])
-/// let thumbnail = try await cache.value(forKey: url, expiry: .seconds(3_600)) {
+/// let thumbnail = try await cache.value(forKey: url.absoluteString, expiry: .seconds(3_600)) {
 ///     try await render(url)
 /// }
 /// ```
