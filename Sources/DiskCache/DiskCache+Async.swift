@@ -19,10 +19,16 @@ extension DiskCache {
 
     /// Reads the live entry for `key` without blocking the cooperative thread pool.
     ///
+    /// The file I/O runs on a concurrent dispatch queue owned by the module; the calling task suspends
+    /// meanwhile. Cancellation is checked once, before the work is queued; a read already queued runs to
+    /// the end.
+    ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` on a miss.
     /// - Throws: What the synchronous `entry(forKey:)` throws, or `CancellationError` when the
     ///   task was cancelled before the read started.
+    /// - Complexity: That of the synchronous `entry(forKey:)` (file I/O, O(*m*) in the entry's size),
+    ///   plus one hop to the I/O queue and back.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         try await onIOQueue { try self.entry(forKey: key) as CacheEntry<Value>? }
     }
@@ -32,7 +38,10 @@ extension DiskCache {
     /// - Parameters:
     ///   - entry: The value with its absolute expiry and optional cost.
     ///   - key: The key to store it under.
-    /// - Throws: What the synchronous `setEntry(_:forKey:)` throws.
+    /// - Throws: What the synchronous `setEntry(_:forKey:)` throws, or `CancellationError` when the task
+    ///   was cancelled before the write started (nothing is written then).
+    /// - Complexity: That of the synchronous `setEntry(_:forKey:)`, including any trim it triggers, run
+    ///   on the I/O queue.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await onIOQueue { try self.setEntry(entry, forKey: key) as Void }
     }
@@ -40,14 +49,18 @@ extension DiskCache {
     /// Removes the entry for `key` without blocking the cooperative thread pool.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: What the synchronous `removeEntry(forKey:)` throws.
+    /// - Throws: What the synchronous `removeEntry(forKey:)` throws, or `CancellationError` when the task
+    ///   was cancelled before the removal started.
+    /// - Complexity: One `unlink`, run on the I/O queue.
     public func removeEntry(forKey key: Key) async throws {
         try await onIOQueue { try self.removeEntry(forKey: key) as Void }
     }
 
     /// Removes every entry (new key epoch, then deletion) without blocking the cooperative thread pool.
     ///
-    /// - Throws: What the synchronous `removeAll()` throws.
+    /// - Throws: What the synchronous `removeAll()` throws, or `CancellationError` when the task was
+    ///   cancelled before the wipe started.
+    /// - Complexity: O(*n*) file deletions, run on the I/O queue.
     public func removeAll() async throws {
         try await onIOQueue { try self.removeAll() as Void }
     }
@@ -55,7 +68,9 @@ extension DiskCache {
     /// Runs ``trim()`` on the I/O queue.
     ///
     /// - Returns: The number of entries removed.
-    /// - Throws: What ``trim()`` throws.
+    /// - Throws: What ``trim()`` throws, or `CancellationError` when the task was cancelled before the
+    ///   trim started.
+    /// - Complexity: That of ``trim()``: a folder scan and O(*n* log *n*) for *n* entries.
     @discardableResult
     public func trimAsync() async throws -> Int {
         try await onIOQueue { try self.trim() }
