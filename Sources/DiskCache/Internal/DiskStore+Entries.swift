@@ -25,23 +25,24 @@ extension DiskStore {
                 throw readFailed(error, path: path)
             }
             defer { FileSystem.closeFile(fd) }
-            let data: Data
+            let outcome: Result<EntryRecord, CorruptionReason>
             let status: FileStatus
             do {
-                (data, status) = try FileSystem.readAll(fd, path: path)
-            } catch {
-                throw readFailed(error, path: path)
-            }
-            var outcome = try EntryRecord.open(
-                data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey)
-            if case .failure(.oldEpoch) = outcome {
-                // Another process may have started a new epoch since our last look at store.check.
-                let fresh = try currentEpoch(recreating: false)
-                if fresh.id != epoch.id {
-                    epoch = fresh
-                    outcome = try EntryRecord.open(
-                        data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey)
+                (outcome, status) = try FileSystem.withContents(of: fd, path: path) { file, status in
+                    var outcome = try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                    if case .failure(.oldEpoch) = outcome {
+                        // Another process may have started a new epoch since our last look at store.check.
+                        let fresh = try currentEpoch(recreating: false)
+                        if fresh.id != epoch.id {
+                            epoch = fresh
+                            outcome = try EntryRecord.open(
+                                file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                        }
+                    }
+                    return (outcome, status)
                 }
+            } catch let error as FileError {
+                throw readFailed(error, path: path)
             }
             let record: EntryRecord
             switch outcome {
@@ -127,11 +128,13 @@ extension DiskStore {
                 let header = EntryRecord.Header(
                     epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost,
                     keyLength: keyBytes.count, valueLength: valueBytes.count)
-                let file = try EntryRecord.seal(
-                    keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
-                    encryptionKey: epoch.encryptionKey)
                 do {
-                    try writeAtomically(file, to: layout.entry(name), modified: now, replacing: true)
+                    try EntryRecord.seal(
+                        keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
+                        key: epoch.sealingKey
+                    ) { file in
+                        try writeAtomically(file, to: layout.entry(name), modified: now, replacing: true)
+                    }
                     break
                 } catch  where FileError.isNotFound(error) && attempt == 0 {
                     // The store folder was deleted from outside: recreate it with the same epoch, retry.

@@ -115,14 +115,23 @@ extension DiskStore {
             return .missing
         }
         defer { FileSystem.closeFile(fd) }
-        let (data, status) = try FileSystem.readAll(fd, path: path)
-        switch try EntryRecord.open(data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey) {
+        let (outcome, status) = try Self.openEntry(fd, path: path, name: name, epoch: epoch)
+        switch outcome {
         case .failure(let reason):
             return .corrupt(reason, status)
         case .success(let record):
             guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status) }
             if let expiresAt = record.header.expiresAt, now >= expiresAt { return .expired(status) }
             return .live(record, status)
+        }
+    }
+
+    /// Reads and opens the entry file open at `fd`.
+    static func openEntry(
+        _ fd: Int32, path: String, name: String, epoch: Epoch
+    ) throws -> (Result<EntryRecord, CorruptionReason>, FileStatus) {
+        try FileSystem.withContents(of: fd, path: path) { file, status in
+            (try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey), status)
         }
     }
 
