@@ -34,7 +34,8 @@ import Foundation
 ///
 /// ## Limits and recency
 /// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
-/// modification time, set by the cache on every write and hit, so LRU order survives restarts.
+/// modification time, kept by the cache to the second on writes and hits, so LRU order survives
+/// restarts.
 /// After each write the store is within its limits (trimmed to the low-water mark).
 ///
 /// ## Time
@@ -87,8 +88,9 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
 
     /// Reads the live entry for `key`; a missing, expired or corrupt entry is `nil`.
     ///
-    /// A hit sets the file's modification time (its recency). An expired, corrupt, old-epoch or
-    /// misplaced file is removed and counted; corrupt ones are reported to the observer.
+    /// A hit records recency in the file's modification time (at most once a second). An expired,
+    /// corrupt, old-epoch or misplaced file is removed and counted; corrupt ones are reported to the
+    /// observer.
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry with its absolute expiry and the cost it was stored with, or `nil`.

@@ -68,9 +68,15 @@ extension DiskStore {
                 }
                 return nil
             }
-            // Recency lives in the modification time; a store we may not change still serves hits.
-            let touched = (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
-            let stamp = touched ? FileTime.normalized(now) : status.modificationDate
+            // Recency lives in the modification time, kept at `recencyResolution`: a time that recent is
+            // left alone, which saves a metadata write on most hits. A store we may not change still
+            // serves hits.
+            var stamp = status.modificationDate
+            if abs(now.timeIntervalSince(stamp)) >= Self.recencyResolution,
+                (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
+            {
+                stamp = FileTime.normalized(now)
+            }
             state.withLock {
                 $0.indexRecord(name, size: status.size, lastAccess: stamp)
                 $0.pending.hits += 1

@@ -29,6 +29,11 @@ final class DiskStore: Sendable {
     static let staleTemporaryFileAge: TimeInterval = 60
     /// The salt that derives the naming key; fixed so an entry keeps its file name across key epochs.
     static let namingSalt = Data("strata.disk.naming.v1".utf8)
+    /// The granularity of recency on disk, in seconds: a hit rewrites a file's modification time only
+    /// when it is at least this far from now, and a write keeps the kernel's time when the store's clock
+    /// is this close to the real one. A burst of reads of one entry costs one metadata write, not one
+    /// per read; LRU order between accesses less than this apart may follow the earlier access.
+    static let recencyResolution: TimeInterval = 1
 
     let configuration: DiskCacheConfiguration
     let layout: StoreLayout
@@ -215,8 +220,12 @@ final class DiskStore: Sendable {
             try place(temporary, at: path, replacing: replacing)
         }
         placed = true
-        // Recency is advisory: a failure here leaves the real write time, which is close enough.
-        if let modified { try? FileSystem.setTimes(fd, to: modified, path: path) }
+        // The kernel stamped the file with the real time of this write; it is reset only when the store's
+        // clock is a recency step away from the real one (an injected or skewed clock), which saves a
+        // system call per write in the usual case. Recency is advisory: a failure leaves the write time.
+        if let modified, abs(modified.timeIntervalSinceNow) >= Self.recencyResolution {
+            try? FileSystem.setTimes(fd, to: modified, path: path)
+        }
         if durable { try FileSystem.syncDirectory(Self.parentFolder(of: path)) }
     }
 
