@@ -182,16 +182,19 @@ final class DiskStore: Sendable {
         }
         return withUnsafeBytes(of: mac) { bytes in
             String(unsafeUninitializedCapacity: 64) { text in
-                for (index, byte) in bytes.enumerated() {
-                    text[2 * index] = Self.hexDigits[Int(byte >> 4)]
-                    text[2 * index + 1] = Self.hexDigits[Int(byte & 0x0f)]
+                for index in 0..<32 {
+                    text[2 * index] = Self.hexDigit(bytes[index] >> 4)
+                    text[2 * index + 1] = Self.hexDigit(bytes[index] & 0x0f)
                 }
                 return 64
             }
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// The lower-case hexadecimal digit for a value 0...15.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
 
     /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `path` (`replacing`) or
     /// links it there only if `path` does not exist yet. With `.fsync` durability the file is synced
