@@ -105,9 +105,16 @@ final class OpenSSLHMACKey: PreparedHMACKey {
                             OSSL_PARAM_construct_utf8_string(names[0], names[1], 0), OSSL_PARAM_construct_end(),
                         ]
                         // A NULL key would mean "keep the previous one", so an empty key gets a real pointer.
-                        let keyBytes = keyCopy.isEmpty ? [UInt8(0)] : [UInt8](keyCopy)
-                        try OpenSSLBackend.check(
-                            EVP_MAC_init(context, keyBytes, keyCopy.count, parameters), "EVP_MAC_init(HMAC-SHA256)")
+                        // The key is passed in place: no extra copy of it is left in freed memory.
+                        try keyCopy.withUnsafeBytes { raw in
+                            var zero: UInt8 = 0
+                            try withUnsafeMutablePointer(to: &zero) { zeroPointer in
+                                let base =
+                                    raw.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(zeroPointer)
+                                try OpenSSLBackend.check(
+                                    EVP_MAC_init(context, base, raw.count, parameters), "EVP_MAC_init(HMAC-SHA256)")
+                            }
+                        }
                     }
                 } catch {
                     EVP_MAC_CTX_free(context)
