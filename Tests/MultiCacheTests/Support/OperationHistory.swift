@@ -149,8 +149,11 @@ final class ObservedTier: Cache {
 
     func entry(forKey key: String) async throws -> CacheEntry<Int>? {
         history.noteTierRead()
+        // Read first, answer later, as a slow tier does: a write may land in between.
+        let found = try await base.entry(forKey: key)
         await Task.yield()
-        return try await base.entry(forKey: key)
+        await Task.yield()
+        return found
     }
 
     func setEntry(_ entry: CacheEntry<Int>, forKey key: String) async throws {
