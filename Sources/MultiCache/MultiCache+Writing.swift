@@ -19,6 +19,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let now = clock.now
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
@@ -45,6 +46,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeEntry(forKey: key)
         }
@@ -73,6 +75,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
+        defer { endMutation(of: nil) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeAll()
         }
@@ -81,7 +84,8 @@ extension MultiCache {
 
     // MARK: - Helpers
 
-    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it.
+    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
+    /// ``endMutation(of:)``.
     func fence(_ key: Key?) async {
         let stores = coordinator.withLock { $0.beginMutation(of: key) }
         guard !stores.isEmpty else { return }
@@ -89,6 +93,12 @@ extension MultiCache {
             let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
             ready?.resume()
         }
+    }
+
+    /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
+    /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
+    func endMutation(of key: Key?) {
+        coordinator.withLock { $0.endMutation(of: key) }
     }
 
     /// Ends a store and resumes the writes and removals that were waiting only for it.
