@@ -93,7 +93,7 @@ enum HelpText {
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error
               3 store, key or I/O failure   126 command not executable   127 command not found
-              exec replays or passes through the command's own status.
+              exec replays or passes through the command's own status; 141 when its stdout was closed.
 
             See Docs/CLI.md for details.
 
