@@ -85,16 +85,19 @@ extension LRUTable {
 
     /// Records a use of live slot `slot`, making it the most recently used.
     ///
+    /// An exact table records every use without reading the slot's stamp first: a store the CPU need
+    /// not wait for, where a read of a line that missed the cache would stall the hit. (A repeated use
+    /// of the newest entry then leaves a stale record behind, which compaction drops.)
+    ///
     /// A table that approximates recency (a shard of a sharded cache) skips the record when fewer
     /// uses than half its entries came after the slot's latest one: then at most that many entries are
     /// more recent, so the entry is in the recent half and far from eviction. That saves the writes on
     /// most hits of a hot entry, and with them lock hold time.
     @inlinable
     func touch(_ slot: Int32) {
-        let stamp = stamps[Int(slot)]
-        // Already the most recently used: nothing would change.
-        if stamp == tick { return }
-        if approximatesRecency && tick &- stamp < UInt32(truncatingIfNeeded: index.count / 2) { return }
+        if approximatesRecency && tick &- stamps[Int(slot)] < UInt32(truncatingIfNeeded: index.count / 2) {
+            return
+        }
         record(slot)
     }
 
