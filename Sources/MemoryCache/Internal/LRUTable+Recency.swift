@@ -95,11 +95,16 @@ extension LRUTable {
     /// most hits of a hot entry, and with them lock hold time.
     @inlinable
     func touch(_ slot: Int32) {
-        if approximatesRecency && tick &- stamps[Int(slot)] < UInt32(truncatingIfNeeded: index.count / 2) {
+        if approximatesRecency && tick &- stamps[Int(slot)] < UInt32(truncatingIfNeeded: liveCount / 2) {
             return
         }
         record(slot)
     }
+
+    /// The number of live slots, `index.count`, read without touching the index: unspecialized code
+    /// would look up the index's generic type metadata for that.
+    @inlinable
+    var liveCount: Int { used - freeSlots.count }
 
     /// Stamps `slot` with the next tick and appends its record, compacting the queue when it has grown
     /// to twice the live entries (plus slack, so small tables do not compact on every use).
@@ -111,7 +116,7 @@ extension LRUTable {
         queue.append(RecencyRecord(slot: slot, stamp: tick))
         // The bound on the slack keeps a stale record's life far below 2^32 ticks, so a wrapped tick
         // never makes one look current again.
-        if queue.count - queueStart > index.count + min(index.count, 1 << 24) + 16 { compactQueue() }
+        if queue.count - queueStart > liveCount + min(liveCount, 1 << 24) + 16 { compactQueue() }
     }
 
     /// Drops spent and stale records, keeping the live ones in order.
