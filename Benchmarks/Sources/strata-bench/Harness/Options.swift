@@ -1,0 +1,53 @@
+/// The command line: `strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]`.
+struct Options: Sendable {
+    var quick = false
+    /// Substrings; a scenario runs when one of its row names contains any of them. Empty runs all.
+    var filters: [String] = []
+    var jsonPath: String?
+    var listOnly = false
+    /// `--footprint KIND COUNT` (internal): fill one store and print its memory, for memory-overhead.
+    var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
+
+    static let usage = """
+        usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
+          --quick        smaller data and fewer rounds (CI; under a minute in a release build)
+          --filter NAME  run only scenarios whose name contains NAME (repeatable, or comma-separated)
+          --json FILE    also write the results as a JSON array, one object per scenario row
+          --list         print the scenario names and exit
+        """
+
+    struct UsageError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(arguments: [String]) throws {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick":
+                quick = true
+            case "--list":
+                listOnly = true
+            case "--filter":
+                guard let value = remaining.popFirst() else { throw UsageError(description: "--filter needs a name") }
+                filters += value.split(separator: ",").map(String.init)
+            case "--json":
+                guard let value = remaining.popFirst() else { throw UsageError(description: "--json needs a file") }
+                jsonPath = value
+            case "--footprint":
+                guard let kind = remaining.popFirst().flatMap(FootprintProbe.Kind.init(rawValue:)),
+                    let count = remaining.popFirst().flatMap({ Int($0) })
+                else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
+                footprint = (kind, count)
+            case "-h", "--help":
+                throw UsageError(description: "")
+            default:
+                throw UsageError(description: "unknown argument '\(argument)'")
+            }
+        }
+    }
+
+    func selects(_ name: String) -> Bool {
+        filters.isEmpty || filters.contains { name.contains($0) }
+    }
+}

@@ -1,0 +1,47 @@
+import DiskCache
+import Foundation
+
+/// disk-get-4k: reading 4 KiB values under 10k keys, in random order, from an encrypted DiskCache (each
+/// read opens, authenticates and decrypts one file), against reading the same number of plain files.
+/// The page cache is warm on both sides after the warm-up round.
+enum DiskGet4K {
+    static let scenario = Scenario("disk-get-4k") { context in
+        let keyCount = context.size(full: 10_000, quick: 1_000)
+        let keys = DiskFixture.keys(keyCount)
+        let value = DiskFixture.randomBytes(4096, seed: 44)
+        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-4k-strata"))
+        let plain = PlainFileStore(directory: try context.makeDirectory("disk-get-4k-plain"), fsync: false)
+        for key in keys {
+            try cache.setValue(value, forKey: key)
+            try plain.write(value, name: key)
+        }
+        let lookups = [Int].shuffledIndices(keyCount, seed: 0x4B).map { keys[$0] }
+
+        let (strata, baseline) = try context.diskRounds.run(
+            strata: {
+                try nanosecondsPerOperation(keyCount) {
+                    var bytes = 0
+                    for key in lookups { bytes &+= try cache.value(forKey: key)?.count ?? 0 }
+                    try expect(bytes == keyCount * 4096, "DiskCache returned \(bytes) bytes")
+                }
+            },
+            baseline: {
+                try nanosecondsPerOperation(keyCount) {
+                    var bytes = 0
+                    for key in lookups { bytes &+= try plain.read(name: key)?.count ?? 0 }
+                    try expect(bytes == keyCount * 4096, "plain files returned \(bytes) bytes")
+                }
+            }
+        )
+        return [
+            ScenarioResult(
+                name: "disk-get-4k",
+                unit: .nanosecondsPerOperation,
+                strata: strata,
+                baseline: baseline,
+                target: .ratioAtMost(1.2),
+                notes: ["\(keyCount) keys, 4096-byte values, random order, page cache warm"]
+            )
+        ]
+    }
+}

@@ -1,0 +1,38 @@
+import DiskCache
+import Foundation
+
+/// disk-set-4k: storing 4 KiB values under 10k keys in an encrypted DiskCache, against writing the same
+/// bytes to a temporary file and renaming it into place with plain POSIX calls. Both without fsync (the
+/// DiskCache default, `.none`); the keys cycle, so after the first pass every write replaces a file.
+enum DiskSet4K {
+    static let scenario = Scenario("disk-set-4k") { context in
+        let keyCount = context.size(full: 10_000, quick: 1_000)
+        let keys = DiskFixture.keys(keyCount)
+        let value = DiskFixture.randomBytes(4096, seed: 4)
+        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-set-4k-strata"))
+        let plain = PlainFileStore(directory: try context.makeDirectory("disk-set-4k-plain"), fsync: false)
+
+        let (strata, baseline) = try context.diskRounds.run(
+            strata: {
+                try nanosecondsPerOperation(keyCount) {
+                    for key in keys { try cache.setValue(value, forKey: key) }
+                }
+            },
+            baseline: {
+                try nanosecondsPerOperation(keyCount) {
+                    for key in keys { try plain.write(value, name: key) }
+                }
+            }
+        )
+        return [
+            ScenarioResult(
+                name: "disk-set-4k",
+                unit: .nanosecondsPerOperation,
+                strata: strata,
+                baseline: baseline,
+                target: .ratioAtMost(1.2),
+                notes: ["\(keyCount) keys, 4096-byte values, durability none (no fsync) on both sides"]
+            )
+        ]
+    }
+}
