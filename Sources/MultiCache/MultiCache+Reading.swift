@@ -40,10 +40,10 @@ extension MultiCache {
     }
 
     /// The mutation epoch a read remembers before it asks the first tier, to drop its write-back when a
-    /// write or removal begins while it runs.
+    /// write or removal begins while it runs; read without a lock (see ``EpochMirror``).
     @usableFromInline
     func mutationEpochBeforeRead() -> UInt64 {
-        coordinator.withLock { $0.mutationEpoch }
+        publishedEpoch.load()
     }
 
     /// Counts a read that tier 0 answered, in one lock operation.

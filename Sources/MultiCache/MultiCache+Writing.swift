@@ -79,7 +79,11 @@ extension MultiCache {
 
     /// Fences `key` (every key when `nil`) and waits for the stores already under way for it.
     func fence(_ key: Key?) async {
-        let stores = coordinator.withLock { $0.beginMutation(of: key) }
+        let stores = coordinator.withLock { state in
+            let stores = state.beginMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+            return stores
+        }
         guard !stores.isEmpty else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
