@@ -14,7 +14,7 @@ extension MultiCache {
     /// - Throws: ``CacheError/Code/tierFailure`` when every tier threw, listing each; `CancellationError`
     ///   when a tier threw it.
     /// - Complexity: At most one read per tier, one after another, then at most one write per faster tier,
-    ///   concurrently; plus two short lock operations.
+    ///   concurrently; plus one short lock operation for the statistics (a few more when a write-back runs).
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     @inlinable
