@@ -12,12 +12,14 @@ extension MultiCache {
     ///   - entry: The value with its absolute expiry and optional cost.
     ///   - key: The key to store it under.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw (index, name, cause); the other
-    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one.
+    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one. A tier
+    ///   that throws `CancellationError` is reported as a failed tier too.
     /// - Complexity: One write per tier, concurrently; the call takes as long as the slowest tier.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let now = clock.now
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
@@ -44,16 +46,20 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeEntry(forKey: key)
         }
         try throwIfFailed(failures, "remove the entry")
     }
 
-    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``.
+    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
     ///
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
+    /// - Complexity: One removal per tier, concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeValue(forKey key: Key) async throws {
         try await removeEntry(forKey: key)
     }
@@ -69,6 +75,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
+        defer { endMutation(of: nil) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeAll()
         }
@@ -77,7 +84,8 @@ extension MultiCache {
 
     // MARK: - Helpers
 
-    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it.
+    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
+    /// ``endMutation(of:)``.
     func fence(_ key: Key?) async {
         let stores = coordinator.withLock { state in
             let stores = state.beginMutation(of: key)
@@ -89,6 +97,12 @@ extension MultiCache {
             let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
             ready?.resume()
         }
+    }
+
+    /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
+    /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
+    func endMutation(of key: Key?) {
+        coordinator.withLock { $0.endMutation(of: key) }
     }
 
     /// Ends a store and resumes the writes and removals that were waiting only for it.
