@@ -102,12 +102,19 @@ extension MultiCache {
     /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
     /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
     func endMutation(of key: Key?) {
-        coordinator.withLock { $0.endMutation(of: key) }
+        coordinator.withLock { state in
+            state.endMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+        }
     }
 
     /// Ends a store and resumes the writes and removals that were waiting only for it.
     func endStore(_ storeID: UInt64) {
-        let ready = coordinator.withLock { $0.endStore(storeID) }
+        let ready = coordinator.withLock { state in
+            let ready = state.endStore(storeID)
+            publishedEpoch.publish(state.mutationEpoch)
+            return ready
+        }
         for continuation in ready { continuation.resume() }
     }
 

@@ -6,6 +6,9 @@ import Synchronization
 
 /// A copy of ``LoadOnceStateMachine/mutationEpoch`` that a read can take without the coordinator's lock.
 ///
+/// Every place that can advance the epoch (beginning and ending a write or removal, beginning and ending the
+/// store of a loaded value) publishes it here inside the same critical section.
+///
 /// A read remembers the epoch before it asks its first tier, but needs it only when it writes a hit back,
 /// which a tier-0 hit (the commonest read) never does; taking the lock for it cost a lock round trip on
 /// every read. The copy is stored inside the same critical section that bumps the epoch, so a read that
