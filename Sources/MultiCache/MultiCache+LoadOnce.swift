@@ -136,7 +136,12 @@ extension MultiCache {
     /// written or removed: the check and the store's registration are one step under the lock, and a
     /// write or removal that begins later waits for the store to end before it touches the tiers.
     private func storeLoadedValue(_ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64) async {
-        guard let storeID = coordinator.withLock({ $0.beginStoringLoad(loadID) }) else { return }
+        let storeID = coordinator.withLock { state in
+            let storeID = state.beginStoringLoad(loadID)
+            publishedEpoch.publish(state.mutationEpoch)
+            return storeID
+        }
+        guard let storeID else { return }
         let now = clock.now
         let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
         let failures = await forEachTier(in: tiers.indices) { tier in

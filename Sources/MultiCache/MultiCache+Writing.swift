@@ -87,7 +87,11 @@ extension MultiCache {
     /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
     /// ``endMutation(of:)``.
     func fence(_ key: Key?) async {
-        let stores = coordinator.withLock { $0.beginMutation(of: key) }
+        let stores = coordinator.withLock { state in
+            let stores = state.beginMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+            return stores
+        }
         guard !stores.isEmpty else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
@@ -98,12 +102,19 @@ extension MultiCache {
     /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
     /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
     func endMutation(of key: Key?) {
-        coordinator.withLock { $0.endMutation(of: key) }
+        coordinator.withLock { state in
+            state.endMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+        }
     }
 
     /// Ends a store and resumes the writes and removals that were waiting only for it.
     func endStore(_ storeID: UInt64) {
-        let ready = coordinator.withLock { $0.endStore(storeID) }
+        let ready = coordinator.withLock { state in
+            let ready = state.endStore(storeID)
+            publishedEpoch.publish(state.mutationEpoch)
+            return ready
+        }
         for continuation in ready { continuation.resume() }
     }
 
