@@ -33,6 +33,19 @@ extension DiskCache {
         try await onIOQueue { try self.entry(forKey: key) as CacheEntry<Value>? }
     }
 
+    /// Reads the live value for `key` without blocking the cooperative thread pool.
+    ///
+    /// Declared here, beside the synchronous `value(forKey:)`, so that `try await disk.value(forKey:)` in
+    /// `async` code runs its file I/O on the I/O queue rather than on the calling thread.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` on a miss.
+    /// - Throws: What the async ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await entry(forKey: key)?.value
+    }
+
     /// Stores `entry` under `key` without blocking the cooperative thread pool.
     ///
     /// - Parameters:
@@ -44,6 +57,20 @@ extension DiskCache {
     ///   on the I/O queue.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await onIOQueue { try self.setEntry(entry, forKey: key) as Void }
+    }
+
+    /// Stores `value` under `key` without blocking the cooperative thread pool.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store; encoded by the store's codec.
+    ///   - key: The key to store it under.
+    ///   - expiry: When the entry expires, resolved against ``clock`` now; `nil` means the store's
+    ///     `defaultExpiry`.
+    /// - Throws: What the synchronous `setValue(_:forKey:expiry:)` throws, or `CancellationError` when the
+    ///   task was cancelled before the write started (nothing is written then).
+    /// - Complexity: That of the synchronous `setValue(_:forKey:expiry:)`, run on the I/O queue.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) async throws {
+        try await onIOQueue { try self.setValue(value, forKey: key, expiry: expiry) as Void }
     }
 
     /// Removes the entry for `key` without blocking the cooperative thread pool.
