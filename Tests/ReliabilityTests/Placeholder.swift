@@ -1,0 +1,1 @@
+// Replaced by the concurrency reliability tests once MemoryCache and MultiCache land.
