@@ -32,7 +32,7 @@ enum Corruption {
             let key = Store.key(index)
             let before = Set(Store.files(under: directory).keys)
             try write(key, version: 1, to: cache, versions: &versions)
-            let added = Set(Store.files(under: directory).keys).subtracting(before).filter { !Store.isTemporary($0) }
+            let added = Set(Store.files(under: directory).keys).subtracting(before).filter(Store.isEntry)
             guard added.count == 1, let relative = added.first else {
                 throw HarnessError("writing \(key) added \(added.sorted()); cannot tell its entry file")
             }

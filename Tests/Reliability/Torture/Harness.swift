@@ -120,6 +120,13 @@ enum Store {
         return name.contains("tmp") || name.contains("temp") || name.hasPrefix(".#")
     }
 
+    /// Whether a file is an entry file: its name is 64 lower-case hex digits (an HMAC-SHA-256 of the key,
+    /// Docs/DiskFormat.md). Other files are store metadata, locks, temporary files or foreign.
+    static func isEntry(_ relativePath: String) -> Bool {
+        let name = (relativePath as NSString).lastPathComponent
+        return name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     /// A fresh empty folder under the system temporary directory.
     static func scratchDirectory(_ label: String) throws -> URL {
         let url = FileManager.default.temporaryDirectory

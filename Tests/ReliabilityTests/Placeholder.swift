@@ -1,1 +1,0 @@
-// Replaced by the concurrency reliability tests once MemoryCache and MultiCache land.
