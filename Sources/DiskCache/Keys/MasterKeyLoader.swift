@@ -1,0 +1,96 @@
+import CacheCore
+import Foundation
+
+/// Turns a ``DiskCacheConfiguration/KeySource`` into the store's ``MasterKey``.
+///
+/// - `.key(Data)`: the caller's 32 bytes, validated.
+/// - `.keyFile(URL)`: the key file at that path, created on first use.
+/// - `.defaultKeyFile`: the key file at ``defaultKeyFileURL(storeName:environment:)``, created on first use.
+///   On Linux that is `$XDG_DATA_HOME/strata/keys/<storeName>.key`, or
+///   `~/.local/share/strata/keys/<storeName>.key` when `XDG_DATA_HOME` is unset, empty or relative (as the
+///   XDG Base Directory specification says). On Apple platforms it is
+///   `~/Library/Application Support/Strata/keys/<storeName>.key`. (Keeping the key in the Keychain instead
+///   is possible future work.) Both are outside the caches folder, so deleting or copying the cache never
+///   touches the key.
+///
+/// A key file holds exactly 32 raw bytes, has mode 0600, and a folder this loader creates for it has mode
+/// 0700. Creation is atomic across threads and processes: the key is written and flushed to a private
+/// temporary file that is then hard-linked into place, which fails if another creator got there first, in
+/// which case the winner's key is read and used. Everyone ends with one key, and nobody ever reads a
+/// half-written key file. (On a file system without hard links the file is created with `O_EXCL` instead;
+/// a racing reader could then see it empty for a moment and report `.invalidKey`.)
+///
+/// Thread safety: stateless; calls from many threads or processes at once are safe.
+enum MasterKeyLoader {
+    /// Returns the master key described by `source`, creating its key file on first use.
+    ///
+    /// Does file I/O for the two key-file sources.
+    ///
+    /// - Parameters:
+    ///   - source: Where the key comes from.
+    ///   - storeName: The store's name, used to name the default key file.
+    /// - Returns: The master key.
+    /// - Throws: `CacheError`
+    ///   - `.invalidKey`: a given key or key file is not 32 bytes, the key file is not a regular file, or
+    ///     it is open to group or others (the message names the path and the `chmod 600` fix);
+    ///   - `.invalidArgument`: `storeName` cannot be a file name (empty, `.`, `..`, contains `/` or NUL,
+    ///     over 251 bytes) when the default key file is used;
+    ///   - `.permissionDenied`, `.readOnly`, `.outOfSpace`, `.io`: the key file or its folder cannot be read
+    ///     or created;
+    ///   - `.crypto`: the random generator failed while creating a key.
+    static func load(_ source: DiskCacheConfiguration.KeySource, storeName: String) throws -> MasterKey {
+        switch source {
+        case .key(let bytes):
+            return try MasterKey(bytes: bytes)
+        case .keyFile(let url):
+            return try loadOrCreateKeyFile(at: url)
+        case .defaultKeyFile:
+            return try loadOrCreateKeyFile(at: defaultKeyFileURL(storeName: storeName))
+        }
+    }
+
+    /// The default key file's location for a store named `storeName`; does no I/O.
+    ///
+    /// - Parameters:
+    ///   - storeName: The store's name; it becomes the file name `<storeName>.key`.
+    ///   - environment: The variables to read `XDG_DATA_HOME` and `HOME` from on Linux; tests pass their own
+    ///     instead of changing the process environment.
+    /// - Returns: The key file's URL (see the type's discussion for the rules).
+    /// - Throws: `CacheError` `.invalidArgument` when `storeName` cannot be a file name; `.io` when no home
+    ///   folder can be found.
+    static func defaultKeyFileURL(
+        storeName: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> URL {
+        try DefaultKeyLocation.keysFolder(environment: environment)
+            .appendingPathComponent(DefaultKeyLocation.fileName(forStoreName: storeName), isDirectory: false)
+    }
+
+    /// Reads the key file at `url`, or creates it with a fresh random key if it does not exist.
+    ///
+    /// Does file I/O. See the type's discussion for the file's format, permissions and the creation race.
+    ///
+    /// - Parameter url: A file URL; missing folders on the way are created with mode 0700.
+    /// - Returns: The key in the file, or the one just created (or created by a concurrent winner).
+    /// - Throws: The same `CacheError`s as ``load(_:storeName:)``, and `.invalidArgument` when `url` is not a
+    ///   file URL.
+    static func loadOrCreateKeyFile(at url: URL) throws -> MasterKey {
+        guard url.isFileURL else {
+            throw CacheError(.invalidArgument, "the key file must be a file URL, got \(url.absoluteString)")
+        }
+        let path = url.standardizedFileURL.path
+        // A creator that loses the race reads the winner's file; the retry covers that file being deleted in
+        // between, which only a concurrent manual cleanup can cause.
+        for _ in 0..<3 {
+            if let existing = try KeyFile.readKey(at: path) {
+                return existing
+            }
+            let key = try MasterKey.random()
+            if try KeyFile.createKey(at: path, containing: key) {
+                return key
+            }
+        }
+        throw CacheError(
+            .io, "the key file keeps disappearing while it is being created; is something deleting it?",
+            path: path)
+    }
+}
