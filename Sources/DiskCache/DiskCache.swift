@@ -1,9 +1,37 @@
-// API SKETCH — to be implemented by the DiskCache work (issue 3). Signatures are the contract the CLI and
-// MultiCache code against; bodies are placeholders.
 import CacheCore
 import Foundation
 
-/// An encrypted-at-rest disk tier: one AES-256-GCM file per entry under the platform caches directory.
+/// An encrypted-at-rest disk tier: one AES-256-GCM file per entry, in a store folder under the
+/// platform caches directory (or any folder you give).
+///
+/// ```swift
+/// let cache = try DiskCache<String, Data>(
+///     configuration: DiskCacheConfiguration(name: "images", maxBytes: 500 << 20))
+/// try cache.setValue(png, forKey: url.absoluteString, expiry: .seconds(86_400))
+/// let hit = try cache.value(forKey: url.absoluteString)
+/// ```
+///
+/// ## Files
+/// Each entry is written to a temporary file and renamed into place, so readers — in this or another
+/// process — see the old entry or the new one, never a partial file. File names are an HMAC of the
+/// key's canonical bytes (see ``DiskCacheKey``); nothing on disk reveals a key or a value.
+/// Docs/DiskFormat.md specifies the layout, Docs/DiskCache.md the behaviour.
+///
+/// ## Keys and epochs
+/// The master key comes from ``DiskCacheConfiguration/keySource``. A key-check record in the store
+/// tells a wrong master key (``CacheCore/CacheError/Code/wrongKey``, nothing deleted) apart from a
+/// damaged entry (a miss: removed, counted, reported to the observer). ``removeAll()`` starts a new
+/// key epoch first, so an interrupted wipe leaves nothing decryptable.
+///
+/// ## Limits and recency
+/// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
+/// modification time, set by the cache on every write and hit, so LRU order survives restarts.
+/// After each write the store is within its limits (trimmed to the low-water mark).
+///
+/// ## Threads
+/// `Sendable`: every method may be called from any thread or task. The synchronous methods do file
+/// I/O on the caller's thread; the `async` ones run it on a dedicated dispatch queue, never on the
+/// cooperative thread pool.
 public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendable {
     /// The clock that decides expiry.
     public var clock: any CacheClock { configuration.clock }
@@ -12,172 +40,175 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// The store's folder.
     public var directory: URL { configuration.resolvedDirectory }
     let codec: DiskValueCodec<Value>
+    let store: DiskStore
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.
     ///
+    /// Opening does not look at the entry files (cost independent of their number): it reads the
+    /// key-check record and removes stale temporary files. The size and recency index is built on
+    /// first need.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where the store lives, its limits, key source and clock.
+    ///   - codec: Turns values into bytes and back.
     /// - Throws: `CacheError` `.wrongKey` when the store was created under another master key (nothing is
-    ///   deleted), `.invalidKey` for a malformed key file, `.invalidArgument` for a negative limit,
-    ///   `.io`/`.permissionDenied` when the folder cannot be created.
+    ///   deleted), `.corruptEntry` when its key-check record is damaged (nothing is deleted),
+    ///   `.unsupportedFormat` for a newer store format, `.invalidKey` for a malformed key or key file,
+    ///   `.invalidArgument` for a negative limit, a low-water fraction outside (0, 1] or a bad name,
+    ///   `.io`/`.permissionDenied`/`.readOnly` when the folder cannot be created.
     public init(configuration: DiskCacheConfiguration, codec: DiskValueCodec<Value>) throws {
         self.configuration = configuration
         self.codec = codec
+        store = try DiskStore(configuration: configuration)
     }
 
-    // MARK: Synchronous API (does file I/O on the caller's thread)
+    // MARK: - Synchronous API (file I/O on the caller's thread)
 
     /// Reads the live entry for `key`; a missing, expired or corrupt entry is `nil`.
-    public func entry(forKey key: Key) throws -> CacheEntry<Value>? { nil }
+    ///
+    /// A hit sets the file's modification time (its recency). An expired, corrupt, old-epoch or
+    /// misplaced file is removed and counted; corrupt ones are reported to the observer.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The entry with its absolute expiry and the cost it was stored with, or `nil`.
+    /// - Throws: `CacheError` `.codec` when the value does not decode (the file is kept),
+    ///   `.invalidArgument` when the key cannot be encoded, or the I/O error (`.permissionDenied`,
+    ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept.
+    public func entry(forKey key: Key) throws -> CacheEntry<Value>? {
+        guard let record = try store.read(keyBytes: try canonicalBytes(of: key)) else { return nil }
+        return CacheEntry(
+            value: try decode(record.valueBytes), expiresAt: record.header.expiresAt, cost: record.header.cost)
+    }
+
     /// Reads the live value for `key`.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` on a miss.
+    /// - Throws: What ``entry(forKey:)-7kq1c`` throws.
     public func value(forKey key: Key) throws -> Value? { try entry(forKey: key)?.value }
-    /// Stores `entry` under `key` atomically.
-    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {}
+
+    /// Stores `entry` under `key` atomically, then trims to the limits if needed.
+    ///
+    /// An entry already expired is not stored and removes the earlier one. With a limit of 0 nothing is
+    /// stored (and the earlier entry is removed).
+    ///
+    /// - Parameters:
+    ///   - entry: The value, its absolute expiry and an optional cost (kept in the record and returned
+    ///     on reads; limits always use the file size).
+    ///   - key: The key to store it under.
+    /// - Throws: `CacheError` `.codec` when the value does not encode, `.entryTooLarge` when its file
+    ///   alone exceeds `maxBytes`, `.outOfSpace`/`.io`/... for file-system failures. In every case the
+    ///   earlier entry is left as it was.
+    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
+        let keyBytes = try canonicalBytes(of: key)
+        let valueBytes: Data
+        do {
+            valueBytes = try codec.encode(entry.value)
+        } catch {
+            throw CacheError(.codec, "cannot encode the value for store '\(configuration.name)'", cause: error)
+        }
+        try store.write(keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost)
+    }
+
     /// Stores `value` under `key` with `expiry` (the store's default expiry when `nil`).
-    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) throws {}
-    /// Removes the entry for `key`.
-    public func removeEntry(forKey key: Key) throws {}
-    /// Rotates the key epoch, then deletes every entry file.
-    public func removeAll() throws {}
-    /// Removes expired entries; returns how many.
-    @discardableResult public func removeExpired() throws -> Int { 0 }
-    /// Trims least-recently-used entries until the store is at or below its low-water mark.
-    @discardableResult public func trim() throws -> Int { 0 }
-    /// Trims until the store holds at most `bytes` bytes.
-    @discardableResult public func trim(toBytes bytes: Int) throws -> Int { 0 }
-    /// Authenticates every entry, removes the ones that fail, and reports them.
-    public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> DiskCacheVerifyReport {
-        DiskCacheVerifyReport(checked: 0, removed: [])
-    }
-    /// Lists live entries (key, size on disk, expiry), decrypting each record's header.
-    public func listEntries() throws -> [DiskCacheEntryInfo<Key>] { [] }
-    /// Counters and totals, persisted with the store.
-    public var statistics: DiskCacheStatistics { DiskCacheStatistics() }
-    /// Runs `body` while holding an advisory exclusive lock (flock) for `key`, shared by every process.
-    public func withLock<R>(forKey key: Key, _ body: () throws -> R) throws -> R { try body() }
-
-    // MARK: Async API (file I/O runs off the cooperative pool)
-
-    /// Reads the live entry for `key` without blocking the cooperative thread pool.
-    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? { nil }
-    /// Stores `entry` under `key` without blocking the cooperative thread pool.
-    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {}
-    /// Removes the entry for `key` without blocking the cooperative thread pool.
-    public func removeEntry(forKey key: Key) async throws {}
-    /// Removes every entry without blocking the cooperative thread pool.
-    public func removeAll() async throws {}
-}
-
-/// How a DiskCache is opened.
-public struct DiskCacheConfiguration: Sendable {
-    /// Whether writes are flushed to stable storage before they return.
-    public enum Durability: Sendable { case none, fsync }
-    /// Where the 256-bit master key comes from.
-    public enum KeySource: Sendable {
-        /// A key given by the caller (32 bytes).
-        case key(Data)
-        /// The default key file for `name`, created on first use with 0600 permissions.
-        case defaultKeyFile
-        /// A key file at this path, created on first use with 0600 permissions.
-        case keyFile(URL)
-    }
-    public var name: String
-    public var directory: URL?
-    public var maxBytes: Int?
-    public var maxEntries: Int?
-    public var lowWaterFraction: Double
-    public var defaultExpiry: Expiry
-    public var durability: Durability
-    public var keySource: KeySource
-    public var clock: any CacheClock
-    public var observer: CacheObserver?
-
-    public init(
-        name: String,
-        directory: URL? = nil,
-        maxBytes: Int? = nil,
-        maxEntries: Int? = nil,
-        lowWaterFraction: Double = 0.8,
-        defaultExpiry: Expiry = .never,
-        durability: Durability = .none,
-        keySource: KeySource = .defaultKeyFile,
-        clock: any CacheClock = SystemClock(),
-        observer: CacheObserver? = nil
-    ) {
-        self.name = name
-        self.directory = directory
-        self.maxBytes = maxBytes
-        self.maxEntries = maxEntries
-        self.lowWaterFraction = lowWaterFraction
-        self.defaultExpiry = defaultExpiry
-        self.durability = durability
-        self.keySource = keySource
-        self.clock = clock
-        self.observer = observer
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When it expires, resolved against ``clock`` now; `nil` for
+    ///     ``DiskCacheConfiguration/defaultExpiry``.
+    /// - Throws: What ``setEntry(_:forKey:)-2ffa1`` throws.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) throws {
+        let expiresAt = (expiry ?? configuration.defaultExpiry).expirationDate(from: clock.now)
+        try setEntry(CacheEntry(value: value, expiresAt: expiresAt), forKey: key)
     }
 
-    /// `directory`, or the platform caches directory / "Strata" / `name`.
-    public var resolvedDirectory: URL { directory ?? URL(fileURLWithPath: "/tmp") }
-}
+    /// Removes the entry for `key`, if any.
+    ///
+    /// - Parameter key: The key to remove.
+    /// - Throws: `CacheError` when the file exists but cannot be removed.
+    public func removeEntry(forKey key: Key) throws {
+        try store.remove(keyBytes: try canonicalBytes(of: key))
+    }
 
-/// A key whose canonical bytes are stable across processes and machines (never `hashValue`).
-public protocol DiskCacheKey: Hashable, Sendable {
-    /// The bytes that name this key on disk: equal keys give equal bytes.
-    var canonicalBytes: Data { get }
-    /// Rebuilds a key from its canonical bytes, or `nil` when they are not this type's.
-    init?(canonicalBytes: Data)
-}
+    /// Removes every entry: starts a new key epoch (under the store's `flock`), then deletes every
+    /// entry file. Files that survive an interrupted wipe can no longer be decrypted and are removed
+    /// by later reads and sweeps.
+    ///
+    /// - Throws: `CacheError` when the key-check record cannot be rewritten or files cannot be deleted.
+    /// - Complexity: O(n) file deletions.
+    public func removeAll() throws {
+        try store.removeAll()
+    }
 
-/// Turns values into bytes and back.
-public struct DiskValueCodec<Value>: Sendable {
-    public var encode: @Sendable (Value) throws -> Data
-    public var decode: @Sendable (Data) throws -> Value
-    public init(encode: @escaping @Sendable (Value) throws -> Data, decode: @escaping @Sendable (Data) throws -> Value)
-    {
-        self.encode = encode
-        self.decode = decode
+    /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every
+    /// process and every instance on this store; waits for the lock.
+    ///
+    /// The lock file is `locks/<hmac>.lock` (never deleted, so the lock cannot be split by a race).
+    /// It does not lock the entry itself: reads and writes of `key` proceed as usual. The `strata exec`
+    /// command uses it to run a command once across processes.
+    ///
+    /// - Parameters:
+    ///   - key: The key whose lock to take.
+    ///   - body: Runs with the lock held, on the caller's thread.
+    /// - Returns: `body`'s result.
+    /// - Throws: `CacheError` when the lock file cannot be opened or locked, or what `body` throws.
+    public func withLock<R>(forKey key: Key, _ body: () throws -> R) throws -> R {
+        let keyBytes = try canonicalBytes(of: key)
+        guard let result = try store.withKeyLock(keyBytes: keyBytes, wait: true, { try body() }) else {
+            throw CacheError(.io, "the per-key lock was not taken", path: directory.path)
+        }
+        return result
+    }
+
+    /// Runs `body` holding the lock for `key` if no other holder has it; does not wait.
+    ///
+    /// - Parameters:
+    ///   - key: The key whose lock to take.
+    ///   - body: Runs with the lock held, on the caller's thread.
+    /// - Returns: `body`'s result, or `nil` when another process or instance holds the lock.
+    /// - Throws: `CacheError` when the lock file cannot be opened, or what `body` throws.
+    public func withLockIfAvailable<R>(forKey key: Key, _ body: () throws -> R) throws -> R? {
+        try store.withKeyLock(keyBytes: try canonicalBytes(of: key), wait: false, body)
+    }
+
+    // MARK: - Helpers
+
+    func canonicalBytes(of key: Key) throws -> Data {
+        do {
+            return try key.canonicalBytes
+        } catch {
+            throw CacheError(.invalidArgument, "cannot encode the key's canonical bytes", cause: error)
+        }
+    }
+
+    func decode(_ bytes: Data) throws -> Value {
+        do {
+            return try codec.decode(bytes)
+        } catch {
+            throw CacheError(
+                .codec, "cannot decode a stored value in store '\(configuration.name)'; the entry was kept",
+                cause: error)
+        }
     }
 }
 
-extension DiskValueCodec where Value == Data {
-    /// Stores `Data` unchanged.
-    public static var data: DiskValueCodec<Data> { DiskValueCodec(encode: { $0 }, decode: { $0 }) }
+extension DiskCache where Value == Data {
+    /// Opens a store of `Data` values, stored unchanged.
+    ///
+    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Throws: What ``init(configuration:codec:)`` throws.
+    public convenience init(configuration: DiskCacheConfiguration) throws {
+        try self.init(configuration: configuration, codec: .data)
+    }
 }
 
-/// One live entry, as listed by `DiskCache.listEntries()`.
-public struct DiskCacheEntryInfo<Key: Sendable>: Sendable {
-    public var key: Key
-    public var size: Int
-    public var expiresAt: Date?
-    public var lastAccess: Date
-}
-
-/// What `verify` found.
-public struct DiskCacheVerifyReport: Sendable {
-    public var checked: Int
-    public var removed: [String]
-}
-
-/// DiskCache counters.
-public struct DiskCacheStatistics: Sendable {
-    public var base = CacheStatistics()
-    public var corruptEntriesRemoved = 0
-    public var maxBytes: Int? = nil
-    public var maxEntries: Int? = nil
-}
-
-// SKETCH: canonical key bytes (the DiskCache work refines and documents these).
-extension String: DiskCacheKey {
-    /// UTF-8 of the Unicode NFC form.
-    public var canonicalBytes: Data { Data(precomposedStringWithCanonicalMapping.utf8) }
-    /// Decodes UTF-8.
-    public init?(canonicalBytes: Data) { self.init(data: canonicalBytes, encoding: .utf8) }
-}
-
-extension DiskValueCodec where Value: Codable {
-    /// Encodes values as JSON.
-    public static func json() -> DiskValueCodec<Value> {
-        DiskValueCodec(
-            encode: { try JSONEncoder().encode($0) },
-            decode: { try JSONDecoder().decode(Value.self, from: $0) }
-        )
+extension DiskCache where Value: Codable {
+    /// Opens a store of `Codable` values, encoded as JSON.
+    ///
+    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Throws: What ``init(configuration:codec:)`` throws.
+    public convenience init(configuration: DiskCacheConfiguration) throws {
+        try self.init(configuration: configuration, codec: .json())
     }
 }

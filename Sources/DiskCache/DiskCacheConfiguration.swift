@@ -1,0 +1,144 @@
+import CacheCore
+import Foundation
+
+/// How a ``DiskCache`` is opened: where the store lives, its limits, its master key and its clock.
+///
+/// ```swift
+/// let configuration = DiskCacheConfiguration(
+///     name: "thumbnails", maxBytes: 200 << 20, defaultExpiry: .seconds(7 * 86_400))
+/// let cache = try DiskCache<String, Data>(configuration: configuration)
+/// ```
+///
+/// A plain value; thread-safe to copy and share.
+public struct DiskCacheConfiguration: Sendable {
+    /// Whether writes are flushed to stable storage before they return.
+    public enum Durability: Sendable, Hashable {
+        /// Rely on the operating system to write data back in its own time. A crash of the process
+        /// loses nothing (the rename is atomic); a power cut may lose recent writes but never leaves a
+        /// partial entry that authenticates.
+        case none
+        /// `fsync(2)` each temporary file before its rename and the entry's folder after it, so a write
+        /// that returned survives a power cut. Costs one or two disk flushes per write.
+        case fsync
+    }
+
+    /// Where the 256-bit master key comes from. Subkeys for encryption and file names are derived from
+    /// it with HKDF-SHA-256 (RFC 5869).
+    public enum KeySource: Sendable {
+        /// A key given by the caller (exactly 32 bytes).
+        case key(Data)
+        /// The default key file for the store's name, outside the cache folder, created on first use
+        /// with owner-only (0600) permissions.
+        case defaultKeyFile
+        /// A key file at this path, created on first use with owner-only (0600) permissions.
+        case keyFile(URL)
+    }
+
+    /// The store's name: one folder name under the platform caches folder (no `/`, not `.` or `..`).
+    public var name: String
+    /// The store's folder, or `nil` for the default location (see ``resolvedDirectory``).
+    public var directory: URL?
+    /// The most bytes the entry files may take on disk (their real sizes); `nil` for no limit, 0 to
+    /// keep nothing.
+    public var maxBytes: Int?
+    /// The most entries the store may hold; `nil` for no limit, 0 to keep nothing.
+    public var maxEntries: Int?
+    /// The fraction of each limit a trim brings the store down to (0 < fraction ≤ 1), so that trimming
+    /// happens once every many writes rather than on each one.
+    public var lowWaterFraction: Double
+    /// The expiry of values stored with `setValue(_:forKey:expiry:)` when `expiry` is `nil`.
+    public var defaultExpiry: Expiry
+    /// Whether writes are flushed to stable storage before they return.
+    public var durability: Durability
+    /// Where the master key comes from.
+    public var keySource: KeySource
+    /// The clock that decides expiry and stamps last-access times (wall-clock instants on disk).
+    public var clock: any CacheClock
+    /// Receives corrupt-entry, read-failure and stale-file events; never called under a lock.
+    public var observer: CacheObserver?
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - name: The store's folder name under the default location, and the name used for the default
+    ///     key file. Must be a single path component.
+    ///   - directory: The store's folder; `nil` for `<caches>/Strata/<name>`.
+    ///   - maxBytes: Limit on the bytes the entry files take on disk; `nil` for none. A negative value
+    ///     makes the cache's initializer throw ``CacheError/Code/invalidArgument``.
+    ///   - maxEntries: Limit on the number of entries; `nil` for none. Negative values are rejected.
+    ///   - lowWaterFraction: Fraction of each limit a trim aims for, in (0, 1]; 0.8 by default.
+    ///   - defaultExpiry: Expiry used when a write gives none; `.never` by default.
+    ///   - durability: `.none` (default) or `.fsync`.
+    ///   - keySource: Where the master key comes from; the default key file by default.
+    ///   - clock: The wall clock; the system clock by default.
+    ///   - observer: Receives ``CacheEvent``s; `nil` by default.
+    public init(
+        name: String,
+        directory: URL? = nil,
+        maxBytes: Int? = nil,
+        maxEntries: Int? = nil,
+        lowWaterFraction: Double = 0.8,
+        defaultExpiry: Expiry = .never,
+        durability: Durability = .none,
+        keySource: KeySource = .defaultKeyFile,
+        clock: any CacheClock = SystemClock(),
+        observer: CacheObserver? = nil
+    ) {
+        self.name = name
+        self.directory = directory
+        self.maxBytes = maxBytes
+        self.maxEntries = maxEntries
+        self.lowWaterFraction = lowWaterFraction
+        self.defaultExpiry = defaultExpiry
+        self.durability = durability
+        self.keySource = keySource
+        self.clock = clock
+        self.observer = observer
+    }
+
+    /// The store's folder: ``directory`` when given, otherwise `<caches>/Strata/<name>`, where
+    /// `<caches>` is `FileManager`'s caches folder on Apple platforms and `$XDG_CACHE_HOME` (when set to
+    /// an absolute path) or `~/.cache` elsewhere.
+    public var resolvedDirectory: URL {
+        if let directory { return directory.standardizedFileURL }
+        return Self.platformCachesDirectory
+            .appendingPathComponent("Strata", isDirectory: true)
+            .appendingPathComponent(name, isDirectory: true)
+    }
+
+    /// The platform's per-user caches folder.
+    static var platformCachesDirectory: URL {
+        #if canImport(Darwin)
+        if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
+            return caches
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent("Library/Caches")
+        #else
+        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true)
+        }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache", isDirectory: true)
+        #endif
+    }
+
+    /// Checks the values a cache cannot work with.
+    ///
+    /// - Throws: ``CacheError/Code/invalidArgument`` naming the bad field.
+    func validate() throws {
+        if let maxBytes, maxBytes < 0 {
+            throw CacheError(.invalidArgument, "maxBytes must be nil (unlimited) or at least 0, not \(maxBytes)")
+        }
+        if let maxEntries, maxEntries < 0 {
+            throw CacheError(.invalidArgument, "maxEntries must be nil (unlimited) or at least 0, not \(maxEntries)")
+        }
+        guard lowWaterFraction > 0, lowWaterFraction <= 1 else {
+            throw CacheError(.invalidArgument, "lowWaterFraction must be in (0, 1], not \(lowWaterFraction)")
+        }
+        if directory == nil {
+            guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+                throw CacheError(
+                    .invalidArgument, "store name '\(name)' must be one folder name (no '/', not '.' or '..')")
+            }
+        }
+    }
+}

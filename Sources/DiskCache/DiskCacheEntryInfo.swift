@@ -1,0 +1,29 @@
+import Foundation
+
+/// One live entry, as listed by ``DiskCache/listEntries()``.
+public struct DiskCacheEntryInfo<Key: Sendable>: Sendable {
+    /// The entry's key, decrypted from the record.
+    public var key: Key
+    /// The entry file's size on disk, in bytes (header, nonce, ciphertext and tag).
+    public var size: Int
+    /// The absolute expiry instant, or `nil` for none.
+    public var expiresAt: Date?
+    /// The last read or write of the entry (the file's modification time, which Strata sets itself).
+    public var lastAccess: Date
+
+    /// Creates an entry description.
+    ///
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - size: The file size in bytes.
+    ///   - expiresAt: The expiry instant, or `nil`.
+    ///   - lastAccess: The last access instant.
+    public init(key: Key, size: Int, expiresAt: Date?, lastAccess: Date) {
+        self.key = key
+        self.size = size
+        self.expiresAt = expiresAt
+        self.lastAccess = lastAccess
+    }
+}
+
+extension DiskCacheEntryInfo: Equatable where Key: Equatable {}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// A key that can name a ``DiskCache`` entry: its canonical bytes are stable across processes,
+/// machines and releases.
+///
+/// The canonical bytes are hashed (HMAC-SHA-256 under a naming subkey) into the entry's file name and
+/// stored, encrypted, inside the entry so a read can check it found the right file. They must never
+/// depend on `hashValue`, which Swift seeds per process.
+///
+/// Conformances provided here:
+/// - `String`: UTF-8 of the Unicode NFC form, so "café" composed and decomposed are one entry.
+/// - `URL`: UTF-8 of `absoluteString` (no normalization beyond what `URL` does).
+/// - `UUID`: its 16 bytes in RFC 4122 order.
+/// - `Int`, `Int64`, `Int32`, `UInt64`, `UInt32`: fixed width, big-endian (`Int` as 8 bytes).
+/// - `Data`: the bytes themselves.
+/// - Any `Codable` type: JSON with sorted keys and unescaped slashes. Declare
+///   `extension MyKey: DiskCacheKey {}` and the default implementation applies. Strings inside a
+///   Codable key are *not* NFC-normalized; normalize them in your type if that matters.
+///
+/// Equal keys must give equal bytes; different keys should give different bytes (two keys with equal
+/// bytes share one entry).
+public protocol DiskCacheKey: Hashable, Sendable {
+    /// The bytes that name this key on disk: equal keys give equal bytes.
+    ///
+    /// - Throws: When the key cannot be encoded (for example a `Codable` key whose `encode(to:)`
+    ///   throws); ``DiskCache`` reports it as ``CacheCore/CacheError/Code/invalidArgument``. Conformers
+    ///   that cannot fail implement it without `throws`.
+    var canonicalBytes: Data { get throws }
+
+    /// Rebuilds a key from its canonical bytes, or returns `nil` when they are not this type's.
+    ///
+    /// - Parameter canonicalBytes: Bytes produced by ``canonicalBytes``.
+    init?(canonicalBytes: Data)
+}
+
+extension DiskCacheKey where Self: Codable {
+    /// JSON with sorted keys and unescaped slashes (deterministic for a given type and value).
+    ///
+    /// - Throws: What the type's `encode(to:)` throws.
+    public var canonicalBytes: Data {
+        get throws { try CanonicalJSON.encoder.encode(self) }
+    }
+
+    /// Decodes the JSON written by ``canonicalBytes``; `nil` when it does not decode.
+    ///
+    /// - Parameter canonicalBytes: JSON bytes.
+    public init?(canonicalBytes: Data) {
+        guard let key = try? JSONDecoder().decode(Self.self, from: canonicalBytes) else { return nil }
+        self = key
+    }
+}
+
+/// The one JSON configuration used for Codable keys; changing it would rename every stored entry.
+enum CanonicalJSON {
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }
+}
+
+extension String: DiskCacheKey {
+    /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`).
+    public var canonicalBytes: Data { Data(precomposedStringWithCanonicalMapping.utf8) }
+
+    /// Decodes UTF-8; `nil` when the bytes are not valid UTF-8.
+    ///
+    /// - Parameter canonicalBytes: UTF-8 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let string = String(data: canonicalBytes, encoding: .utf8) else { return nil }
+        self = string
+    }
+}
+
+extension URL: DiskCacheKey {
+    /// UTF-8 of `absoluteString`.
+    public var canonicalBytes: Data { Data(absoluteString.utf8) }
+
+    /// Parses the UTF-8 `absoluteString`; `nil` when it is not a URL.
+    ///
+    /// - Parameter canonicalBytes: UTF-8 bytes of a URL string.
+    public init?(canonicalBytes: Data) {
+        guard let string = String(data: canonicalBytes, encoding: .utf8), let url = URL(string: string) else {
+            return nil
+        }
+        self = url
+    }
+}
+
+extension UUID: DiskCacheKey {
+    /// The 16 bytes of the UUID, most significant first (RFC 4122 byte order).
+    public var canonicalBytes: Data {
+        withUnsafeBytes(of: uuid) { Data($0) }
+    }
+
+    /// Rebuilds a UUID from exactly 16 bytes.
+    ///
+    /// - Parameter canonicalBytes: 16 bytes.
+    public init?(canonicalBytes: Data) {
+        guard canonicalBytes.count == 16 else { return nil }
+        var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: canonicalBytes) }
+        self.init(uuid: raw)
+    }
+}
+
+extension Data: DiskCacheKey {
+    /// The bytes themselves.
+    public var canonicalBytes: Data { self }
+
+    /// The bytes themselves.
+    ///
+    /// - Parameter canonicalBytes: Any bytes.
+    public init?(canonicalBytes: Data) { self = canonicalBytes }
+}
+
+/// Fixed-width integers name entries by their big-endian bytes.
+protocol BigEndianDiskCacheKey: FixedWidthInteger, DiskCacheKey {}
+
+extension BigEndianDiskCacheKey {
+    var bigEndianBytes: Data { withUnsafeBytes(of: bigEndian) { Data($0) } }
+
+    static func fromBigEndian(_ bytes: Data) -> Self? {
+        guard bytes.count == MemoryLayout<Self>.size else { return nil }
+        var value = Self.zero
+        withUnsafeMutableBytes(of: &value) { $0.copyBytes(from: bytes) }
+        return Self(bigEndian: value)
+    }
+}
+
+extension Int: DiskCacheKey {
+    /// 8 bytes, big-endian two's complement (the same on 32- and 64-bit platforms).
+    public var canonicalBytes: Data { Int64(self).bigEndianBytes }
+
+    /// Rebuilds the value from 8 big-endian bytes; `nil` for other lengths or out-of-range values.
+    ///
+    /// - Parameter canonicalBytes: 8 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let wide = Int64.fromBigEndian(canonicalBytes), let value = Int(exactly: wide) else { return nil }
+        self = value
+    }
+}
+
+extension Int64: DiskCacheKey, BigEndianDiskCacheKey {
+    /// 8 bytes, big-endian two's complement.
+    public var canonicalBytes: Data { bigEndianBytes }
+    /// Rebuilds the value from 8 big-endian bytes.
+    ///
+    /// - Parameter canonicalBytes: 8 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let value = Self.fromBigEndian(canonicalBytes) else { return nil }
+        self = value
+    }
+}
+
+extension Int32: DiskCacheKey, BigEndianDiskCacheKey {
+    /// 4 bytes, big-endian two's complement.
+    public var canonicalBytes: Data { bigEndianBytes }
+    /// Rebuilds the value from 4 big-endian bytes.
+    ///
+    /// - Parameter canonicalBytes: 4 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let value = Self.fromBigEndian(canonicalBytes) else { return nil }
+        self = value
+    }
+}
+
+extension UInt64: DiskCacheKey, BigEndianDiskCacheKey {
+    /// 8 bytes, big-endian.
+    public var canonicalBytes: Data { bigEndianBytes }
+    /// Rebuilds the value from 8 big-endian bytes.
+    ///
+    /// - Parameter canonicalBytes: 8 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let value = Self.fromBigEndian(canonicalBytes) else { return nil }
+        self = value
+    }
+}
+
+extension UInt32: DiskCacheKey, BigEndianDiskCacheKey {
+    /// 4 bytes, big-endian.
+    public var canonicalBytes: Data { bigEndianBytes }
+    /// Rebuilds the value from 4 big-endian bytes.
+    ///
+    /// - Parameter canonicalBytes: 4 bytes.
+    public init?(canonicalBytes: Data) {
+        guard let value = Self.fromBigEndian(canonicalBytes) else { return nil }
+        self = value
+    }
+}

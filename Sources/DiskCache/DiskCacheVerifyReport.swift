@@ -1,0 +1,42 @@
+/// What ``DiskCache/verify(progress:)`` found.
+public struct DiskCacheVerifyReport: Sendable, Hashable {
+    /// One file that failed verification and was removed.
+    public struct Issue: Sendable, Hashable, CustomStringConvertible {
+        /// The removed file's path.
+        public var path: String
+        /// Why it failed, for example `authentication failed` or `truncated`.
+        public var reason: String
+
+        /// Creates an issue.
+        ///
+        /// - Parameters:
+        ///   - path: The removed file.
+        ///   - reason: Why it failed.
+        public init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+
+        /// `path: reason`.
+        public var description: String { "\(path): \(reason)" }
+    }
+
+    /// How many entry files were checked.
+    public var checked: Int
+    /// The paths of the files removed (corrupt, old key epoch, or expired).
+    public var removed: [String]
+    /// Each removed file with the reason.
+    public var issues: [Issue]
+
+    /// Creates a report.
+    ///
+    /// - Parameters:
+    ///   - checked: Files checked.
+    ///   - removed: Paths of removed files.
+    ///   - issues: Removed files with reasons; defaults to none.
+    public init(checked: Int, removed: [String], issues: [Issue] = []) {
+        self.checked = checked
+        self.removed = removed
+        self.issues = issues
+    }
+}

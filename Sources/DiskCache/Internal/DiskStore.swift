@@ -1,0 +1,231 @@
+import CacheCore
+import Foundation
+
+/// The engine behind every `DiskCache<Key, Value>`: files, keys, index and counters, working on
+/// canonical key bytes and encoded value bytes (the generic wrapper adds the codec).
+///
+/// Thread safety: mutable state lives in one `Locked<State>`, held only for in-memory updates, never
+/// during file I/O and never while calling the observer. File-level exclusion between processes (and
+/// between instances) uses `flock` on `store.lock` and on per-key lock files.
+final class DiskStore: Sendable {
+    struct State {
+        /// The key epoch this process writes with, and the check record it was read from.
+        var epoch: Epoch
+        var checkStatus: FileStatus?
+        /// `nil` until an operation needs sizes or recency (see `ensureIndex()`).
+        var index: StoreIndex?
+        /// Counts not yet merged into `store.stats`.
+        var pending = StatisticsCounters()
+    }
+
+    /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
+    static let staleTemporaryFileAge: TimeInterval = 60
+    /// The salt that derives the naming key; fixed so an entry keeps its file name across key epochs.
+    static let namingSalt = Data("strata.disk.naming.v1".utf8)
+
+    let configuration: DiskCacheConfiguration
+    let layout: StoreLayout
+    let master: MasterKey
+    /// HMAC-SHA-256 key for entry and lock file names (stable across `removeAll()`).
+    let namingKey: Data
+    let state: Locked<State>
+
+    var clock: any CacheClock { configuration.clock }
+    var storeName: String { configuration.name }
+
+    init(configuration: DiskCacheConfiguration) throws {
+        self.configuration = configuration
+        layout = StoreLayout(root: configuration.resolvedDirectory)
+        let (master, namingKey, epoch, status): (MasterKey, Data, Epoch, FileStatus?) = try Self.translatingErrors {
+            try configuration.validate()
+            let master = try MasterKeyLoader.load(configuration.keySource, storeName: configuration.name)
+            let namingKey = try StoreKeys.derive(master: master, epochSalt: Self.namingSalt).namingKey
+            return (master, namingKey, try Epoch.derive(master: master, salt: Data(count: 32)), nil)
+        }
+        self.master = master
+        self.namingKey = namingKey
+        state = Locked(State(epoch: epoch, checkStatus: status))
+        try translatingErrors {
+            try createFolders()
+            let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
+            state.withLock {
+                $0.epoch = current
+                $0.checkStatus = currentStatus
+            }
+            removeStaleTemporaryFiles()
+        }
+    }
+
+    deinit {
+        try? flushStatistics()
+    }
+
+    // MARK: - Errors and events
+
+    /// Runs `body`, turning internal failures into `CacheError`s.
+    static func translatingErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as CacheError {
+            throw error
+        } catch let error as FileError {
+            throw error.cacheError
+        } catch let error as CryptoFailure {
+            throw CacheError(.crypto, "the cryptographic back end failed", cause: error)
+        } catch {
+            throw CacheError(.io, "unexpected failure: \(error)", cause: error)
+        }
+    }
+
+    func translatingErrors<T>(_ body: () throws -> T) throws -> T {
+        try Self.translatingErrors(body)
+    }
+
+    /// Delivers an event to the observer; call only outside `state.withLock`.
+    func report(_ kind: CacheEvent.Kind, _ message: String, path: String? = nil, error: (any Error)? = nil) {
+        configuration.observer?(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
+    }
+
+    func count(_ update: (inout StatisticsCounters) -> Void) {
+        state.withLock { update(&$0.pending) }
+    }
+
+    // MARK: - Folders and the key-check record
+
+    func createFolders() throws {
+        try FileSystem.makeDirectories(layout.root)
+        for folder in [layout.temporaryFolder, layout.entriesFolder, layout.locksFolder] {
+            try FileSystem.makeDirectory(folder)
+        }
+    }
+
+    /// Reads and checks `store.check`; `nil` when it does not exist.
+    func loadCheckRecord() throws -> (Epoch, FileStatus)? {
+        let fd: Int32
+        do {
+            fd = try FileSystem.openFile(layout.checkRecord, O_RDONLY | O_NOFOLLOW)
+        } catch  where FileError.isNotFound(error) {
+            return nil
+        }
+        defer { FileSystem.closeFile(fd) }
+        let (data, status) = try FileSystem.readAll(fd, path: layout.checkRecord)
+        let salt = try KeyCheckRecord.salt(from: data, master: master, path: layout.checkRecord, storeName: storeName)
+        return (try Epoch.derive(master: master, salt: salt), status)
+    }
+
+    /// Returns the store's epoch, creating the check record (with `preferredSalt`, or a fresh one) when
+    /// there is none. Creation happens under `store.lock` and never replaces a record another process
+    /// wrote first.
+    func establishCheckRecord(preferredSalt: Data?) throws -> (Epoch, FileStatus) {
+        if let loaded = try loadCheckRecord() { return loaded }
+        let lock = try FileLock.acquire(layout.storeLock, wait: true)
+        defer { lock?.unlock() }
+        if let loaded = try loadCheckRecord() { return loaded }
+        let salt = try preferredSalt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+        let record = try KeyCheckRecord.make(salt: salt, master: master)
+        try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: false)
+        guard let loaded = try loadCheckRecord() else {
+            throw CacheError(.io, "the key-check record vanished right after it was written", path: layout.checkRecord)
+        }
+        return loaded
+    }
+
+    /// The epoch to read and write with, refreshed when another process changed `store.check` (one
+    /// `stat` per call). When the record is missing and `recreating` is set, the folders and the record
+    /// are recreated with this process's epoch, so a store deleted from outside keeps working.
+    func currentEpoch(recreating: Bool) throws -> Epoch {
+        let (cached, cachedStatus) = state.withLock { ($0.epoch, $0.checkStatus) }
+        let onDisk = try FileSystem.status(atPath: layout.checkRecord)
+        if let onDisk, onDisk == cachedStatus { return cached }
+        let loaded: (Epoch, FileStatus)
+        if onDisk != nil, let found = try loadCheckRecord() {
+            loaded = found
+        } else if recreating {
+            try createFolders()
+            loaded = try establishCheckRecord(preferredSalt: cached.salt)
+        } else {
+            return cached
+        }
+        state.withLock {
+            if $0.epoch.id != loaded.0.id { $0.index = nil }
+            $0.epoch = loaded.0
+            $0.checkStatus = loaded.1
+        }
+        return loaded.0
+    }
+
+    // MARK: - Files
+
+    /// The entry (and lock) file name for a key: lower-case hex of HMAC-SHA-256(naming key, key bytes).
+    func fileName(for keyBytes: Data) throws -> String {
+        try CryptoBackend.hmacSHA256(key: namingKey, data: keyBytes).hexString
+    }
+
+    /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `path` (`replacing`) or
+    /// links it there only if `path` does not exist yet. With `.fsync` durability the file is synced
+    /// before and its folder after. `modified` is set once the file is in place, so a temporary file's
+    /// modification time is always the real time of its last write (see `removeStaleTemporaryFiles`).
+    ///
+    /// - Throws: `FileError`; a not-found error means the store folder is gone.
+    func writeAtomically(_ data: Data, to path: String, modified: Date?, replacing: Bool) throws {
+        let durable = configuration.durability == .fsync
+        let temporary = layout.temporaryFile()
+        let fd = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        defer { FileSystem.closeFile(fd) }
+        var placed = false
+        defer { if !placed { try? FileSystem.unlinkFile(temporary) } }
+        try FileSystem.writeAll(fd, data, path: temporary)
+        if durable { try FileSystem.syncFile(fd, path: temporary) }
+        let folder = (path as NSString).deletingLastPathComponent
+        do {
+            try place(temporary, at: path, replacing: replacing)
+        } catch  where FileError.isNotFound(error) {
+            try FileSystem.makeDirectory(folder)
+            try place(temporary, at: path, replacing: replacing)
+        }
+        placed = true
+        // Recency is advisory: a failure here leaves the real write time, which is close enough.
+        if let modified { try? FileSystem.setTimes(fd, to: modified, path: path) }
+        if durable { try FileSystem.syncDirectory(folder) }
+    }
+
+    private func place(_ temporary: String, at path: String, replacing: Bool) throws {
+        if replacing {
+            try FileSystem.renameFile(temporary, to: path)
+        } else {
+            do {
+                try FileSystem.linkFile(temporary, to: path)
+            } catch  where FileError.code(of: error) == EEXIST {
+                // Another process created it first; its record wins.
+            }
+            try FileSystem.unlinkFile(temporary)
+        }
+    }
+
+    /// Removes `path` only if it is still the file described by `status` (a concurrent writer may
+    /// have renamed a good entry over it since it was read).
+    @discardableResult
+    func removeIfUnchanged(_ path: String, status: FileStatus) -> Bool {
+        guard let current = try? FileSystem.status(atPath: path), current.isSameFile(as: status) else { return false }
+        return (try? FileSystem.unlinkFile(path)) != nil
+    }
+
+    /// Removes temporary files not written to for ``staleTemporaryFileAge`` by the real clock: a live
+    /// writer finishes its temporary file in well under a minute, so only a crashed writer's files are
+    /// that old. (Entry times follow the injected clock; temporary files are never re-stamped.)
+    func removeStaleTemporaryFiles() {
+        guard let names = try? FileSystem.contentsOfDirectory(layout.temporaryFolder) else { return }
+        let cutoff = Date().addingTimeInterval(-Self.staleTemporaryFileAge)
+        var removed = 0
+        for name in names {
+            let path = layout.temporaryFolder + "/" + name
+            guard let status = try? FileSystem.status(atPath: path), status.modificationDate < cutoff else { continue }
+            if (try? FileSystem.unlinkFile(path)) != nil { removed += 1 }
+        }
+        if removed > 0 {
+            report(
+                .staleFilesRemoved, "removed \(removed) temporary file(s) left by an interrupted write",
+                path: layout.temporaryFolder)
+        }
+    }
+}

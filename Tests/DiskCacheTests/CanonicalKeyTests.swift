@@ -1,0 +1,109 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+private struct RouteKey: Codable, Hashable, Sendable {
+    var path: String
+    var page: Int
+    var tags: [String: String]
+}
+
+extension RouteKey: DiskCacheKey {}
+
+@Suite struct CanonicalKeyTests {
+    let folder = TemporaryFolder()
+
+    static let awkwardKeys: [String] = [
+        "",
+        "/",
+        "..",
+        "../../etc/passwd",
+        "/absolute/path",
+        "a\0b",
+        "\0",
+        "emoji 🧊🔥👩‍👩‍👧",
+        "line\nbreak\ttab",
+        String(repeating: "long-key/", count: 1200),  // ~10 KB
+    ]
+
+    @Test(arguments: awkwardKeys)
+    func awkwardKeysRoundTripInsideTheStore(key: String) throws {
+        let cache = try makeCache(folder)
+
+        try cache.setValue(Data(key.utf8.reversed()), forKey: key)
+
+        #expect(try cache.value(forKey: key) == Data(key.utf8.reversed()))
+        // Nothing was created next to the store folder, and the only entry is a hashed name.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["store"])
+        let names = entryFiles(folder).map { ($0 as NSString).lastPathComponent }
+        #expect(names.count == 1)
+        #expect(names.allSatisfy(StoreLayout.isEntryName))
+        #expect(try cache.listEntries().map(\.key) == [key])
+    }
+
+    @Test func composedAndDecomposedStringsNameOneEntry() throws {
+        let cache = try makeCache(folder)
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+
+        try cache.setValue(Data([1]), forKey: composed)
+        try cache.setValue(Data([2]), forKey: decomposed)
+
+        #expect(composed.canonicalBytes == decomposed.canonicalBytes)
+        #expect(try cache.value(forKey: composed) == Data([2]))
+        #expect(entryFiles(folder).count == 1)
+    }
+
+    @Test func codableKeysUseSortedJSONAndRoundTrip() throws {
+        let key = RouteKey(path: "/a/b", page: 2, tags: ["z": "1", "a": "2"])
+        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder))
+
+        try cache.setValue(Data([5]), forKey: key)
+
+        #expect(
+            String(decoding: try key.canonicalBytes, as: UTF8.self)
+                == #"{"page":2,"path":"/a/b","tags":{"a":"2","z":"1"}}"#)
+        #expect(try cache.value(forKey: key) == Data([5]))
+        #expect(try cache.listEntries().map(\.key) == [key])
+    }
+
+    @Test func fixedWidthIntegersAreBigEndian() {
+        #expect(1.canonicalBytes == Data([0, 0, 0, 0, 0, 0, 0, 1]))
+        #expect((-1).canonicalBytes == Data(repeating: 0xff, count: 8))
+        #expect(Int32(258).canonicalBytes == Data([0, 0, 1, 2]))
+        #expect(UInt64(1 << 40).canonicalBytes == Data([0, 0, 1, 0, 0, 0, 0, 0]))
+        #expect(Int(canonicalBytes: Data([0, 0, 0, 0, 0, 0, 1, 0])) == 256)
+        #expect(Int(canonicalBytes: Data([1])) == nil)
+    }
+
+    @Test func uuidAndURLKeysRoundTrip() throws {
+        let uuid = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
+        #expect(
+            uuid.canonicalBytes
+                == Data([
+                    0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF,
+                ]))
+        #expect(UUID(canonicalBytes: uuid.canonicalBytes) == uuid)
+        let url = URL(string: "https://example.com/a?b=c#d")!
+        #expect(url.canonicalBytes == Data("https://example.com/a?b=c#d".utf8))
+
+        let cache = try DiskCache<URL, Data>(configuration: makeConfiguration(folder))
+        try cache.setValue(Data([1]), forKey: url)
+        #expect(try cache.value(forKey: url) == Data([1]))
+    }
+
+    @Test func fileNamesAreStableAcrossInstancesAndDependOnTheMasterKey() throws {
+        let first = try makeCache(folder)
+        let name = try first.entryPath(for: "k")
+        let second = try makeCache(folder)
+        let otherFolder = TemporaryFolder()
+        let otherKey = try makeCache(otherFolder, key: TestKeys.other)
+
+        #expect(try second.entryPath(for: "k") == name)
+        #expect(
+            (try otherKey.entryPath(for: "k") as NSString).lastPathComponent != (name as NSString).lastPathComponent)
+    }
+}

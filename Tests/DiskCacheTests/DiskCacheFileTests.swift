@@ -1,0 +1,127 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+@Suite struct DiskCacheFileTests {
+    let folder = TemporaryFolder()
+    let events = EventRecorder()
+
+    @Test func staleTemporaryFilesAreRemovedOnOpenAndFreshOnesKept() throws {
+        // Given a crashed writer's temporary file (an hour old) and a live writer's (just written)
+        _ = try makeCache(folder)
+        let tmp = folder.store.appendingPathComponent("tmp")
+        let stale = tmp.appendingPathComponent("1-dead.tmp")
+        let fresh = tmp.appendingPathComponent("2-live.tmp")
+        try Data("partial".utf8).write(to: stale)
+        try Data("partial".utf8).write(to: fresh)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: stale.path)
+
+        // When the store is opened
+        _ = try makeCache(folder, observer: events.observer)
+
+        // Then only the stale one is gone
+        #expect(!FileManager.default.fileExists(atPath: stale.path))
+        #expect(FileManager.default.fileExists(atPath: fresh.path))
+        #expect(events.count(of: .staleFilesRemoved) == 1)
+    }
+
+    @Test func writesLeaveNoTemporaryFiles() throws {
+        let cache = try makeCache(folder, durability: .fsync)
+
+        for index in 0..<5 { try cache.setValue(Data(count: index * 100), forKey: "k\(index)") }
+
+        #expect(allFiles(under: folder.store.appendingPathComponent("tmp")).isEmpty)
+        #expect(try cache.value(forKey: "k4") == Data(count: 400))
+    }
+
+    @Test func storeFolderDeletedWhileOpenIsRecreatedWithTheSameEpoch() throws {
+        let cache = try makeCache(folder)
+        try cache.setValue(Data([1]), forKey: "before")
+        let checkURL = folder.store.appendingPathComponent("store.check")
+        let salt = try Data(contentsOf: checkURL).subdata(in: 8..<40)
+
+        try FileManager.default.removeItem(at: folder.store)
+        try cache.setValue(Data([2]), forKey: "after")
+
+        #expect(try cache.value(forKey: "after") == Data([2]))
+        #expect(try cache.value(forKey: "before") == nil)
+        #expect(try Data(contentsOf: checkURL).subdata(in: 8..<40) == salt)
+        let reopened = try makeCache(folder)
+        #expect(try reopened.value(forKey: "after") == Data([2]))
+    }
+
+    @Test func readsOfADeletedStoreAreMisses() throws {
+        let cache = try makeCache(folder)
+        try cache.setValue(Data([1]), forKey: "k")
+
+        try FileManager.default.removeItem(at: folder.store)
+
+        #expect(try cache.value(forKey: "k") == nil)
+        try cache.removeEntry(forKey: "k")
+    }
+
+    // MARK: - Per-key locks
+
+    @Test func withLockExcludesAnotherInstanceForTheSameKeyOnly() throws {
+        let first = try makeCache(folder)
+        let second = try makeCache(folder)
+
+        let observed = try first.withLock(forKey: "job") {
+            (
+                same: try second.withLockIfAvailable(forKey: "job") { "taken" },
+                other: try second.withLockIfAvailable(forKey: "other job") { "taken" }
+            )
+        }
+        let afterRelease = try second.withLockIfAvailable(forKey: "job") { "taken" }
+
+        #expect(observed.same == nil)
+        #expect(observed.other == "taken")
+        #expect(afterRelease == "taken")
+        #expect(FileManager.default.fileExists(atPath: folder.store.appendingPathComponent("locks").path))
+    }
+
+    @Test func withLockReturnsTheBodysResultAndReleasesOnThrow() throws {
+        struct Boom: Error {}
+        let cache = try makeCache(folder)
+
+        #expect(throws: Boom.self) { try cache.withLock(forKey: "k") { throw Boom() } }
+        let value = try cache.withLockIfAvailable(forKey: "k") { 42 }
+
+        #expect(value == 42)
+    }
+
+    // MARK: - Concurrency
+
+    @Test func concurrentReadersAndWritersOnTwoInstancesSeeWholeValues() async throws {
+        let first = try makeCache(folder, maxEntries: 40)
+        let second = try makeCache(folder, maxEntries: 40)
+        let values = (0..<8).map { Data(repeating: UInt8($0), count: 2000 + $0) }
+
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    var wholeReads = 0
+                    let cache = worker.isMultiple(of: 2) ? first : second
+                    for round in 0..<25 {
+                        let key = "k\((worker + round) % 12)"
+                        try await cache.setEntry(CacheEntry(value: values[worker]), forKey: key)
+                        if let read = try await cache.entry(forKey: "k\(round % 12)")?.value {
+                            #expect(values.contains(read))
+                            wholeReads += 1
+                        }
+                    }
+                    return wholeReads
+                }
+            }
+            var total = 0
+            for try await reads in group { total += reads }
+            #expect(total > 0)
+        }
+        #expect(first.statistics.base.count <= 40)
+        #expect(allFiles(under: folder.store.appendingPathComponent("tmp")).isEmpty)
+    }
+}

@@ -1,0 +1,152 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+@Suite struct DiskCacheLimitTests {
+    let folder = TemporaryFolder()
+
+    /// Size on disk of an entry with a 2-byte key and a 100-byte value.
+    let entrySize = EntryRecord.overhead + 2 + 100
+
+    /// The keys that still read as hits, in order.
+    private func liveKeys(_ cache: DiskCache<String, Data>, _ keys: [String]) throws -> [String] {
+        // Reads touch recency, so the suite only calls this at the end of a test.
+        try keys.filter { try cache.value(forKey: $0) != nil }
+    }
+
+    @Test func entryLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
+        // Given a store of at most 3 entries (low-water 80% → trims to 2)
+        let clock = ManualClock()
+        let cache = try makeCache(folder, maxEntries: 3, clock: clock)
+        for key in ["k1", "k2", "k3"] {
+            try cache.setValue(Data(count: 100), forKey: key)
+            clock.advance(by: 1)
+            #expect(entryFiles(folder).count <= 3)
+        }
+        // When k1 is read (most recent now) and a fourth entry is written
+        _ = try cache.value(forKey: "k1")
+        clock.advance(by: 1)
+        try cache.setValue(Data(count: 100), forKey: "k4")
+
+        // Then the store was trimmed to 2: the new entry and the most recently used one
+        #expect(entryFiles(folder).count == 2)
+        #expect(try liveKeys(cache, ["k1", "k2", "k3", "k4"]) == ["k1", "k4"])
+        #expect(cache.statistics.base.evictions == 2)
+    }
+
+    @Test func byteLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
+        let clock = ManualClock()
+        let cache = try makeCache(folder, maxBytes: 3 * entrySize, clock: clock)
+        for key in ["k1", "k2", "k3"] {
+            try cache.setValue(Data(count: 100), forKey: key)
+            clock.advance(by: 1)
+        }
+        #expect(entryBytesOnDisk(folder) == 3 * entrySize)
+        _ = try cache.value(forKey: "k2")
+        clock.advance(by: 1)
+
+        try cache.setValue(Data(count: 100), forKey: "k4")
+
+        // 80% of 3 entries' bytes holds 2 entries.
+        #expect(entryBytesOnDisk(folder) == 2 * entrySize)
+        #expect(cache.statistics.base.totalCost == 2 * entrySize)
+        #expect(try liveKeys(cache, ["k1", "k2", "k3", "k4"]) == ["k2", "k4"])
+    }
+
+    @Test func overwriteIsCountedOnceAgainstTheLimits() throws {
+        let cache = try makeCache(folder, maxEntries: 2)
+
+        for _ in 0..<5 { try cache.setValue(Data(count: 100), forKey: "k1") }
+        try cache.setValue(Data(count: 100), forKey: "k2")
+
+        #expect(cache.statistics.base.count == 2)
+        #expect(cache.statistics.base.evictions == 0)
+        #expect(try cache.value(forKey: "k1") != nil)
+    }
+
+    @Test func entryLargerThanTheByteLimitIsRefusedAndOthersStay() throws {
+        let cache = try makeCache(folder, maxBytes: 2 * entrySize)
+        try cache.setValue(Data(count: 100), forKey: "k1")
+        try cache.setValue(Data(count: 100), forKey: "k2")
+
+        let error = #expect(throws: CacheError.self) {
+            try cache.setValue(Data(count: 2 * entrySize), forKey: "k3")
+        }
+
+        #expect(error?.code == .entryTooLarge)
+        #expect(try liveKeys(cache, ["k1", "k2", "k3"]) == ["k1", "k2"])
+    }
+
+    @Test func entryExactlyAtTheByteLimitIsKeptAlone() throws {
+        let cache = try makeCache(folder, maxBytes: entrySize)
+        try cache.setValue(Data(count: 100), forKey: "k1")
+
+        try cache.setValue(Data(count: 100), forKey: "k2")
+
+        #expect(try liveKeys(cache, ["k1", "k2"]) == ["k2"])
+    }
+
+    @Test(arguments: [(0, nil), (nil, 0)] as [(Int?, Int?)])
+    func zeroLimitKeepsNothing(maxBytes: Int?, maxEntries: Int?) throws {
+        let cache = try makeCache(folder, maxBytes: maxBytes, maxEntries: maxEntries)
+
+        try cache.setValue(Data([1]), forKey: "k")
+
+        #expect(try cache.value(forKey: "k") == nil)
+        #expect(entryFiles(folder).isEmpty)
+    }
+
+    @Test func recencySurvivesARestart() throws {
+        // Given entries written and read by one instance
+        let clock = ManualClock()
+        do {
+            let cache = try makeCache(folder, clock: clock)
+            for key in ["k1", "k2", "k3"] {
+                try cache.setValue(Data(count: 100), forKey: key)
+                clock.advance(by: 1)
+            }
+            _ = try cache.value(forKey: "k1")
+            clock.advance(by: 1)
+        }
+        // When a new instance with a limit of 3 writes a fourth entry
+        let reopened = try makeCache(folder, maxEntries: 3, clock: clock)
+        try reopened.setValue(Data(count: 100), forKey: "k4")
+
+        // Then the least recently used ones (k2, k3) went, by the first instance's reads
+        #expect(try liveKeys(reopened, ["k1", "k2", "k3", "k4"]) == ["k1", "k4"])
+    }
+
+    @Test func trimToBytesRemovesLeastRecentlyUsed() throws {
+        let clock = ManualClock()
+        let cache = try makeCache(folder, clock: clock)
+        for key in ["k1", "k2", "k3", "k4"] {
+            try cache.setValue(Data(count: 100), forKey: key)
+            clock.advance(by: 1)
+        }
+
+        let removed = try cache.trim(toBytes: 2 * entrySize)
+
+        #expect(removed == 2)
+        #expect(try liveKeys(cache, ["k1", "k2", "k3", "k4"]) == ["k3", "k4"])
+    }
+
+    @Test func trimCountsEntriesWrittenByAnotherInstance() throws {
+        let clock = ManualClock()
+        let limited = try makeCache(folder, maxEntries: 5, clock: clock)
+        _ = limited.statistics  // builds the index before the other instance writes
+        let other = try makeCache(folder, clock: clock)
+        for index in 0..<10 {
+            try other.setValue(Data(count: 10), forKey: "o\(index)")
+            clock.advance(by: 1)
+        }
+
+        let removed = try limited.trim()
+
+        #expect(removed == 6)
+        #expect(entryFiles(folder).count == 4)
+        #expect(limited.statistics.base.count == 4)
+    }
+}

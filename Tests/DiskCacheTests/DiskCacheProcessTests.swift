@@ -1,0 +1,71 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+/// Environment variable that turns the test binary into the second process of
+/// ``DiskCacheProcessTests`` (it names the store folder to use).
+private let childStoreVariable = "STRATA_DISK_CHILD_STORE"
+
+/// Re-launching the test binary gives a genuinely fresh process (new address space, no shared
+/// in-memory state, `hashValue` seeded differently) without an extra executable target.
+@Suite struct DiskCacheProcessTests {
+    let folder = TemporaryFolder()
+
+    /// Runs ``DiskCacheChildProcessRole`` in a new process of this test binary against `folder`.
+    private func runChildProcess() throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["--testing-library", "swift-testing", "--filter", "DiskCacheChildProcessRole"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[childStoreVariable] = folder.store.path
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/exe")))
+    func secondProcessReadsAndWritesTheSameStore() throws {
+        // Given a value written by this process, and the "job" lock held by it
+        let cache = try makeCache(folder, clock: SystemClock())
+        try cache.setValue(Data("from parent".utf8), forKey: "parent")
+
+        // When another process opens the store (it checks the value and the lock, then writes and reads)
+        let child = try cache.withLock(forKey: "job") { try runChildProcess() }
+
+        // Then it succeeded, its value is readable here, and its counters were persisted
+        #expect(child.status == 0, "child output:\n\(child.output)")
+        #expect(try cache.value(forKey: "child") == Data("from child".utf8))
+        try cache.flushStatistics()
+        let fresh = try makeCache(folder, clock: SystemClock())
+        let statistics = fresh.statistics
+        #expect(statistics.base.insertions == 2)
+        #expect(statistics.base.hits == 3)  // child: parent, child; parent: child
+        #expect(statistics.base.count == 2)
+        #expect(statistics.base.totalCost == entryBytesOnDisk(folder))
+    }
+}
+
+/// The second process's half of ``DiskCacheProcessTests``; skipped unless launched by it.
+@Suite struct DiskCacheChildProcessRole {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[childStoreVariable] != nil))
+    func actAsTheSecondProcess() throws {
+        let path = try #require(ProcessInfo.processInfo.environment[childStoreVariable])
+        let cache = try DiskCache<String, Data>(
+            configuration: DiskCacheConfiguration(
+                name: "tests", directory: URL(fileURLWithPath: path), keySource: .key(TestKeys.primary)))
+
+        #expect(try cache.value(forKey: "parent") == Data("from parent".utf8))
+        #expect(try cache.withLockIfAvailable(forKey: "job") { true } == nil)
+        try cache.setValue(Data("from child".utf8), forKey: "child")
+        #expect(try cache.value(forKey: "child") == Data("from child".utf8))
+        try cache.flushStatistics()
+    }
+}

@@ -1,0 +1,113 @@
+import CacheCore
+import CacheTesting
+import Foundation
+
+@testable import DiskCache
+
+/// A unique temporary folder per test, removed when the test's suite value goes away.
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init() {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-disk-tests-\(UUID().uuidString)", isDirectory: true)
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    /// The store folder the factory uses inside this temporary folder.
+    var store: URL { url.appendingPathComponent("store", isDirectory: true) }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// Collects observer events from any thread.
+final class EventRecorder: Sendable {
+    private let events = Locked<[CacheEvent]>([])
+
+    var observer: CacheObserver { { event in self.events.withLock { $0.append(event) } } }
+
+    func kinds() -> [CacheEvent.Kind] { events.withLock { $0.map(\.kind) } }
+
+    func count(of kind: CacheEvent.Kind) -> Int { kinds().filter { $0 == kind }.count }
+}
+
+enum TestKeys {
+    /// Fixed master keys: tests never touch the user's key files.
+    static let primary = Data((0..<32).map { UInt8($0) })
+    static let other = Data((0..<32).map { UInt8(255 - $0) })
+}
+
+func makeConfiguration(
+    _ folder: TemporaryFolder,
+    maxBytes: Int? = nil,
+    maxEntries: Int? = nil,
+    clock: any CacheClock = ManualClock(),
+    key: Data = TestKeys.primary,
+    durability: DiskCacheConfiguration.Durability = .none,
+    observer: CacheObserver? = nil
+) -> DiskCacheConfiguration {
+    DiskCacheConfiguration(
+        name: "tests", directory: folder.store, maxBytes: maxBytes, maxEntries: maxEntries,
+        durability: durability, keySource: .key(key), clock: clock, observer: observer)
+}
+
+/// Opens a `DiskCache<String, Data>` in `folder` with an explicit master key.
+func makeCache(
+    _ folder: TemporaryFolder,
+    maxBytes: Int? = nil,
+    maxEntries: Int? = nil,
+    clock: any CacheClock = ManualClock(),
+    key: Data = TestKeys.primary,
+    durability: DiskCacheConfiguration.Durability = .none,
+    observer: CacheObserver? = nil
+) throws -> DiskCache<String, Data> {
+    try DiskCache(
+        configuration: makeConfiguration(
+            folder, maxBytes: maxBytes, maxEntries: maxEntries, clock: clock, key: key, durability: durability,
+            observer: observer))
+}
+
+/// Files under `root`, recursively, as paths relative to it.
+func allFiles(under root: URL) -> [String] {
+    guard let enumerator = FileManager.default.enumerator(atPath: root.path) else { return [] }
+    var files: [String] = []
+    while let path = enumerator.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isDirectory),
+            !isDirectory.boolValue
+        {
+            files.append(path)
+        }
+    }
+    return files.sorted()
+}
+
+/// Entry files of the store in `folder`, as absolute paths.
+func entryFiles(_ folder: TemporaryFolder) -> [String] {
+    allFiles(under: folder.store.appendingPathComponent("entries")).map {
+        folder.store.appendingPathComponent("entries").appendingPathComponent($0).path
+    }
+}
+
+/// The sum of the entry files' real sizes.
+func entryBytesOnDisk(_ folder: TemporaryFolder) -> Int {
+    entryFiles(folder).reduce(0) { total, path in
+        let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int
+        return total + (size ?? 0)
+    }
+}
+
+extension DiskCache {
+    /// The path of the entry file for `key`.
+    func entryPath(for key: Key) throws -> String {
+        store.layout.entry(try store.fileName(for: try key.canonicalBytes))
+    }
+}
+
+extension Data {
+    /// Whether `pattern` occurs anywhere in these bytes.
+    func containsBytes(_ pattern: Data) -> Bool {
+        guard !pattern.isEmpty, count >= pattern.count else { return false }
+        return range(of: pattern) != nil
+    }
+}
