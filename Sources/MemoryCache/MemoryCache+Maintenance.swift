@@ -1,0 +1,114 @@
+import CacheCore
+import Foundation
+
+extension MemoryCache {
+    // MARK: - Counters
+
+    /// A snapshot of the counters: hits, misses, insertions, evictions, expirations, and the current
+    /// count and total cost.
+    ///
+    /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
+    /// snapshot while other threads are writing.
+    ///
+    /// - Complexity: O(*s*) in the number of shards.
+    public var statistics: CacheStatistics {
+        shards.reduce(into: CacheStatistics()) { total, shard in
+            let part = shard.withLock { $0.statistics }
+            total.hits += part.hits
+            total.misses += part.misses
+            total.insertions += part.insertions
+            total.evictions += part.evictions
+            total.expirations += part.expirations
+            total.count += part.count
+            total.totalCost += part.totalCost
+        }
+    }
+
+    /// The number of entries held, including expired ones not yet dropped.
+    ///
+    /// - Complexity: O(*s*) in the number of shards.
+    public var count: Int {
+        shards.reduce(0) { sum, shard in sum + shard.withLock { $0.count } }
+    }
+
+    /// The sum of the costs of the entries held, including expired ones not yet dropped.
+    ///
+    /// - Complexity: O(*s*) in the number of shards.
+    public var totalCost: Int {
+        shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCost } }
+    }
+
+    // MARK: - Purging and trimming
+
+    /// Removes every entry that has expired by the clock's current reading.
+    ///
+    /// Each removed entry counts as an expiration. Call it periodically to give memory back when many
+    /// entries expire without being read again.
+    ///
+    /// - Returns: The number of entries removed.
+    /// - Complexity: O(*n*) in the number of entries held; each shard is locked for its own scan.
+    @discardableResult
+    public func removeExpired() -> Int {
+        let now = clock.now.timeIntervalSinceReferenceDate
+        var removed = 0
+        for shard in shards {
+            var released = LRUTable<Key, Value>.Released()
+            removed += shard.withLock { $0.removeExpired(now: now, into: &released) }
+            withExtendedLifetime(released) {}
+        }
+        return removed
+    }
+
+    /// Evicts least recently used entries until at most `count` remain; each counts as an eviction.
+    ///
+    /// This is the hook for memory pressure on platforms without a system memory-pressure source
+    /// (Linux): call it when the process should give memory back. With several shards each shard keeps
+    /// its share of `count`.
+    ///
+    /// - Parameter count: The most entries to keep; a negative value counts as 0.
+    /// - Complexity: O(*k*) in the number of entries evicted.
+    public func trim(toCount count: Int) {
+        let count = max(count, 0)
+        for (shardIndex, shard) in shards.enumerated() {
+            var released = LRUTable<Key, Value>.Released()
+            let share = Self.share(of: count, forShard: shardIndex, of: shards.count) ?? 0
+            shard.withLock { $0.trim(toCount: share, into: &released) }
+            withExtendedLifetime(released) {}
+        }
+    }
+
+    /// Evicts least recently used entries until the total cost is at most `cost`; each counts as an
+    /// eviction.
+    ///
+    /// With several shards each shard keeps its share of `cost`.
+    ///
+    /// - Parameter cost: The highest total cost to keep; a negative value counts as 0.
+    /// - Complexity: O(*k*) in the number of entries evicted.
+    public func trim(toCost cost: Int) {
+        let cost = max(cost, 0)
+        for (shardIndex, shard) in shards.enumerated() {
+            var released = LRUTable<Key, Value>.Released()
+            let share = Self.share(of: cost, forShard: shardIndex, of: shards.count) ?? 0
+            shard.withLock { $0.trim(toCost: share, into: &released) }
+            withExtendedLifetime(released) {}
+        }
+    }
+
+    // MARK: - Debug checks
+
+    /// Checks every shard's list links, index, free slots, totals and limits, for tests.
+    ///
+    /// - Returns: A description of the first violation found, or `nil` when the cache is consistent.
+    /// - Complexity: O(*n*); each shard is locked for its own check.
+    func invariantViolation() -> String? {
+        for (shardIndex, shard) in shards.enumerated() {
+            if let problem = shard.withLock({ $0.invariantViolation() }) {
+                return "shard \(shardIndex): \(problem)"
+            }
+        }
+        return nil
+    }
+
+    /// Whether every shard is consistent; see ``invariantViolation()``.
+    func checkInvariants() -> Bool { invariantViolation() == nil }
+}

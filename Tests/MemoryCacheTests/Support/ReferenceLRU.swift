@@ -1,0 +1,53 @@
+/// A deliberately simple LRU model (an array ordered from least to most recently used) that the real
+/// cache must agree with, hit for hit and entry for entry.
+struct ReferenceLRU {
+    private(set) var order: [(key: Int, value: Int, cost: Int)] = []
+    let countLimit: Int
+    let costLimit: Int
+    private(set) var hits = 0
+    private(set) var misses = 0
+    private(set) var evictions = 0
+
+    init(countLimit: Int, costLimit: Int) {
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+    }
+
+    var totalCost: Int { order.reduce(0) { $0 + $1.cost } }
+
+    mutating func value(forKey key: Int) -> Int? {
+        guard let position = order.firstIndex(where: { $0.key == key }) else {
+            misses += 1
+            return nil
+        }
+        hits += 1
+        let entry = order.remove(at: position)
+        order.append(entry)
+        return entry.value
+    }
+
+    mutating func setValue(_ value: Int, forKey key: Int, cost: Int) {
+        order.removeAll { $0.key == key }
+        guard cost <= costLimit else { return }
+        order.append((key, value, cost))
+        while order.count > countLimit || totalCost > costLimit {
+            order.removeFirst()
+            evictions += 1
+        }
+    }
+}
+
+/// SplitMix64, so that randomized workloads are the same on every run.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
