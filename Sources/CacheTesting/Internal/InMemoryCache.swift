@@ -1,0 +1,44 @@
+import CacheCore
+import Foundation
+
+/// The plain dictionary behind the test doubles when they are not given a cache to wrap.
+///
+/// Unlimited and unordered on purpose: the doubles test the code that uses a cache, not eviction.
+/// It keeps the `Cache` contract (it passes ``CacheContract``): expired entries are never returned and
+/// are dropped when read, an already-expired entry is not stored and removes the earlier one.
+final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+    let clock: any CacheClock
+    private let entries = Locked<[Key: CacheEntry<Value>]>([:])
+
+    init(clock: any CacheClock) {
+        self.clock = clock
+    }
+
+    func entry(forKey key: Key) -> CacheEntry<Value>? {
+        let now = clock.now
+        return entries.withLock { entries in
+            guard let entry = entries[key] else { return nil }
+            if entry.isExpired(at: now) {
+                // Dropping it here is what keeps a clock that later moves back from reviving it.
+                entries[key] = nil
+                return nil
+            }
+            return entry
+        }
+    }
+
+    func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
+        let now = clock.now
+        entries.withLock { entries in
+            entries[key] = entry.isExpired(at: now) ? nil : entry
+        }
+    }
+
+    func removeEntry(forKey key: Key) {
+        entries.withLock { entries in entries[key] = nil }
+    }
+
+    func removeAll() {
+        entries.withLock { entries in entries.removeAll() }
+    }
+}

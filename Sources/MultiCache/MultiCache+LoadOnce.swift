@@ -1,0 +1,140 @@
+import CacheCore
+import Foundation
+
+extension MultiCache {
+    /// Returns the cached value for `key` or, on a miss in every tier, loads it once however many callers
+    /// ask at the same time, stores it in every tier, and returns it to all of them.
+    ///
+    /// ```swift
+    /// let avatar = try await cache.value(forKey: userID, expiry: .seconds(600)) {
+    ///     try await api.fetchAvatar(userID)
+    /// }
+    /// ```
+    ///
+    /// The first caller to miss starts the load on a task of its own; callers that miss while it runs
+    /// join it instead of loading again. The value is stored in every tier (each copy capped by the tier's
+    /// ``Tier/maximumLifetime``) before any caller returns, so a read right after this returns is a hit.
+    /// A store that fails in some tier is reported as ``CacheEvent/Kind/writeBackFailed`` and counted;
+    /// the callers still get the value.
+    ///
+    /// - A thrown error reaches every waiter and is not cached: the next call loads again.
+    /// - A cancelled caller gets `CancellationError` at once; the load goes on for the others. When every
+    ///   caller has cancelled, the load's task is cancelled and its result is not stored; the next call
+    ///   starts a new load.
+    /// - A write or removal of `key`, or ``removeAll()``, while the load runs keeps its result out of every
+    ///   tier; the callers already waiting still get the loaded value.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - expiry: The loaded value's expiry, resolved against ``clock`` when the load finishes.
+    ///   - load: Produces the value on a miss; runs at most once per key at a time, on a task of its own,
+    ///     never under a lock. It should honour cancellation.
+    /// - Returns: The cached or loaded value; an empty value is a hit like any other.
+    /// - Throws: What `load` threw; `CancellationError` when the caller's task was cancelled;
+    ///   ``CacheError/Code/tierFailure`` when every tier failed to read.
+    public func value(
+        forKey key: Key,
+        expiry: Expiry,
+        orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        let finishedLoadsSeen = coordinator.withLock { $0.finishedLoads }
+        if let entry = try await entry(forKey: key) { return entry.value }
+        let waiterID = coordinator.withLock { $0.makeID() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: LoadOnceStateMachine<Key, Value>.Waiter) in
+                let action = coordinator.withLock {
+                    $0.join(
+                        key: key, waiterID: waiterID, continuation: continuation,
+                        finishedLoadsSeen: finishedLoadsSeen, isCancelled: Task.isCancelled)
+                }
+                switch action {
+                case .wait:
+                    break
+                case .resumeCancelled(let waiter):
+                    waiter.resume(throwing: CancellationError())
+                case .startLoad(let loadID, let recheckTiers):
+                    let task = Task {
+                        await self.runLoad(loadID, key: key, expiry: expiry, recheckTiers: recheckTiers, load: load)
+                    }
+                    if coordinator.withLock({ $0.attach(task, toLoad: loadID) }) { task.cancel() }
+                }
+            }
+        } onCancel: {
+            if case .resumeCancelled(let waiter, let task) = coordinator.withLock({ $0.cancelWaiter(waiterID) }) {
+                waiter.resume(throwing: CancellationError())
+                task?.cancel()
+            }
+        }
+    }
+
+    /// Returns the cached or loaded value for `key` to `completion`; the completion-handler form of
+    /// ``value(forKey:expiry:orLoad:)``, with the same load-once rules.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - expiry: The loaded value's expiry.
+    ///   - load: Produces the value on a miss.
+    ///   - completion: Called exactly once with the value or the error, on a thread of Swift's global
+    ///     concurrent executor (never the caller's thread, never the main thread).
+    public func value(
+        forKey key: Key,
+        expiry: Expiry,
+        orLoad load: @escaping @Sendable () async throws -> Value,
+        completion: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) {
+        Task {
+            do {
+                completion(.success(try await self.value(forKey: key, expiry: expiry, orLoad: load)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    /// The body of one load's task: read again if needed, run the loader, store, answer every waiter.
+    private func runLoad(
+        _ loadID: UInt64,
+        key: Key,
+        expiry: Expiry,
+        recheckTiers: Bool,
+        load: @Sendable () async throws -> Value
+    ) async {
+        let result: Result<Value, any Error>
+        // Another load finished between this caller's read and its join: it may have stored the key.
+        if recheckTiers, let entry = try? await entry(forKey: key) {
+            result = .success(entry.value)
+        } else {
+            counters.withLock { $0.loadsRun += 1 }
+            do {
+                let value = try await load()
+                result = .success(value)
+                await storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID)
+            } catch {
+                result = .failure(error)
+            }
+        }
+        let waiters = coordinator.withLock { $0.finishLoad(loadID) }
+        for waiter in waiters { waiter.resume(with: result) }
+    }
+
+    /// Stores a loaded value in every tier unless the load was fenced or abandoned.
+    private func storeLoadedValue(_ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64) async {
+        guard let storeID = coordinator.withLock({ $0.beginStoringLoad(loadID) }) else { return }
+        let now = clock.now
+        let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
+        let failures = await forEachTier(in: tiers.indices) { tier in
+            try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
+        }
+        endStore(storeID)
+        guard !failures.isEmpty else { return }
+        counters.withLock { statistics in
+            for failure in failures { statistics.tiers[failure.index].errors += 1 }
+        }
+        for failure in failures {
+            observer?(
+                CacheEvent(
+                    .writeBackFailed, "storing a loaded value into tier \(failure.index) (\(failure.name)) failed",
+                    tierIndex: failure.index, error: failure.error))
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import CacheCore
+import Foundation
+
+extension MultiCache {
+    /// One tier of a ``MultiCache``: a cache, a name for errors and statistics, and an optional cap on how
+    /// long the tier keeps what the `MultiCache` writes into it.
+    ///
+    /// ```swift
+    /// let memoryTier = MultiCache<String, Data>.Tier(memory, name: "memory", maximumLifetime: .seconds(60))
+    /// ```
+    public struct Tier: Sendable {
+        /// The tier's cache.
+        public let cache: any Cache<Key, Value>
+        /// The name used in ``CacheError/TierFailure``, ``CacheEvent`` messages and statistics.
+        public let name: String
+        /// The longest any entry written into this tier by the `MultiCache` lives there, or `nil` for no
+        /// cap. A copy expires at the earlier of the entry's own expiry and the write time plus this
+        /// duration; it must be positive.
+        public let maximumLifetime: Duration?
+
+        /// Creates a tier.
+        ///
+        /// - Parameters:
+        ///   - cache: The tier's cache.
+        ///   - name: A readable name; `nil` uses the cache's type name.
+        ///   - maximumLifetime: A cap on the lifetime of copies written into this tier (a fast tier holding
+        ///     only recent data, for example), or `nil` for none. Checked by ``MultiCache/init(tiers:clock:observer:)``.
+        public init(_ cache: any Cache<Key, Value>, name: String? = nil, maximumLifetime: Duration? = nil) {
+            self.cache = cache
+            self.name = name ?? String(describing: type(of: cache))
+            self.maximumLifetime = maximumLifetime
+        }
+
+        /// `entry` as this tier should hold it when written at `now`: its expiry capped by
+        /// ``maximumLifetime``, its value and cost unchanged.
+        func capping(_ entry: CacheEntry<Value>, now: Date) -> CacheEntry<Value> {
+            guard let maximumLifetime else { return entry }
+            var copy = entry
+            copy.expiresAt = Expiry.earliest(entry.expiresAt, now.addingTimeInterval(maximumLifetime.timeInterval))
+            return copy
+        }
+    }
+}

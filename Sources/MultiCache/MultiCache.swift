@@ -1,0 +1,141 @@
+import CacheCore
+import Foundation
+
+/// A cache that composes an ordered list of tiers, fastest first, into one ``Cache``.
+///
+/// ```swift
+/// let memory = try MemoryCache<String, Data>(countLimit: 1_000)
+/// let disk = try DiskCache<String, Data>(configuration: .init(name: "thumbnails"), codec: .data)
+/// let cache = try MultiCache<String, Data>(tiers: [
+///     .init(memory, name: "memory", maximumLifetime: .seconds(60)),
+///     .init(disk, name: "disk"),
+/// ])
+/// let thumbnail = try await cache.value(forKey: url, expiry: .seconds(3_600)) {
+///     try await render(url)
+/// }
+/// ```
+///
+/// A `MultiCache` knows its tiers only through the ``Cache`` protocol, so any conformer can be a tier,
+/// another `MultiCache` included. Its rules, section by section:
+///
+/// ## Lookup order
+/// A read asks the tiers in order, fastest first, and stops at the first hit: that tier's entry (value,
+/// absolute expiry, cost) is the result. A tier that answers `nil` is a miss and the next tier is asked.
+/// An empty value (an empty `Data`, an empty string) is a hit like any other.
+///
+/// ## Write-back
+/// A hit in tier *i* is written back into every tier before *i* **before the read returns** (the
+/// write-back is awaited, so a caller that reads again, or inspects a faster tier, finds the copy). The
+/// copy keeps the entry's absolute expiry, that is its remaining lifetime, never a fresh TTL, and its
+/// cost. A tier with a ``Tier/maximumLifetime`` gets a copy that expires at the earlier of the entry's
+/// expiry and now plus that lifetime (``Expiry/earliest(_:_:)``). The tiers are written concurrently. A
+/// write-back that fails is reported to the observer (``CacheEvent/Kind/writeBackFailed``) and counted;
+/// the read still returns its value. A write-back is dropped when a write or removal began while the
+/// read was under way, because the entry read may no longer be the newest.
+///
+/// ## Writes
+/// ``setEntry(_:forKey:)`` (and every convenience built on it) writes to every tier concurrently, each
+/// tier's copy capped by its maximum lifetime. When some tiers fail, the call throws
+/// ``CacheError/Code/tierFailure`` with one ``CacheError/TierFailure`` per failed tier (index, name,
+/// cause); the tiers that succeeded keep the new entry, and each failed tier is asked (best effort) to
+/// drop its old entry for the key, so it cannot keep serving a value older than the one the other tiers
+/// now hold. A write fences loads in flight for its key: their results are not stored over it.
+///
+/// ## Removal
+/// ``removeEntry(forKey:)`` removes the key from every tier, ``removeAll()`` clears every tier, both
+/// concurrently and with the same partial-failure error as writes. Both fence work in flight first: a load
+/// of the key (every key, for `removeAll`) that is still running will not store its result, reads in
+/// flight drop their write-back, and stores that had already begun are waited for, so nothing read or
+/// loaded before a removal can reappear after it.
+///
+/// ## Failures
+/// A tier that throws on a read is skipped: the next tier is asked, the failure is counted in that
+/// tier's ``MultiCacheStatistics/Tier/errors`` and reported as ``CacheEvent/Kind/tierReadFailed`` with
+/// its ``CacheEvent/tierIndex``. A read throws only when every tier throws, with
+/// ``CacheError/Code/tierFailure`` listing each. A `CancellationError` from a tier is never skipped; it
+/// ends the call.
+///
+/// ## Load-once
+/// ``value(forKey:expiry:orLoad:)`` returns the cached value or, on a miss in every tier, runs the loader
+/// once per key however many callers miss at the same time: the others wait for that load and all get
+/// its result, which is stored in every tier before any caller returns. A thrown error reaches every
+/// waiter and is not cached; the next call loads again. A cancelled waiter gets `CancellationError` at
+/// once while the load goes on for the others; when every waiter has cancelled, the load's task is
+/// cancelled and its result, if any, is not stored. A write or removal of the key (or ``removeAll()``)
+/// during a load fences it: its waiters still get the loaded value, but it is stored in no tier, and a
+/// caller that arrives after the removal starts a new load.
+///
+/// ## Time
+/// ``clock`` is the first tier's clock unless one is given. It resolves relative expiries and the tiers'
+/// maximum lifetimes; each tier decides liveness of what it holds with its own clock.
+///
+/// ## Thread safety
+/// `MultiCache` is `Sendable`; every method may be called from any task at the same time. Its
+/// bookkeeping sits behind one small lock that is never held across an `await`, a tier call, a loader
+/// or an observer.
+public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+    /// The tiers, fastest first.
+    public let tiers: [Tier]
+    /// The clock that resolves relative expiries and maximum lifetimes: the first tier's unless given.
+    public let clock: any CacheClock
+
+    let observer: CacheObserver?
+    let coordinator: Locked<LoadOnceStateMachine<Key, Value>>
+    let counters: Locked<MultiCacheStatistics>
+
+    /// Creates a cache over `tiers`, fastest first.
+    ///
+    /// - Parameters:
+    ///   - tiers: The tiers in lookup order; at least one.
+    ///   - clock: The clock for relative expiries and maximum lifetimes; `nil` uses the first tier's clock.
+    ///   - observer: Receives events for skipped tiers and failed write-backs; called outside any lock,
+    ///     on the task that noticed the event.
+    /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty or a tier's maximum lifetime is
+    ///   zero or negative.
+    public init(tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil) throws {
+        guard let first = tiers.first else {
+            throw CacheError(.invalidArgument, "a MultiCache needs at least one tier")
+        }
+        for (index, tier) in tiers.enumerated() {
+            if let lifetime = tier.maximumLifetime, lifetime <= .zero {
+                throw CacheError(
+                    .invalidArgument,
+                    "tier \(index) (\(tier.name)) has a maximum lifetime of \(lifetime); it must be positive")
+            }
+        }
+        self.tiers = tiers
+        self.clock = clock ?? first.cache.clock
+        self.observer = observer
+        coordinator = Locked(LoadOnceStateMachine())
+        counters = Locked(MultiCacheStatistics(tiers: tiers.map { MultiCacheStatistics.Tier(name: $0.name) }))
+    }
+
+    /// Creates a cache over `caches`, fastest first, each named after its type and without a maximum
+    /// lifetime.
+    ///
+    /// - Parameters:
+    ///   - caches: The tiers in lookup order; at least one.
+    ///   - clock: The clock for relative expiries; `nil` uses the first tier's clock.
+    ///   - observer: Receives events for skipped tiers and failed write-backs.
+    /// - Throws: ``CacheError/Code/invalidArgument`` when `caches` is empty.
+    public convenience init(
+        _ caches: [any Cache<Key, Value>],
+        clock: (any CacheClock)? = nil,
+        observer: CacheObserver? = nil
+    ) throws {
+        try self.init(tiers: caches.map { Tier($0) }, clock: clock, observer: observer)
+    }
+
+    /// A snapshot of the counters: per tier, overall, and for load-once.
+    ///
+    /// Thread-safe; O(number of tiers).
+    public var statistics: MultiCacheStatistics {
+        var snapshot = counters.value
+        snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }
+        return snapshot
+    }
+
+    /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests
+    /// act at the moment a removal is parked.
+    var parkedMutationCount: Int { coordinator.withLock { $0.parkedMutationCount } }
+}

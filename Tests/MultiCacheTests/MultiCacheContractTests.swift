@@ -1,0 +1,25 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import MultiCache
+import Testing
+
+@Suite struct MultiCacheContractTests {
+    @Test(arguments: CacheContract.Check.allCases)
+    func twoTiersKeepTheCacheContract(_ check: CacheContract.Check) async throws {
+        try await CacheContract.verify(check) { clock in
+            try MultiCache<String, Data>(tiers: [
+                .init(makeMemoryTier(clock: clock), name: "memory"),
+                .init(makeSlowTier(clock: clock), name: "disk"),
+            ])
+        }
+    }
+
+    @Test(arguments: CacheContract.Check.allCases)
+    func nestedMultiCacheKeepsTheCacheContract(_ check: CacheContract.Check) async throws {
+        try await CacheContract.verify(check) { clock in
+            let inner = try MultiCache<String, Data>([makeMemoryTier(clock: clock), makeSlowTier(clock: clock)])
+            return try MultiCache<String, Data>([makeMemoryTier(clock: clock), inner])
+        }
+    }
+}
