@@ -1,0 +1,80 @@
+import DiskCache
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Parses the command line, runs the command, and turns every outcome into an exit status.
+///
+/// This is the one place failures are caught: each ends as a one-line message on stderr (plus the usage
+/// for usage errors) and its documented exit status. Nothing here or below traps.
+enum Runner {
+    /// Runs the tool.
+    ///
+    /// - Parameters:
+    ///   - arguments: The argument vector without the program name.
+    ///   - environment: The process environment.
+    /// - Returns: The exit status.
+    static func run(arguments: [String], environment: [String: String]) -> Int32 {
+        do {
+            return try dispatch(ArgumentParser.parse(arguments), environment: environment)
+        } catch {
+            switch error {
+            case .usage(let message, let command):
+                StandardStreams.printError("strata: \(oneLine(message))\n\(HelpText.usage(for: command))")
+            case .store(let message), .launch(let message, _):
+                StandardStreams.printError("strata: \(oneLine(message))")
+            }
+            return error.exitStatus
+        }
+    }
+
+    private static func dispatch(_ invocation: Invocation, environment: [String: String]) throws(CLIFailure) -> Int32 {
+        switch invocation.command {
+        case .help(let command):
+            StandardStreams.printOutput(command.map(HelpText.command) ?? HelpText.general)
+            return ExitStatus.success
+        case .version:
+            StandardStreams.printOutput("strata \(HelpText.version)\n")
+            return ExitStatus.success
+        default:
+            break
+        }
+
+        let location = try StoreLocation(globals: invocation.globals, environment: environment)
+        let store = try location.open()
+        let path = location.displayPath
+        switch invocation.command {
+        case .set(let key, let value, let timeToLive):
+            return try ValueCommands(store: store, storePath: path).set(key: key, value: value, timeToLive: timeToLive)
+        case .get(let key):
+            return try ValueCommands(store: store, storePath: path).get(key: key)
+        case .remove(let key):
+            return try ValueCommands(store: store, storePath: path).remove(key: key)
+        case .clear:
+            return try StoreCommands(store: store, storePath: path).clear()
+        case .list(let json):
+            return try StoreCommands(store: store, storePath: path).list(json: json)
+        case .stats(let json):
+            return try StoreCommands(store: store, storePath: path).stats(json: json)
+        case .trim:
+            return try StoreCommands(store: store, storePath: path).trim()
+        case .verify:
+            return try StoreCommands(store: store, storePath: path).verify()
+        case .exec(let options):
+            let command = ExecCommand(options: options, store: store, storePath: path, environment: environment)
+            if invocation.globals.isBackgroundRefresh {
+                try command.refreshInBackground()
+                return ExitStatus.success
+            }
+            return try command.run()
+        case .help, .version:
+            return ExitStatus.success
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import CacheCore
+import DiskCache
+import Foundation
+
+/// `clear`, `ls`, `stats`, `trim` and `verify`: commands on the whole store.
+struct StoreCommands {
+    var store: DiskCache<String, Data>
+    var storePath: String
+
+    /// `strata clear`: rotates the key epoch, then deletes every entry.
+    ///
+    /// - Returns: 0.
+    /// - Throws: `CLIFailure.store` when the wipe fails.
+    func clear() throws(CLIFailure) -> Int32 {
+        try storeCall { try store.removeAll() }
+        return ExitStatus.success
+    }
+
+    /// `strata ls [--json]`: one line (or JSON object) per live entry, sorted by key.
+    ///
+    /// - Parameter json: Print a JSON array instead of text.
+    /// - Returns: 0.
+    /// - Throws: `CLIFailure.store` when the store cannot be listed or stdout fails.
+    func list(json: Bool) throws(CLIFailure) -> Int32 {
+        let entries = try storeCall { try store.listEntries() }.sorted { $0.key < $1.key }
+        let text = json ? EntryFormatting.json(entries) : EntryFormatting.text(entries)
+        try printOutput(text)
+        return ExitStatus.success
+    }
+
+    /// `strata stats [--json]`: entries, bytes, limits and the persisted counters.
+    ///
+    /// - Parameter json: Print a JSON object instead of text.
+    /// - Returns: 0.
+    /// - Throws: `CLIFailure.store` when stdout fails.
+    func stats(json: Bool) throws(CLIFailure) -> Int32 {
+        let report = StatsReport(store: storePath, statistics: store.statistics, configuration: store.configuration)
+        try printOutput(json ? report.json : report.text)
+        return ExitStatus.success
+    }
+
+    /// `strata trim`: removes expired entries, then evicts down to the limits.
+    ///
+    /// - Returns: 0.
+    /// - Throws: `CLIFailure.store` when the store fails.
+    func trim() throws(CLIFailure) -> Int32 {
+        let expired = try storeCall { try store.removeExpired() }
+        let evicted = try storeCall { try store.trim() }
+        try printOutput("removed \(expired) expired, evicted \(evicted)\n")
+        return ExitStatus.success
+    }
+
+    /// `strata verify`: authenticates every entry and removes the bad ones.
+    ///
+    /// Progress goes to stderr only when stderr is a terminal and the check has run for over a second.
+    ///
+    /// - Returns: 0 when every entry was sound, 1 when some were removed.
+    /// - Throws: `CLIFailure.store` when the store cannot be read.
+    func verify() throws(CLIFailure) -> Int32 {
+        let progress = VerifyProgress(isEnabled: StandardStreams.isTerminal(STDERR_FILENO))
+        let report = try storeCall { try store.verify(progress: { progress.update(done: $0, total: $1) }) }
+        progress.finish()
+        var lines = report.removed.map { "removed \($0)\n" }
+        let noun = report.checked == 1 ? "entry" : "entries"
+        lines.append("checked \(report.checked) \(noun), removed \(report.removed.count) bad\n")
+        try printOutput(lines.joined())
+        return report.removed.isEmpty ? ExitStatus.success : ExitStatus.miss
+    }
+
+    // MARK: - Helpers
+
+    private func storeCall<R>(_ body: () throws -> R) throws(CLIFailure) -> R {
+        do {
+            return try body()
+        } catch {
+            throw CLIFailure.store(error, store: storePath)
+        }
+    }
+
+    private func printOutput(_ text: String) throws(CLIFailure) {
+        guard StandardStreams.printOutput(text) else {
+            throw .store("cannot write to standard output: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// The `\r`-rewritten progress line of `verify` on a terminal.
+///
+/// Used from the one thread that runs `verify`; a class so that the progress closure can update it.
+private final class VerifyProgress {
+    private let isEnabled: Bool
+    private let start = Date()
+    private var lastPrinted: Date?
+
+    init(isEnabled: Bool) { self.isEnabled = isEnabled }
+
+    func update(done: Int, total: Int) {
+        guard isEnabled else { return }
+        let now = Date()
+        guard now.timeIntervalSince(start) > 1, now.timeIntervalSince(lastPrinted ?? .distantPast) > 0.1 else { return }
+        lastPrinted = now
+        StandardStreams.write(Data("\rstrata: verifying \(done)/\(total) entries".utf8), to: STDERR_FILENO)
+    }
+
+    func finish() {
+        // Erase the progress line so the report starts on a clean line.
+        if lastPrinted != nil { StandardStreams.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO) }
+    }
+}

@@ -1,0 +1,146 @@
+import CacheCore
+import DiskCache
+import Foundation
+
+/// `strata exec`: run a command once, replay its result while fresh.
+///
+/// Flow for one invocation (see Docs/CLI.md, "exec"):
+/// 1. Look the key up without a lock. Fresh → replay. Stale but within `--stale` → replay and start a
+///    detached refresh. Otherwise:
+/// 2. Take the store's cross-process lock for the key (`DiskCache.withLock(forKey:)`), look again
+///    (another process may have just stored it), and only if still missing run the command, echoing
+///    its output live, store the result (exit 0 only unless `--cache-failures`), release the lock.
+/// A replay returns the recorded exit status; a run returns the command's own.
+struct ExecCommand {
+    var options: ExecOptions
+    var store: DiskCache<String, Data>
+    var storePath: String
+    var environment: [String: String]
+
+    /// How a record looks from now.
+    private enum Freshness {
+        case fresh
+        case stale
+        case unusable
+    }
+
+    /// Runs the command or replays it, per the flow above.
+    ///
+    /// - Returns: The exit status to end the process with.
+    /// - Throws: `CLIFailure.store` when the store cannot be read or locked, `CLIFailure.launch` when the
+    ///   command cannot start.
+    func run() throws(CLIFailure) -> Int32 {
+        let key = makeKey().storeKey
+        if let record = try lookUp(key) {
+            switch freshness(of: record) {
+            case .fresh:
+                return replay(record)
+            case .stale:
+                startBackgroundRefresh()
+                return replay(record)
+            case .unusable:
+                break
+            }
+        }
+        return try locked(key) { () throws(CLIFailure) -> Int32 in
+            if let record = try lookUp(key) {
+                switch freshness(of: record) {
+                case .fresh: return replay(record)
+                case .stale:
+                    startBackgroundRefresh()
+                    return replay(record)
+                case .unusable: break
+                }
+            }
+            let result = try ChildProcess.run(options.arguments, echoesOutput: true)
+            keep(result, key: key)
+            return result.status
+        }
+    }
+
+    /// The detached refresh started by a stale hit: under the key's lock, runs the command again unless
+    /// another process refreshed it meanwhile, and stores the result. Prints nothing.
+    ///
+    /// - Throws: `CLIFailure` as ``run()``; the detached process's exit status is not observed by anyone.
+    func refreshInBackground() throws(CLIFailure) {
+        let key = makeKey().storeKey
+        try locked(key) { () throws(CLIFailure) in
+            if let record = try lookUp(key), freshness(of: record) == .fresh { return }
+            keep(try ChildProcess.run(options.arguments, echoesOutput: false), key: key, warns: false)
+        }
+    }
+
+    // MARK: - Store access
+
+    private func makeKey() -> ExecKey {
+        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment, environment: environment)
+    }
+
+    private func lookUp(_ key: String) throws(CLIFailure) -> ExecRecord? {
+        let data: Data?
+        do {
+            data = try store.value(forKey: key)
+        } catch {
+            throw CLIFailure.store(error, store: storePath)
+        }
+        return data.flatMap(ExecRecord.init(serialized:))
+    }
+
+    private func freshness(of record: ExecRecord) -> Freshness {
+        guard let freshUntil = record.freshUntil else { return .fresh }
+        let now = store.clock.now
+        if now < freshUntil { return .fresh }
+        if let window = options.staleWindow, now < freshUntil.addingTimeInterval(window) { return .stale }
+        return .unusable
+    }
+
+    private func locked<R>(_ key: String, _ body: () throws(CLIFailure) -> R) throws(CLIFailure) -> R {
+        // withLock rethrows untyped errors; keep the typed failure from the body intact.
+        do {
+            return try store.withLock(forKey: key) { try body() }
+        } catch let failure as CLIFailure {
+            throw failure
+        } catch {
+            throw CLIFailure.store(error, store: storePath)
+        }
+    }
+
+    /// Stores a finished run when it qualifies. A failed write does not change the command's exit status
+    /// (its output was already shown): it is reported on stderr as a warning.
+    private func keep(_ result: ChildResult, key: String, warns: Bool = true) {
+        guard result.status == 0 || options.cachesFailures else { return }
+        let now = store.clock.now
+        let freshUntil = options.timeToLive.map { now.addingTimeInterval($0) }
+        let record = ExecRecord(
+            status: result.status, freshUntil: freshUntil, standardOutput: result.standardOutput,
+            standardError: result.standardError)
+        let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
+        do {
+            try store.setValue(record.serialized, forKey: key, expiry: expiry)
+        } catch {
+            if warns {
+                if case .store(let message) = CLIFailure.store(error, store: storePath) {
+                    StandardStreams.printError("strata: warning: result not cached: \(message)")
+                }
+            }
+        }
+    }
+
+    // MARK: - Replay and refresh
+
+    private func replay(_ record: ExecRecord) -> Int32 {
+        StandardStreams.write(record.standardOutput, to: STDOUT_FILENO)
+        StandardStreams.write(record.standardError, to: STDERR_FILENO)
+        return record.status
+    }
+
+    /// Re-executes this tool with the hidden `--background-refresh` flag and the same arguments, in a new
+    /// session with its standard streams on /dev/null; the environment and working directory are
+    /// inherited, so the refresh computes the same key.
+    private func startBackgroundRefresh() {
+        let arguments = CommandLine.arguments
+        let executable = Bundle.main.executablePath ?? arguments.first ?? "strata"
+        ChildProcess.spawnDetached(
+            path: executable, arguments: [arguments.first ?? "strata", "--background-refresh"] + arguments.dropFirst())
+    }
+}

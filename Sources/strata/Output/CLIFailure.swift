@@ -1,0 +1,64 @@
+import CacheCore
+import Foundation
+
+/// A failure that ends the tool with a one-line message on stderr and a documented exit status.
+///
+/// Every error raised anywhere in the tool is turned into one of these at the top level, so no path
+/// ends in a crash or a stack trace.
+enum CLIFailure: Error {
+    /// The command line is wrong; the message is followed by the usage of `command` (or the general
+    /// usage when `nil`). Exit status 2.
+    case usage(String, command: String?)
+    /// The store or its key cannot be used. The message names the store and the cause. Exit status 3.
+    case store(String)
+    /// `exec` could not start the command. Exit status 126 or 127.
+    case launch(String, status: Int32)
+
+    /// The exit status this failure ends the process with.
+    var exitStatus: Int32 {
+        switch self {
+        case .usage: return ExitStatus.usage
+        case .store: return ExitStatus.storeFailure
+        case .launch(_, let status): return status
+        }
+    }
+
+    /// Wraps any error thrown by the store in a one-line message that names the store.
+    ///
+    /// - Parameters:
+    ///   - error: What the store (or the file system under it) threw.
+    ///   - store: The store's folder, shown to the user.
+    /// - Returns: A `.store` failure whose message says where and why.
+    static func store(_ error: any Error, store: String) -> CLIFailure {
+        if let failure = error as? CLIFailure { return failure }
+        guard let cacheError = error as? CacheError else {
+            return .store("store \(store): \(oneLine(String(describing: error)))")
+        }
+        let cause: String
+        switch cacheError.code {
+        case .wrongKey:
+            cause =
+                "the store was created with a different master key (check STRATA_KEY or the key file); "
+                + "nothing was changed"
+        case .invalidKey:
+            cause = "the master key is unusable: \(cacheError.message)"
+        case .permissionDenied:
+            cause = "permission denied: \(cacheError.message)"
+        case .outOfSpace:
+            cause = "out of space: \(cacheError.message)"
+        case .entryTooLarge:
+            cause = "the entry exceeds the store's limits and was not stored: \(cacheError.message)"
+        default:
+            cause = cacheError.description
+        }
+        return .store("store \(store): \(oneLine(cause))")
+    }
+}
+
+/// Collapses line breaks so that every message stays on one line.
+///
+/// - Parameter text: Any message.
+/// - Returns: The message with each run of line breaks replaced by a space.
+func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).joined(separator: " ")
+}

@@ -1,0 +1,113 @@
+/// The tool's help and usage texts.
+enum HelpText {
+    /// The version `--version` prints.
+    static let version = "0.1.0"
+
+    /// One usage line per command.
+    static let usageLines: [String: String] = [
+        "set": "strata set KEY [VALUE] [--ttl DURATION]",
+        "get": "strata get KEY",
+        "rm": "strata rm KEY",
+        "clear": "strata clear",
+        "ls": "strata ls [--json]",
+        "stats": "strata stats [--json]",
+        "trim": "strata trim",
+        "verify": "strata verify",
+        "exec": "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] -- CMD [ARG...]",
+        "help": "strata help [COMMAND]",
+    ]
+
+    /// What each command does, for `strata help COMMAND`.
+    static let details: [String: String] = [
+        "set": """
+        Stores VALUE (or, when VALUE is omitted, all of standard input, byte for byte) under KEY.
+        --ttl DURATION   expire the entry after DURATION (90s, 10m, 2h, 7d, 1h30m, or plain seconds)
+        Keys starting with "exec:" are reserved for exec.
+        """,
+        "get": """
+        Writes the value stored under KEY to standard output, unchanged.
+        A missing or expired key prints nothing and exits 1.
+        """,
+        "rm": "Removes KEY (an exec: key too). Removing a key that is not there succeeds.",
+        "clear": """
+        Removes every entry: the store's key epoch is rotated first, so nothing written before
+        can be decrypted any more, then the files are deleted.
+        """,
+        "ls": """
+        Lists live entries: size in bytes, expiry (UTC, or "never"), key. exec entries are shown as
+        "exec: COMMAND ... (in DIR)".  --json prints an array of objects instead.
+        """,
+        "stats": """
+        Prints entries and bytes held, the limits given to this invocation, and the hits, misses,
+        insertions, evictions and expirations counted since the store was created.  --json for JSON.
+        """,
+        "trim": "Removes expired entries, then evicts least-recently-used entries until within the limits.",
+        "verify": """
+        Authenticates every entry, removes the ones that fail, and lists them.
+        Exits 1 when any entry was removed. Shows progress on a terminal when it takes a while.
+        """,
+        "exec": """
+        Runs CMD once and keeps its standard output, standard error and exit status, keyed by the
+        argument list, the working directory and the variables named by --key-env. While the
+        result is fresh, replays it (stdout, then stderr) with the same exit status, without
+        running CMD. Concurrent runs of one key, from any process, run CMD once.
+        --ttl D            keep the result fresh for D (default: until removed or evicted)
+        --key-env VAR      make VAR's value (or its absence) part of the key; repeatable
+        --cache-failures   keep runs that exit non-zero too (default: only exit status 0)
+        --stale D          up to D after it went stale, replay the old result at once and refresh
+                           it in a detached background process
+        """,
+        "help": "Shows help for a command.",
+    ]
+
+    /// The general help, for `strata --help`.
+    static var general: String {
+        let commands = ArgumentParser.commandNames.compactMap { usageLines[$0] }.map { "  " + $0 }
+        return """
+            strata \(version) — an encrypted disk-backed key-value store and command memoizer.
+
+            usage: strata [GLOBAL OPTIONS] COMMAND [ARGS]
+
+            commands:
+            \(commands.joined(separator: "\n"))
+
+            global options (before or after the command):
+              --store DIR          use the store in DIR (default: the "strata" store in the user's caches folder)
+              --max-size SIZE      byte limit: 500MB, 1.5G (powers of 1000), 2GiB (powers of 1024), 4096, none
+              --max-entries N      entry limit, or none; 0 keeps nothing
+              -h, --help           show help;  strata help COMMAND for one command
+              -V, --version        print the version
+
+            environment:
+              STRATA_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
+
+            exit status:
+              0 success   1 miss, or verify removed bad entries   2 usage error
+              3 store, key or I/O failure   126 command not executable   127 command not found
+              exec replays or passes through the command's own status.
+
+            See Docs/CLI.md for details.
+
+            """
+    }
+
+    /// The help for one command.
+    ///
+    /// - Parameter command: A command name from ``ArgumentParser/commandNames``.
+    /// - Returns: Its usage line and description.
+    static func command(_ command: String) -> String {
+        "usage: \(usageLines[command] ?? "strata --help")\n\n\(details[command] ?? "")\n"
+    }
+
+    /// The usage printed after a usage error.
+    ///
+    /// - Parameter command: The command being parsed, or `nil` for the general usage.
+    /// - Returns: One or two lines starting with `usage:`.
+    static func usage(for command: String?) -> String {
+        if let command, let line = usageLines[command] {
+            return "usage: \(line)\n       (strata help \(command) for details)"
+        }
+        return "usage: strata [--store DIR] [--max-size SIZE] [--max-entries N] COMMAND [ARGS]\n"
+            + "       commands: \(ArgumentParser.commandNames.joined(separator: ", ")); strata --help for details"
+    }
+}

@@ -1,0 +1,238 @@
+import Foundation
+
+/// Turns the argument vector into an ``Invocation``.
+///
+/// Rules (documented in Docs/CLI.md): options start with `--` (`-h` is `--help`, `-V` is `--version`);
+/// a value follows as the next argument or after `=`; global options may come before or after the
+/// command; `--` ends the options. For `exec`, the first argument that is not an option (or whatever
+/// follows `--`) starts the command, and everything after it belongs to the command untouched.
+struct ArgumentParser {
+    /// Where an option is accepted.
+    private enum Scope {
+        case global
+        case commands(Set<String>)
+    }
+
+    private struct OptionSpec {
+        var takesValue: Bool
+        var scope: Scope
+    }
+
+    private static let options: [String: OptionSpec] = [
+        "store": OptionSpec(takesValue: true, scope: .global),
+        "max-size": OptionSpec(takesValue: true, scope: .global),
+        "max-entries": OptionSpec(takesValue: true, scope: .global),
+        "help": OptionSpec(takesValue: false, scope: .global),
+        "version": OptionSpec(takesValue: false, scope: .global),
+        "background-refresh": OptionSpec(takesValue: false, scope: .global),
+        "ttl": OptionSpec(takesValue: true, scope: .commands(["set", "exec"])),
+        "json": OptionSpec(takesValue: false, scope: .commands(["ls", "stats"])),
+        "key-env": OptionSpec(takesValue: true, scope: .commands(["exec"])),
+        "cache-failures": OptionSpec(takesValue: false, scope: .commands(["exec"])),
+        "stale": OptionSpec(takesValue: true, scope: .commands(["exec"])),
+    ]
+
+    private static let shortOptions = ["-h": "help", "-V": "version"]
+
+    /// The command names, in the order help lists them.
+    static let commandNames = ["set", "get", "rm", "clear", "ls", "stats", "trim", "verify", "exec", "help"]
+
+    /// Parses `arguments` (without the program name).
+    ///
+    /// - Parameter arguments: The argument vector after `argv[0]`.
+    /// - Returns: The invocation.
+    /// - Throws: `CLIFailure.usage` naming the first problem found.
+    static func parse(_ arguments: [String]) throws(CLIFailure) -> Invocation {
+        var commandName: String?
+        var positionals: [String] = []
+        var given: [(name: String, value: String?)] = []
+        var commandArguments: [String]?
+        var index = 0
+        var optionsEnded = false
+
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
+                commandArguments = Array(arguments[(index - 1)...])
+                break
+            }
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+                if commandName == nil { commandName = argument } else { positionals.append(argument) }
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                if commandName == "exec" {
+                    commandArguments = Array(arguments[index...])
+                    break
+                }
+                continue
+            }
+            let (name, inlineValue) = try splitOption(argument, command: commandName)
+            guard let spec = options[name] else {
+                throw .usage("unknown option \(argument)", command: commandName)
+            }
+            var value = inlineValue
+            if spec.takesValue, value == nil {
+                guard index < arguments.count else {
+                    throw .usage("option --\(name) needs a value", command: commandName)
+                }
+                value = arguments[index]
+                index += 1
+            } else if !spec.takesValue, value != nil {
+                throw .usage("option --\(name) takes no value", command: commandName)
+            }
+            given.append((name, value))
+        }
+
+        return try build(
+            commandName: commandName, positionals: positionals, options: given,
+            commandArguments: commandArguments)
+    }
+
+    private static func splitOption(_ argument: String, command: String?) throws(CLIFailure) -> (String, String?) {
+        if let long = shortOptions[argument] { return (long, nil) }
+        guard argument.hasPrefix("--") else {
+            throw .usage(
+                "unknown option \(argument) (options start with --; use -- before a value that starts with -)",
+                command: command)
+        }
+        let body = argument.dropFirst(2)
+        if let equals = body.firstIndex(of: "=") {
+            return (String(body[..<equals]), String(body[body.index(after: equals)...]))
+        }
+        return (String(body), nil)
+    }
+
+    // MARK: - Building the invocation
+
+    private static func build(
+        commandName: String?,
+        positionals: [String],
+        options: [(name: String, value: String?)],
+        commandArguments: [String]?
+    ) throws(CLIFailure) -> Invocation {
+        var globals = GlobalOptions()
+        var exec = ExecOptions()
+        var timeToLive: TimeInterval?
+        var json = false
+        var wantsHelp = false
+        var wantsVersion = false
+
+        if let commandName, !commandNames.contains(commandName) {
+            throw .usage("unknown command '\(commandName)'", command: nil)
+        }
+        for (name, value) in options {
+            if case .commands(let allowed) = Self.options[name]?.scope, !allowed.contains(commandName ?? "") {
+                throw .usage(
+                    "option --\(name) does not apply to \(commandName.map { "'\($0)'" } ?? "this command")",
+                    command: commandName)
+            }
+            let text = value ?? ""
+            switch name {
+            case "store":
+                guard !text.isEmpty else { throw .usage("option --store needs a folder", command: commandName) }
+                globals.storePath = text
+            case "max-size":
+                globals.maxBytes = try unit(name, commandName) { () throws(UnitError) in try Units.size(text) }
+            case "max-entries":
+                globals.maxEntries = try unit(name, commandName) { () throws(UnitError) in try Units.count(text) }
+            case "help": wantsHelp = true
+            case "version": wantsVersion = true
+            case "background-refresh": globals.isBackgroundRefresh = true
+            case "ttl": timeToLive = try unit(name, commandName) { () throws(UnitError) in try Units.duration(text) }
+            case "json": json = true
+            case "key-env":
+                guard !text.isEmpty, !text.contains("=") else {
+                    throw .usage("option --key-env needs a variable name without '='", command: commandName)
+                }
+                exec.keyEnvironment.append(text)
+            case "cache-failures": exec.cachesFailures = true
+            case "stale":
+                exec.staleWindow = try unit(name, commandName) { () throws(UnitError) in try Units.duration(text) }
+            default: throw .usage("unknown option --\(name)", command: commandName)
+            }
+        }
+
+        if wantsHelp { return Invocation(globals: globals, command: .help(command: commandName)) }
+        if wantsVersion { return Invocation(globals: globals, command: .version) }
+        guard let commandName else { throw .usage("missing command", command: nil) }
+
+        let command = try makeCommand(
+            commandName, positionals: positionals, timeToLive: timeToLive, json: json, exec: exec,
+            commandArguments: commandArguments)
+        return Invocation(globals: globals, command: command)
+    }
+
+    private static func unit<T>(
+        _ name: String, _ command: String?, _ parse: () throws(UnitError) -> T
+    ) throws(CLIFailure) -> T {
+        do {
+            return try parse()
+        } catch {
+            throw .usage("option --\(name) \(error.reason)", command: command)
+        }
+    }
+
+    private static func makeCommand(
+        _ name: String,
+        positionals: [String],
+        timeToLive: TimeInterval?,
+        json: Bool,
+        exec: ExecOptions,
+        commandArguments: [String]?
+    ) throws(CLIFailure) -> Command {
+        func expect(_ range: ClosedRange<Int>, _ what: String) throws(CLIFailure) {
+            if positionals.count < range.lowerBound { throw .usage("missing \(what)", command: name) }
+            if positionals.count > range.upperBound {
+                throw .usage("unexpected argument '\(positionals[range.upperBound])'", command: name)
+            }
+        }
+        func key() throws(CLIFailure) -> String {
+            let key = positionals[0]
+            guard !key.isEmpty else { throw .usage("the key must not be empty", command: name) }
+            return key
+        }
+        switch name {
+        case "set":
+            try expect(1...2, "key")
+            return .set(key: try key(), value: positionals.count > 1 ? positionals[1] : nil, timeToLive: timeToLive)
+        case "get":
+            try expect(1...1, "key")
+            return .get(key: try key())
+        case "rm":
+            try expect(1...1, "key")
+            return .remove(key: try key())
+        case "clear":
+            try expect(0...0, "")
+            return .clear
+        case "ls":
+            try expect(0...0, "")
+            return .list(json: json)
+        case "stats":
+            try expect(0...0, "")
+            return .stats(json: json)
+        case "trim":
+            try expect(0...0, "")
+            return .trim
+        case "verify":
+            try expect(0...0, "")
+            return .verify
+        case "help":
+            try expect(0...1, "")
+            if let topic = positionals.first, !commandNames.contains(topic) {
+                throw .usage("no help for unknown command '\(topic)'", command: nil)
+            }
+            return .help(command: positionals.first)
+        default:  // "exec"
+            guard let commandArguments, let program = commandArguments.first, !program.isEmpty else {
+                throw .usage("missing the command to run after --", command: name)
+            }
+            var options = exec
+            options.timeToLive = timeToLive
+            options.arguments = commandArguments
+            return .exec(options)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Options that apply to every command; they may appear before or after the command's name.
+struct GlobalOptions {
+    /// `--store DIR`: the store's folder, or `nil` for the default store.
+    var storePath: String?
+    /// `--max-size`: the byte limit, `nil` for unlimited.
+    var maxBytes: Int?
+    /// `--max-entries`: the entry limit, `nil` for unlimited.
+    var maxEntries: Int?
+    /// Hidden `--background-refresh`: this process is a detached `exec --stale` refresh.
+    var isBackgroundRefresh = false
+}
+
+/// What `strata exec` was asked to do.
+struct ExecOptions {
+    /// `--ttl`: seconds the result stays fresh; `nil` keeps it until removed or evicted.
+    var timeToLive: TimeInterval?
+    /// `--key-env`: names of environment variables that are part of the key, in the order given.
+    var keyEnvironment: [String] = []
+    /// `--cache-failures`: keep runs that exit non-zero too.
+    var cachesFailures = false
+    /// `--stale`: seconds past freshness during which a result is replayed while refreshing it in the
+    /// background; `nil` never serves a stale result.
+    var staleWindow: TimeInterval?
+    /// The command and its arguments, exactly as given.
+    var arguments: [String] = []
+}
+
+/// One parsed command line.
+enum Command {
+    case set(key: String, value: String?, timeToLive: TimeInterval?)
+    case get(key: String)
+    case remove(key: String)
+    case clear
+    case list(json: Bool)
+    case stats(json: Bool)
+    case trim
+    case verify
+    case exec(ExecOptions)
+    /// `--help` or `help [COMMAND]`: help for one command, or general help when `nil`.
+    case help(command: String?)
+    case version
+}
+
+/// A parsed command line: the command plus the global options.
+struct Invocation {
+    var globals = GlobalOptions()
+    var command: Command
+}

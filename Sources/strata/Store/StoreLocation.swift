@@ -1,0 +1,138 @@
+import CacheCore
+import DiskCache
+import Foundation
+
+/// Where the store lives, which master key opens it, and which clock decides expiry.
+///
+/// - The default store is `DiskCacheConfiguration(name: "strata")`'s default folder, opened with the
+///   DiskCache default key file (`.defaultKeyFile`).
+/// - `--store DIR` opens DIR. Without `STRATA_KEY`, its key file is
+///   `<config>/strata/store-keys/<last path component>-<16 hex digits>.key`, where the hex digits are a
+///   64-bit FNV-1a hash of DIR's absolute, standardized path (a name, not a secret: a collision would
+///   show up as a wrong-key error, never as silent sharing). Two different folders thus get two keys,
+///   and the same folder always finds its key again.
+/// - `STRATA_KEY` (base64 of 32 bytes) overrides either key file.
+struct StoreLocation {
+    /// The configuration to open the store with.
+    var configuration: DiskCacheConfiguration
+    /// The folder, as shown in messages.
+    var displayPath: String
+
+    /// Resolves the store from the global options and the environment.
+    ///
+    /// - Parameters:
+    ///   - globals: The parsed global options.
+    ///   - environment: The process environment.
+    /// - Throws: `CLIFailure.store` for a malformed `STRATA_KEY`, `CLIFailure.usage` for a malformed
+    ///   `STRATA_CLOCK_OFFSET`.
+    init(globals: GlobalOptions, environment: [String: String]) throws(CLIFailure) {
+        var configuration = DiskCacheConfiguration(
+            name: "strata", maxBytes: globals.maxBytes, maxEntries: globals.maxEntries,
+            clock: try Self.clock(environment: environment))
+        if let path = globals.storePath {
+            let directory = Self.absoluteURL(forPath: path)
+            configuration.directory = directory
+            configuration.keySource = .keyFile(Self.keyFileURL(forStore: directory, environment: environment))
+            if directory.standardizedFileURL.path
+                == DiskCacheConfiguration(name: "strata").resolvedDirectory.standardizedFileURL.path
+            {
+                // The default folder named explicitly is still the default store, with its key.
+                configuration.keySource = .defaultKeyFile
+            }
+        }
+        self.displayPath = configuration.resolvedDirectory.path
+        if let encoded = environment["STRATA_KEY"] {
+            configuration.keySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
+        }
+        self.configuration = configuration
+    }
+
+    /// Opens the store.
+    ///
+    /// - Returns: A store of `Data` values under `String` keys.
+    /// - Throws: `CLIFailure.store` naming the store and the cause (wrong key, unreadable folder, …).
+    func open() throws(CLIFailure) -> DiskCache<String, Data> {
+        do {
+            return try DiskCache(configuration: configuration, codec: .data)
+        } catch {
+            throw CLIFailure.store(error, store: displayPath)
+        }
+    }
+
+    // MARK: - Key
+
+    private static func masterKey(fromBase64 text: String, store: String) throws(CLIFailure) -> Data {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let key = Data(base64Encoded: trimmed) else {
+            throw .store("store \(store): STRATA_KEY is not valid base64 (expected base64 of 32 random bytes)")
+        }
+        guard key.count == 32 else {
+            throw .store("store \(store): STRATA_KEY decodes to \(key.count) bytes; a master key is exactly 32 bytes")
+        }
+        return key
+    }
+
+    /// The per-store key file for `--store DIR` when `STRATA_KEY` is not set.
+    static func keyFileURL(forStore directory: URL, environment: [String: String]) -> URL {
+        let path = directory.standardizedFileURL.path
+        let hash = String(fnv1a64(Data(path.utf8)), radix: 16)
+        let padded = String(repeating: "0", count: 16 - hash.count) + hash
+        let name = directory.lastPathComponent.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
+        let prefix = String(String(name).prefix(64))
+        return configurationDirectory(environment: environment)
+            .appendingPathComponent("strata", isDirectory: true)
+            .appendingPathComponent("store-keys", isDirectory: true)
+            .appendingPathComponent("\(prefix.isEmpty ? "store" : prefix)-\(padded).key")
+    }
+
+    /// `$XDG_CONFIG_HOME` (when absolute) or `~/.config` on Linux; `~/Library/Application Support` on
+    /// Apple platforms. Kept apart from the caches folder so that deleting caches never loses a key.
+    private static func configurationDirectory(environment: [String: String]) -> URL {
+        #if canImport(Darwin)
+        return FileManager.default.homeDirectoryForCurrentUser
+            .appendingPathComponent("Library/Application Support", isDirectory: true)
+        #else
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
+        #endif
+    }
+
+    /// 64-bit FNV-1a (Fowler–Noll–Vo): a stable, seedless hash used only to name key files.
+    private static func fnv1a64(_ bytes: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+
+    private static func absoluteURL(forPath path: String) -> URL {
+        let expanded = NSString(string: path).expandingTildeInPath
+        let base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        return URL(fileURLWithPath: expanded, isDirectory: true, relativeTo: base).absoluteURL.standardizedFileURL
+    }
+
+    // MARK: - Clock
+
+    /// The system clock, shifted by the test-only `STRATA_CLOCK_OFFSET` (seconds, may be fractional or
+    /// negative) so that tests can expire entries without waiting.
+    private static func clock(environment: [String: String]) throws(CLIFailure) -> any CacheClock {
+        guard let text = environment["STRATA_CLOCK_OFFSET"] else { return SystemClock() }
+        guard let offset = Double(text.trimmingCharacters(in: .whitespaces)), offset.isFinite else {
+            throw .usage("STRATA_CLOCK_OFFSET must be a number of seconds (it is a test-only setting)", command: nil)
+        }
+        return OffsetClock(offset: offset)
+    }
+}
+
+/// The system wall clock plus a fixed offset in seconds (test-only `STRATA_CLOCK_OFFSET`).
+struct OffsetClock: CacheClock {
+    /// Seconds added to the system time.
+    var offset: TimeInterval
+    /// The system time plus ``offset``.
+    var now: Date { Date().addingTimeInterval(offset) }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+/// `ls`, `stats`, `clear`, `trim` and `verify`, driven through the built binary.
+@Suite(.serialized)
+struct StoreCommandTests {
+    @Test func verifyRemovesOnlyTheEntryWithAFlippedByte() throws {
+        // Given two entries of clearly different sizes
+        let harness = try StrataHarness()
+        let small = Data(repeating: 0x61, count: 3_000)
+        let large = Data(repeating: 0x62, count: 60_000)
+        #expect(try harness.run(["set", "small"], stdin: small).status == 0)
+        #expect(try harness.run(["set", "large"], stdin: large).status == 0)
+
+        // When one byte in the middle of the large entry's file is flipped
+        let file = try #require(Self.files(under: harness.store).first { (60_000..<62_000).contains($0.size) })
+        var bytes = try Data(contentsOf: file.url)
+        bytes[bytes.count / 2] ^= 0x01
+        try bytes.write(to: file.url)
+
+        // Then verify reports and removes it, exits 1, and the other entry is intact
+        let verify = try harness.run(["verify"])
+        #expect(verify.status == 1)
+        #expect(verify.outputText.contains("removed 1 bad"))
+        #expect(try harness.run(["get", "large"]).status == 1)
+        #expect(try harness.run(["get", "small"]).standardOutput == small)
+        // And a second verify finds nothing wrong
+        #expect(try harness.run(["verify"]).status == 0)
+    }
+
+    @Test func listShowsKeysSizesAndExpiryAsTextAndJSON() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "forever", "12345"]).status == 0)
+        #expect(try harness.run(["set", "brief", "x", "--ttl", "1h"]).status == 0)
+        #expect(try harness.run(["exec", "--", "printf", "%s", "a b"]).status == 0)
+
+        let text = try harness.run(["ls"])
+        #expect(text.status == 0)
+        let lines = text.outputText.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines.contains { $0.hasSuffix("  forever") && $0.contains("never") })
+        #expect(lines.contains { $0.contains("exec: printf %s 'a b' (in ") })
+
+        let json = try harness.run(["ls", "--json"])
+        let objects = try #require(try JSONSerialization.jsonObject(with: json.standardOutput) as? [[String: Any]])
+        #expect(objects.count == 3)
+        let exec = try #require(objects.first { $0["kind"] as? String == "exec" })
+        #expect(exec["argv"] as? [String] == ["printf", "%s", "a b"])
+        let brief = try #require(objects.first { $0["key"] as? String == "brief" })
+        #expect(brief["expiresAt"] is String)
+        let forever = try #require(objects.first { $0["key"] as? String == "forever" })
+        #expect(forever["expiresAt"] is NSNull)
+    }
+
+    @Test func statsCountsEntriesHitsAndMissesAcrossProcesses() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "a", "1"]).status == 0)
+        #expect(try harness.run(["get", "a"]).status == 0)
+        #expect(try harness.run(["get", "nope"]).status == 1)
+
+        let stats = try harness.run(["stats", "--json", "--max-entries", "100", "--max-size", "2GiB"])
+        #expect(stats.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
+        #expect(object["entries"] as? Int == 1)
+        #expect(object["hits"] as? Int == 1)
+        #expect(object["misses"] as? Int == 1)
+        #expect(object["maxEntries"] as? Int == 100)
+        #expect(object["maxBytes"] as? Int == 2 * 1024 * 1024 * 1024)
+        #expect(try harness.run(["stats"]).outputText.contains("max size         none"))
+    }
+
+    @Test func clearRemovesEveryEntry() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "a", "1"]).status == 0)
+        #expect(try harness.run(["exec", "--", "true"]).status == 0)
+        #expect(try harness.run(["clear"]).status == 0)
+        #expect(try harness.run(["get", "a"]).status == 1)
+        #expect(try harness.run(["ls"]).standardOutput.isEmpty)
+    }
+
+    @Test func trimEvictsDownToTheEntryLimit() throws {
+        let harness = try StrataHarness()
+        for index in 0..<5 { #expect(try harness.run(["set", "k\(index)", "v"]).status == 0) }
+        #expect(try harness.run(["trim", "--max-entries", "2"]).status == 0)
+        let remaining = try harness.run(["ls"]).outputText.split(separator: "\n")
+        #expect(remaining.count <= 2)
+    }
+
+    private static func files(under directory: URL) -> [(url: URL, size: Int)] {
+        guard let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else {
+            return []
+        }
+        return enumerator.compactMap { item in
+            guard let url = item as? URL,
+                let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+                attributes[.type] as? FileAttributeType == .typeRegular,
+                let size = attributes[.size] as? Int
+            else { return nil }
+            return (url, size)
+        }
+    }
+}

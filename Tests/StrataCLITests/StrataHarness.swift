@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+/// What one run of the built `strata` binary produced.
+struct StrataResult: Sendable {
+    var status: Int32
+    var standardOutput: Data
+    var standardError: Data
+
+    var outputText: String { String(decoding: standardOutput, as: UTF8.self) }
+    var errorText: String { String(decoding: standardError, as: UTF8.self) }
+    var errorLines: [String] { errorText.split(separator: "\n").map(String.init) }
+}
+
+/// A temporary store with its own master key, driven through the built binary.
+///
+/// Every harness has its own folder (store, key-file home, scratch files) and deletes it on `deinit`.
+/// Output goes to files rather than pipes, so the harness never deadlocks on large outputs.
+final class StrataHarness: Sendable {
+    /// The scratch folder: `store/`, `config/` and any file a test creates.
+    let root: URL
+    /// The store folder given with `--store`.
+    let store: URL
+    /// The base64 master key passed as `STRATA_KEY`.
+    let key: String
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-cli-tests-\(UUID().uuidString)", isDirectory: true)
+        store = root.appendingPathComponent("store", isDirectory: true)
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        key = Self.randomKey()
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// A fresh base64 master key of 32 random bytes.
+    static func randomKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Data((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+    }
+
+    /// A path inside the scratch folder.
+    func path(_ name: String) -> String { root.appendingPathComponent(name).path }
+
+    /// Environment for the binary: the caller's, without any STRATA_ variable, with HOME and
+    /// XDG_CONFIG_HOME inside the scratch folder and (unless `key` is nil) `STRATA_KEY`.
+    func environment(key: String?, extra: [String: String]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STRATA_") }
+        environment["HOME"] = path("home")
+        environment["XDG_CONFIG_HOME"] = path("config")
+        if let key { environment["STRATA_KEY"] = key }
+        for (name, value) in extra { environment[name] = value }
+        return environment
+    }
+
+    /// Starts `strata --store STORE ARGUMENTS` without waiting.
+    func start(
+        _ arguments: [String], stdin: Data? = nil, key: String?? = .none, clockOffset: Double? = nil,
+        extraEnvironment: [String: String] = [:], usesStore: Bool = true
+    ) throws -> RunningStrata {
+        var extra = extraEnvironment
+        if let clockOffset { extra["STRATA_CLOCK_OFFSET"] = String(clockOffset) }
+        let storeArguments = usesStore ? ["--store", store.path] : []
+        return try RunningStrata(
+            arguments: storeArguments + arguments, stdin: stdin,
+            environment: environment(key: key ?? self.key, extra: extra), directory: root)
+    }
+
+    /// Runs `strata --store STORE ARGUMENTS` to completion.
+    func run(
+        _ arguments: [String], stdin: Data? = nil, key: String?? = .none, clockOffset: Double? = nil,
+        extraEnvironment: [String: String] = [:], usesStore: Bool = true
+    ) throws -> StrataResult {
+        try start(
+            arguments, stdin: stdin, key: key, clockOffset: clockOffset, extraEnvironment: extraEnvironment,
+            usesStore: usesStore
+        ).wait()
+    }
+
+    /// How many lines a marker file has: the number of times a command appended to it.
+    func lineCount(_ name: String) -> Int {
+        guard let text = try? String(contentsOfFile: path(name), encoding: .utf8) else { return 0 }
+        return text.split(separator: "\n").count
+    }
+}
+
+/// A started `strata` process whose output goes to files.
+final class RunningStrata {
+    private let process = Process()
+    private let outputURL: URL
+    private let errorURL: URL
+
+    init(arguments: [String], stdin: Data?, environment: [String: String], directory: URL) throws {
+        let id = UUID().uuidString
+        outputURL = directory.appendingPathComponent("run-\(id).out")
+        errorURL = directory.appendingPathComponent("run-\(id).err")
+        try Data().write(to: outputURL)
+        try Data().write(to: errorURL)
+        process.executableURL = try StrataBinary.url()
+        process.arguments = arguments
+        process.environment = environment
+        process.currentDirectoryURL = directory
+        process.standardOutput = try FileHandle(forWritingTo: outputURL)
+        process.standardError = try FileHandle(forWritingTo: errorURL)
+        if let stdin {
+            let inputURL = directory.appendingPathComponent("run-\(id).in")
+            try stdin.write(to: inputURL)
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        try process.run()
+    }
+
+    /// Waits for the process to end and collects its outputs.
+    func wait() throws -> StrataResult {
+        process.waitUntilExit()
+        return StrataResult(
+            status: process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus,
+            standardOutput: try Data(contentsOf: outputURL), standardError: try Data(contentsOf: errorURL))
+    }
+}
+
+/// Finds the `strata` executable that SwiftPM built next to the test bundle.
+enum StrataBinary {
+    /// The executable's URL.
+    ///
+    /// Looks, in order, at `STRATA_BINARY`, the folder holding the test runner (`swift test` and
+    /// `swift test --sanitize=thread` put the tool in the same products folder), and `.build/debug`
+    /// relative to this source file.
+    static func url() throws -> URL {
+        var candidates: [URL] = []
+        if let explicit = ProcessInfo.processInfo.environment["STRATA_BINARY"] {
+            candidates.append(URL(fileURLWithPath: explicit))
+        }
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.deletingLastPathComponent().appendingPathComponent("strata"))
+        }
+        let bundle = Bundle.main.bundleURL
+        candidates.append(bundle.appendingPathComponent("strata"))
+        candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("strata"))
+        // Fallback for unusual runners: <package>/.build/debug/strata.
+        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        candidates.append(package.appendingPathComponent(".build/debug/strata"))
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate.path) {
+            return candidate
+        }
+        throw BinaryNotFound(searched: candidates.map(\.path))
+    }
+
+    struct BinaryNotFound: Error, CustomStringConvertible {
+        var searched: [String]
+        var description: String { "strata executable not found; searched \(searched.joined(separator: ", "))" }
+    }
+}
+
+/// Binary test data taken from the system.
+enum SystemSample {
+    /// The first `count` bytes of a large system binary (swift-frontend, else the largest file in
+    /// /usr/bin). Contains NUL bytes and every byte value, as an executable does.
+    static func bytes(count: Int) throws -> Data {
+        let preferred = "/opt/swift/usr/bin/swift-frontend"
+        var path = preferred
+        if ((try? FileManager.default.attributesOfItem(atPath: preferred)[.size] as? Int) ?? 0) < count {
+            let directory = "/usr/bin"
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+            let sized = names.compactMap { name -> (String, Int)? in
+                let full = "\(directory)/\(name)"
+                guard let size = try? FileManager.default.attributesOfItem(atPath: full)[.size] as? Int else {
+                    return nil
+                }
+                return (full, size)
+            }
+            path = sized.max { $0.1 < $1.1 }?.0 ?? preferred
+        }
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        return try handle.read(upToCount: count) ?? Data()
+    }
+
+    /// The path of a system file with at least `count` bytes, for commands to read.
+    static func filePath(atLeast count: Int) throws -> String {
+        let preferred = "/opt/swift/usr/bin/swift-frontend"
+        if ((try? FileManager.default.attributesOfItem(atPath: preferred)[.size] as? Int) ?? 0) >= count {
+            return preferred
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: "/usr/bin")
+        for name in names {
+            let full = "/usr/bin/\(name)"
+            if ((try? FileManager.default.attributesOfItem(atPath: full)[.size] as? Int) ?? 0) >= count { return full }
+        }
+        throw StrataBinary.BinaryNotFound(searched: ["a system file of \(count) bytes"])
+    }
+}
