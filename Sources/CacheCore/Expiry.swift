@@ -16,11 +16,19 @@ public enum Expiry: Sendable, Hashable {
     /// The entry expires at this wall-clock instant.
     case at(Date)
 
-    /// An expiry `seconds` after the write.
+    /// An expiry `seconds` after the write, rounded to the nanosecond.
+    ///
+    /// A time to live beyond what 64-bit nanoseconds hold (about 292 years), including `.infinity`, is
+    /// ``never``; a negative one is already expired when written, and so is a `.nan`, rather than a
+    /// value that stays forever by mistake.
     ///
     /// - Parameter seconds: The time to live, in seconds.
+    /// - Returns: The relative expiry.
     public static func seconds(_ seconds: Double) -> Expiry {
-        .after(.nanoseconds(Int64((seconds * 1e9).rounded())))
+        let nanoseconds = (seconds * 1e9).rounded()
+        // Int64(_:) traps outside its range and on NaN; bad input must not crash the process.
+        guard abs(nanoseconds) < 9.2e18 else { return seconds > 0 ? .never : .after(.zero) }
+        return .after(.nanoseconds(Int64(nanoseconds)))
     }
 
     /// The absolute expiry instant for an entry written at `now`.

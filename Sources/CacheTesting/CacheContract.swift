@@ -24,8 +24,9 @@ import Foundation
 /// }
 /// ```
 ///
-/// A cache that wraps other caches can run the suite over its composition; a factory that creates a
-/// temporary directory should create a new one on every call.
+/// The factory must return an empty cache with room for at least 100 entries of up to 4 KiB each. A
+/// cache that wraps other caches runs the suite over its composition, every tier on the given clock; a
+/// factory for a disk tier should use a new directory on every call (and the test remove it after).
 ///
 /// Thread-safe: the checks share no state, so several may run at once (Swift Testing runs
 /// parameterized cases in parallel).

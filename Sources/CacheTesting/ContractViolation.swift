@@ -11,7 +11,8 @@ import Foundation
 ///     try await CacheContract.verify(.expiryBoundary) { clock in MyCache(clock: clock) }
 /// } catch let violation as ContractViolation {
 ///     print(violation)
-///     // expiryBoundary: the entry is still returned at its expiry instant (expected: nil; actual: 1 byte)
+///     // expiryBoundary: exactly at the expiry instant: "ttl" should miss (expected: nil (a miss);
+///     // actual: 11 bytes "ten seconds")
 /// }
 /// ```
 ///

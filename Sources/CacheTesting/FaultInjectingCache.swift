@@ -20,11 +20,11 @@ import Foundation
 /// ```swift
 /// let cache = FaultInjectingCache<String, Data>(clock: ManualClock())
 /// cache.hold(.entry)
-/// async let read = cache.value(forKey: "a")   // parks inside the cache
-/// await cache.waitUntilHeld(.entry)           // deterministic: no sleeping
+/// let read = Task { try await cache.value(forKey: "a") }   // parks inside the cache
+/// await cache.waitUntilHeld(.entry)                        // deterministic: no sleeping
 /// cache.failNext(.entry, with: CacheError(.io, "disk gone"))
 /// cache.release(.entry)
-/// await #expect(throws: CacheError.self) { try await read }
+/// await #expect(throws: CacheError.self) { try await read.value }
 /// ```
 ///
 /// Thread-safe: every method may be called from any thread or task. State sits behind one lock, which
@@ -116,16 +116,23 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
 
     /// Suspends until at least `count` calls of `operation` are parked.
     ///
-    /// Returns at once when they already are. It waits on a continuation, never by sleeping or polling;
-    /// it is not cancellable, so give the test a time limit if the calls might never come.
+    /// Returns at once when they already are. It waits on a continuation, never by sleeping or polling.
+    /// When the calling task is cancelled (for example by a test's time limit) it returns early, so check
+    /// ``waitingCount(_:)`` afterwards if that matters.
     ///
     /// - Parameters:
     ///   - operation: The held operation.
     ///   - count: The number of parked calls to wait for; 1 by default.
     public func waitUntilHeld(_ operation: Operation, count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let registered = state.withLock { $0.watch(operation, count: count, continuation) }
-            if !registered { continuation.resume() }
+        let id = state.withLock { $0.makeID() }
+        defer { state.withLock { $0.finishParking(id) } }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let registered = state.withLock { $0.watch(id, operation, count: count, continuation) }
+                if !registered { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.cancelWatcher(id) }?.resume()
         }
     }
 

@@ -9,6 +9,7 @@ struct FaultState {
     }
 
     struct Watcher {
+        let id: UInt64
         let operation: CacheOperation
         let count: Int
         let continuation: CheckedContinuation<Void, Never>
@@ -29,7 +30,7 @@ struct FaultState {
     private var heldOperations: Set<CacheOperation> = []
     private var waiters: [CacheOperation: [Waiter]] = [:]
     private var watchers: [Watcher] = []
-    /// Calls whose task was cancelled before they parked; they must not park at all.
+    /// Calls (and watchers) whose task was cancelled before they parked; they must not park at all.
     private var cancelledBeforeParking: Set<UInt64> = []
     private var nextID: UInt64 = 0
     private var callCounts: [CacheOperation: Int] = [:]
@@ -65,8 +66,7 @@ struct FaultState {
     mutating func beginCall(_ operation: CacheOperation) -> UInt64? {
         callCounts[operation, default: 0] += 1
         guard heldOperations.contains(operation) else { return nil }
-        nextID += 1
-        return nextID
+        return makeID()
     }
 
     func callCount(_ operation: CacheOperation) -> Int { callCounts[operation] ?? 0 }
@@ -109,13 +109,29 @@ struct FaultState {
 
     func waitingCount(_ operation: CacheOperation) -> Int { waiters[operation]?.count ?? 0 }
 
-    /// Registers a watcher unless `count` calls are already parked; returns whether it was registered.
+    mutating func makeID() -> UInt64 {
+        nextID += 1
+        return nextID
+    }
+
+    /// Registers a watcher unless `count` calls are already parked or its task was cancelled; returns
+    /// whether it was registered.
     mutating func watch(
-        _ operation: CacheOperation, count: Int, _ continuation: CheckedContinuation<Void, Never>
+        _ id: UInt64, _ operation: CacheOperation, count: Int, _ continuation: CheckedContinuation<Void, Never>
     ) -> Bool {
+        if cancelledBeforeParking.remove(id) != nil { return false }
         guard waitingCount(operation) < count else { return false }
-        watchers.append(Watcher(operation: operation, count: count, continuation: continuation))
+        watchers.append(Watcher(id: id, operation: operation, count: count, continuation: continuation))
         return true
+    }
+
+    /// Removes the watcher `id` when it is registered; otherwise remembers that it must not register.
+    mutating func cancelWatcher(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        if let index = watchers.firstIndex(where: { $0.id == id }) {
+            return watchers.remove(at: index).continuation
+        }
+        cancelledBeforeParking.insert(id)
+        return nil
     }
 
     private mutating func takeSatisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
