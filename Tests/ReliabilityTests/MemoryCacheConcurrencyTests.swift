@@ -8,10 +8,11 @@ import Testing
     private static let countLimit = 200
     private static let costLimit = 20_000
 
-    @Test func mixedOperationsNeverExceedLimitsOrReturnAnotherKeysValue() async throws {
-        // Given: a cache small enough that most writes evict.
+    @Test(arguments: [1, 4])
+    func mixedOperationsNeverExceedLimitsOrReturnAnotherKeysValue(shardCount: Int) async throws {
+        // Given: a cache small enough that most writes evict, with one LRU table or several shards.
         let cache = try MemoryCache<Int, Tagged>(
-            countLimit: Self.countLimit, costLimit: Self.costLimit, cost: { $0.bytes })
+            countLimit: Self.countLimit, costLimit: Self.costLimit, shardCount: shardCount, cost: { $0.bytes })
         let operations = StressSize.operationsPerTask
 
         // When: 8 tasks mix reads, writes, removals, trims and wipes.
@@ -32,7 +33,7 @@ import Testing
                             let value = Tagged(key: key, id: task * operations + step, bytes: Int.random(in: 1...400))
                             cache.setValue(value, forKey: key, expiry: .never)
                         case 900..<995:
-                            cache.removeValue(forKey: key)
+                            _ = cache.removeValue(forKey: key)
                         case 995..<998:
                             cache.trim(toCount: Self.countLimit / 2)
                         default:

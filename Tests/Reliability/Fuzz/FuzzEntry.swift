@@ -4,20 +4,32 @@ import Foundation
 // The decoder fuzzer of Docs/Reliability.md. Built with `-D STRATA_FUZZ --sanitize=fuzzer` (see
 // Tests/Reliability/run-fuzz.sh), this file exports libFuzzer's entry point and libFuzzer supplies `main`.
 // In a plain `swift build` it is an ordinary executable that replays corpus files through the same
-// function, so CI's build stays green and a crashing input found by the fuzzer can be replayed under a
-// debugger.
+// function (or writes a fresh seed corpus), so CI's build stays green and an input the fuzzer flagged can
+// be replayed under a debugger.
 
-/// Feeds one input to a decoder: the first byte picks the decoder, the rest is the file's bytes.
+/// Feeds one input to a decoder. The low two bits of the first byte pick how the rest is used:
+/// 0 an entry file; 1 a key-check record; 2 a header (52 bytes) and plaintext that are sealed under the
+/// fuzz fixture first, so made-up headers get past authentication; 3 an entry file handed over as a slice
+/// whose `startIndex` is not zero.
 ///
-/// Whatever the bytes, both decoders must return or throw a typed error: a crash, a trap or a sanitizer
-/// report is a bug.
-func fuzzOneInput(_ input: Data) {
-    guard let selector = input.first else { return }
-    let bytes = input.dropFirst()
-    if selector & 1 == 0 {
-        DiskCacheFuzzing.decodeEntry(Data(bytes))
-    } else {
-        DiskCacheFuzzing.decodeKeyCheck(Data(bytes))
+/// Whatever the bytes, the decoders must return: a crash, a trap or a sanitizer report is a bug.
+///
+/// - Returns: Whether the decoder accepted the input (seeds should be accepted; mutations rarely are).
+@discardableResult
+func fuzzOneInput(_ input: Data) -> Bool {
+    guard let selector = input.first else { return false }
+    let body = Data(input.dropFirst())
+    switch selector & 3 {
+    case 0:
+        return DiskCacheFuzzing.decodeEntry(body)
+    case 1:
+        return DiskCacheFuzzing.decodeKeyCheck(body)
+    case 2:
+        return DiskCacheFuzzing.decodeEntry(
+            DiskCacheFuzzing.sealEntry(header: body.prefix(52), plaintext: Data(body.dropFirst(52))))
+    default:
+        let padding = Int(selector >> 2) + 1
+        return DiskCacheFuzzing.decodeEntry((Data(count: padding) + body).dropFirst(padding))
     }
 }
 
@@ -29,12 +41,18 @@ public func fuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     return 0
 }
 #else
-/// Replays corpus files (or every file in corpus folders) given as arguments.
+/// `StrataFuzz FILE|DIR...` replays inputs; `StrataFuzz --make-corpus DIR` writes the seed corpus.
 @main
 enum CorpusReplay {
-    static func main() {
+    static func main() throws {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "--make-corpus", arguments.count == 2 {
+            try SeedCorpus.write(to: URL(fileURLWithPath: arguments[1]))
+            return
+        }
         var replayed = 0
-        for path in CommandLine.arguments.dropFirst() {
+        var accepted = 0
+        for path in arguments {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { continue }
             let files =
@@ -43,11 +61,11 @@ enum CorpusReplay {
                 : [path]
             for file in files {
                 guard let data = FileManager.default.contents(atPath: file) else { continue }
-                fuzzOneInput(data)
+                if fuzzOneInput(data) { accepted += 1 }
                 replayed += 1
             }
         }
-        print("replayed \(replayed) inputs without a crash")
+        print("replayed \(replayed) inputs without a crash; \(accepted) decoded as valid records")
     }
 }
 #endif
