@@ -25,13 +25,14 @@ SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" \
     "$bin/StrataFuzz" -max_total_time="$seconds" -print_final_stats=1 -max_len=8192 \
     -artifact_prefix="$logs/fuzz-" "$work" 2>&1 | tee "$logs/fuzz-output.log"
 status=${PIPESTATUS[0]}
-done_line=$(grep -E '^#[0-9]+ +DONE' "$logs/fuzz-output.log" | tail -1)
+done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$logs/fuzz-output.log" | tail -1)
 echo "figure fuzz.seconds = $seconds"
 echo "figure fuzz.runs = $(grep -E '^stat::number_of_executed_units' "$logs/fuzz-output.log" | awk '{print $2}')"
 echo "figure fuzz.execs_per_second = $(grep -E '^stat::average_exec_per_sec' "$logs/fuzz-output.log" | awk '{print $2}')"
 echo "figure fuzz.coverage = $(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$done_line")"
 echo "figure fuzz.features = $(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$done_line")"
 echo "figure fuzz.corpus = $(sed -nE 's/.*corp: ([0-9]+\/[0-9a-zA-Z]+).*/\1/p' <<<"$done_line")"
+echo "figure fuzz.peak_rss_mb = $(grep -E '^stat::peak_rss_mb' "$logs/fuzz-output.log" | awk '{print $2}')"
 echo "figure fuzz.seed_corpus_files = $(find Tests/Reliability/Corpus -type f | wc -l)"
 if [ "$status" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer)|SUMMARY: ' "$logs/fuzz-output.log"; then
     echo "FAIL fuzz: status $status; see $logs/fuzz-output.log and $logs/fuzz-* artifacts"

@@ -51,6 +51,7 @@ enum Corruption {
         var collateralMisses = 0
         var foreignRemovedByVerify = 0
         var foreignLeftByVerify = 0
+        var otherNamesLeft = 0
         var reads = 0
         let keys = (0..<keyCount).map(Store.key)
 
@@ -119,10 +120,11 @@ enum Corruption {
                 damagedKeys = []
                 let name: String
                 if kind == .foreignEntryName {
-                    // Same length and alphabet as a real entry name, so the cache cannot skip it by its name.
-                    let template = firstPath.lastPathComponent
-                    let alphabet = Array(Set(template)).sorted()
-                    name = String(template.map { _ in alphabet.randomElement(using: &generator) ?? "0" })
+                    // A name a real entry could have (64 hex digits starting with its fan-out folder's two),
+                    // so the cache cannot tell it from an entry by its name.
+                    let folder = firstPath.deletingLastPathComponent().lastPathComponent
+                    let digits = Array("0123456789abcdef")
+                    name = folder + String((0..<(64 - folder.count)).map { _ in digits.randomElement(using: &generator) ?? "0" })
                 } else {
                     name = "foreign-\(round).bin"
                 }
@@ -140,6 +142,7 @@ enum Corruption {
                 _ = try reader.verify()
                 if FileManager.default.fileExists(atPath: foreign.path) {
                     foreignLeftByVerify += 1
+                    if kind == .foreignOtherName { otherNamesLeft += 1 }
                     if kind == .foreignEntryName {
                         report.fail("foreign file with an entry-like name left by verify: \(foreign.lastPathComponent)")
                     }
@@ -155,6 +158,40 @@ enum Corruption {
                 for key in keys { readAndJudge(key, through: cache, damaged: false) }
             }
         }
+
+        // The key-check record: damage must give a typed error on open, delete nothing, and once the
+        // record is restored every key must read back.
+        let checkRecord = directory.appendingPathComponent("store.check")
+        var checkRecordErrors: [String: Int] = [:]
+        if let original = try? Data(contentsOf: checkRecord), !original.isEmpty {
+            for trial in 0..<40 {
+                var damaged = [UInt8](original)
+                if trial % 4 == 3 {
+                    damaged = Array(damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)))
+                } else {
+                    damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                }
+                try Data(damaged).write(to: checkRecord)
+                let filesBefore = Store.files(under: directory)
+                do {
+                    _ = try Store.open(directory, observer: events.observer)
+                    checkRecordErrors["opened", default: 0] += 1
+                    report.fail("a damaged key-check record (trial \(trial)) opened without an error")
+                } catch let error as CacheError {
+                    checkRecordErrors[error.code.description, default: 0] += 1
+                } catch {
+                    checkRecordErrors["untyped", default: 0] += 1
+                    report.fail("a damaged key-check record gave an untyped error: \(error)")
+                }
+                let lost = Set(filesBefore.keys).subtracting(Store.files(under: directory).keys)
+                report.expect(lost.isEmpty, "opening with a damaged key-check record deleted \(lost.sorted())")
+            }
+            try original.write(to: checkRecord)
+            cache = try Store.open(directory, observer: events.observer)
+        }
+        report.record(
+            "key_check_damage_outcomes",
+            checkRecordErrors.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))
 
         for key in keys { readAndJudge(key, through: cache, damaged: false) }
         let finalVerify = try cache.verify()
@@ -173,6 +210,7 @@ enum Corruption {
         report.record("statistics_corrupt_entries_removed", cache.statistics.corruptEntriesRemoved)
         report.record("foreign_files_removed_by_verify", foreignRemovedByVerify)
         report.record("foreign_files_left_by_verify", foreignLeftByVerify)
+        report.record("foreign_files_left_by_verify_not_entry_named", otherNamesLeft)
         report.record("final_verify_checked", finalVerify.checked)
         report.record("final_verify_removed", finalVerify.removed.count)
         report.record("temp_files_left", leftovers.count)
