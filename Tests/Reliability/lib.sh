@@ -52,7 +52,9 @@ with_tmpfs() {
     return $status
 }
 
-fulldisk_step() { with_tmpfs 2m "$torture" fulldisk --mount "$mnt"; }
+# $mnt is set by with_tmpfs, so it must be expanded inside the function it runs, never in the caller.
+fulldisk_inner() { "$torture" fulldisk --mount "$mnt"; }
+fulldisk_step() { with_tmpfs 2m fulldisk_inner; }
 
 readonly_inner() {
     "$torture" readonly-prepare --store "$mnt/store" || return 1

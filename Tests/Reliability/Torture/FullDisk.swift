@@ -14,6 +14,10 @@ enum FullDisk {
     static func runOutOfSpace(_ options: Options) throws -> Int32 {
         let report = Report(scenario: "fulldisk")
         let mount = try options.url("mount")
+        // This scenario fills its volume: refuse anything but a tmpfs, so a wrong path cannot fill a real disk.
+        guard isTmpfsMountPoint(mount) else {
+            throw HarnessError("--mount \(mount.path) is not a tmpfs mount point; refusing to fill it")
+        }
         let store = mount.appendingPathComponent("store")
         let filler = mount.appendingPathComponent("filler")
         let cache = try Store.open(store)
@@ -113,6 +117,16 @@ enum FullDisk {
         return report.finish()
     }
 
+    /// Whether `url` is itself the mount point of a tmpfs, by /proc/mounts.
+    static func isTmpfsMountPoint(_ url: URL) -> Bool {
+        let target = url.resolvingSymlinksInPath().path
+        guard let mounts = try? String(contentsOfFile: "/proc/mounts", encoding: .utf8) else { return false }
+        return mounts.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 2 && fields[1] == target && fields[2] == "tmpfs"
+        }
+    }
+
     /// `none` when `body` succeeds, the `CacheError` code's name, or the type of any other error.
     private static func codeOfError(_ body: () throws -> Void) -> String {
         do {
@@ -137,6 +151,8 @@ enum FullDisk {
                 let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, chunk) }
                 if written <= 0 { break }
                 total += written
+                // A second guard besides the tmpfs check: the run scripts mount a few MiB, never more.
+                if total > 64 << 20 { throw HarnessError("volume holds more than 64 MiB; refusing to fill it") }
             }
         }
         guard errno == ENOSPC else { throw HarnessError("filling stopped with errno \(errno), not ENOSPC") }
