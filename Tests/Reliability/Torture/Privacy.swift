@@ -60,7 +60,57 @@ enum Privacy {
         report.record("cli.get_not_miss_after_clear", cliHits.count)
         report.expect(cliHits.isEmpty, "strata get found \(cliHits.count) keys after clear")
         check(report, label: "cli", before: cliBefore, after: cliStore, keys: keys, needles: needles, work: work)
+        try interruptedWipes(report, trials: try options.int("wipe-trials", default: 10), work: work)
         return report.finish()
+    }
+
+    // MARK: - Interrupted wipes
+
+    /// Kills a process in the middle of `removeAll()`: afterwards either every value is still there (the
+    /// kill came before the new epoch was committed) or none is, never some.
+    private static func interruptedWipes(_ report: Report, trials: Int, work: URL) throws {
+        var outcomes: [String: Int] = [:]
+        let keys = (0..<150).map { "wipe-\($0)" }
+        for trial in 0..<trials {
+            let store = work.appendingPathComponent("wipe-\(trial)")
+            let cache = try Store.open(store)
+            for key in keys { try cache.setValue(Payload.make(key: key, version: 1, length: 200), forKey: key, expiry: .never) }
+            let child = Process()
+            child.executableURL = selfExecutable
+            child.arguments = ["wipe-child", "--store", store.path]
+            let ready = Pipe()
+            child.standardOutput = ready
+            try child.run()
+            // The child says when its store is open; the kill then lands 0–5 ms into the wipe.
+            _ = ready.fileHandleForReading.availableData
+            let pid = child.processIdentifier
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int.random(in: 0..<5_000))) {
+                _ = kill(pid, SIGKILL)
+            }
+            child.waitUntilExit()
+            let readableCount = readable(keys, in: store)
+            let outcome =
+                readableCount == keys.count ? "all_readable" : readableCount == 0 ? "none_readable" : "partial"
+            outcomes[outcome, default: 0] += 1
+            if outcome == "partial" { report.fail("interrupted wipe \(trial) left \(readableCount) of \(keys.count) values") }
+            let wrong = keys.filter { key in
+                guard let value = (try? Store.open(store).value(forKey: key)) ?? nil else { return false }
+                return Payload.verify(value, expectedKey: key) != .valid(version: 1)
+            }
+            report.expect(wrong.isEmpty, "interrupted wipe \(trial): wrong values for \(wrong.prefix(3))")
+        }
+        report.record("interrupted_wipe_trials", trials)
+        for (outcome, count) in outcomes.sorted(by: { $0.key < $1.key }) {
+            report.record("interrupted_wipe.\(outcome)", count)
+        }
+    }
+
+    /// The child role: opens the store, says so on stdout, and wipes it (until killed).
+    static func wipeChild(_ options: Options) throws -> Int32 {
+        let cache = try Store.open(try options.url("store"))
+        FileHandle.standardOutput.write(Data("open\n".utf8))
+        try cache.removeAll()
+        return 0
     }
 
     private static func check(
@@ -97,6 +147,13 @@ enum Privacy {
                     at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try FileManager.default.copyItem(at: after.appendingPathComponent(relative), to: destination)
             }
+            // Control: the same method finds every value in an untouched copy of the store before the wipe,
+            // so a zero below means nothing decrypts, not that the method cannot see anything.
+            let control = work.appendingPathComponent("\(label)-control")
+            try FileManager.default.copyItem(at: before, to: control)
+            let controlHits = readable(keys, in: control)
+            report.record("\(label).control_readable_before_wipe", controlHits)
+            report.expect(controlHits == keys.count, "\(label): control read \(controlHits) of \(keys.count) values")
             let oldEpochHits = readable(keys, in: graft, keepingMetadataOf: before, afterFiles: afterFiles)
             report.record("\(label).decryptable_under_old_epoch", oldEpochHits)
             report.expect(oldEpochHits == 0, "\(label): \(oldEpochHits) leftover files decrypt under the old epoch")

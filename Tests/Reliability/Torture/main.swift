@@ -40,6 +40,7 @@ do {
     case "readonly-prepare": status = try FullDisk.prepareReadOnly(options)
     case "readonly": status = try FullDisk.runReadOnly(options)
     case "privacy": status = try Privacy.run(options)
+    case "wipe-child": status = try Privacy.wipeChild(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2
