@@ -44,7 +44,7 @@ import Testing
         #expect(tally.loadCalls > 0 && tally.loadedValues > 0)
         #expect(tally.unexpectedErrors.isEmpty, "\(tally.unexpectedErrors.prefix(5))")
         #expect(tally.wrongKey == 0)
-        #expect(tally.resurrected == 0)
+        #expect(tally.resurrected == 0, "\(tally.resurrections.prefix(5))")
         #expect(tally.limitBreaches == 0)
         let statistics = cache.statistics
         #expect(statistics.loadsRun <= tally.loadCalls)
@@ -68,7 +68,7 @@ import Testing
                 }
                 tally.loadResults += 1
                 tally.loadedValues += 1
-                tally.judge(value, key: key, fence: fence, history: history)
+                tally.judge(value, key: key, fence: fence, history: history, path: "load-once")
             } catch is LoadFailed {
                 tally.loadResults += 1
             } catch {
@@ -78,7 +78,7 @@ import Testing
         } else if roll < 650 {
             let fence = history.fence(for: key)
             if let value = try await cache.entry(forKey: key)?.value {
-                tally.judge(value, key: key, fence: fence, history: history)
+                tally.judge(value, key: key, fence: fence, history: history, path: "read")
             }
         } else if roll < 800 {
             let id = history.beginWrite()
@@ -101,12 +101,16 @@ import Testing
         var loadedValues = 0
         var wrongKey = 0
         var resurrected = 0
+        var resurrections: [String] = []
         var limitBreaches = 0
         var unexpectedErrors: [String] = []
 
-        mutating func judge(_ value: Tagged, key: Int, fence: Int, history: History) {
+        mutating func judge(_ value: Tagged, key: Int, fence: Int, history: History, path: String) {
             if value.key != key { wrongKey += 1 }
-            if !history.mayAppear(value.id, under: fence) { resurrected += 1 }
+            if !history.mayAppear(value.id, under: fence) {
+                resurrected += 1
+                resurrections.append("key \(key) via \(path) under fence \(fence): \(history.describe(value.id))")
+            }
         }
 
         mutating func add(_ other: Tally) {
@@ -115,6 +119,7 @@ import Testing
             loadedValues += other.loadedValues
             wrongKey += other.wrongKey
             resurrected += other.resurrected
+            resurrections += other.resurrections
             limitBreaches += other.limitBreaches
             unexpectedErrors += other.unexpectedErrors
         }

@@ -58,6 +58,15 @@ final class History: Sendable {
         state.withLock { max($0.keyFence[key] ?? 0, $0.globalFence) }
     }
 
+    /// A readable account of where value `id` came from, for failure messages.
+    func describe(_ id: Int) -> String {
+        state.withLock { state in
+            guard let origin = state.origins[id] else { return "unknown id \(id)" }
+            return "\(origin.isLoad ? "load" : "write") \(id) started at \(origin.start), "
+                + "returned at \(origin.end.map(String.init) ?? "-"), now \(state.now)"
+        }
+    }
+
     /// Whether the value `id` may be seen by a read that began under `fence`.
     func mayAppear(_ id: Int, under fence: Int) -> Bool {
         state.withLock { state in
