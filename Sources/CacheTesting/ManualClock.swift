@@ -5,21 +5,29 @@ import Foundation
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let cache = MemoryCache<String, Int>(clock: clock)
+/// let cache = try MemoryCache<String, Int>(clock: clock)
 /// cache.setValue(1, forKey: "a", expiry: .seconds(10))
 /// clock.advance(by: 10)
 /// #expect(cache.value(forKey: "a") == nil)
 /// ```
 ///
-/// Thread-safe: `now`, `set(to:)` and `advance(by:)` may be called from any thread.
+/// Thread-safe: `now`, `set(to:)` and `advance(by:)` may be called from any thread; each takes one
+/// small lock and is O(1). Moving the clock does not wake anything: a cache sees the new time on its
+/// next read of ``now``.
 public final class ManualClock: CacheClock {
     private let current: Locked<Date>
 
+    /// The instant a clock reads when created without a `start`: 2026-01-01 00:00:00 UTC.
+    ///
+    /// A whole second, so offsets such as `defaultStart + 10` are exact in every instant encoding a
+    /// tier may use (seconds as `Double`, milliseconds, nanoseconds).
+    public static let defaultStart = Date(timeIntervalSince1970: 1_767_225_600)
+
     /// Creates a clock that reads `start`.
     ///
-    /// - Parameter start: The initial time; a fixed instant (2026-01-01 00:00:00 UTC) by default, so
-    ///   tests do not depend on the real date.
-    public init(start: Date = Date(timeIntervalSince1970: 1_767_225_600)) {
+    /// - Parameter start: The initial time; ``defaultStart`` by default, so tests do not depend on the
+    ///   real date.
+    public init(start: Date = ManualClock.defaultStart) {
         current = Locked(start)
     }
 
@@ -28,14 +36,14 @@ public final class ManualClock: CacheClock {
 
     /// Moves the clock forward (or backward, with a negative value) by `seconds`.
     ///
-    /// - Parameter seconds: The change, in seconds.
+    /// - Parameter seconds: The change, in seconds (fractions allowed).
     public func advance(by seconds: TimeInterval) {
         current.withLock { $0 = $0.addingTimeInterval(seconds) }
     }
 
     /// Moves the clock forward (or backward) by `duration`.
     ///
-    /// - Parameter duration: The change.
+    /// - Parameter duration: The change, converted to seconds as a `TimeInterval`.
     public func advance(by duration: Duration) {
         advance(by: duration.timeInterval)
     }

@@ -10,6 +10,8 @@ extension MemoryCache {
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
     ///
+    /// Thread-safe.
+    ///
     /// - Complexity: O(*s*) in the number of shards.
     public var statistics: CacheStatistics {
         shards.reduce(into: CacheStatistics()) { total, shard in
@@ -20,22 +22,30 @@ extension MemoryCache {
             total.evictions += part.evictions
             total.expirations += part.expirations
             total.count += part.count
-            total.totalCost += part.totalCost
+            total.totalCost = Self.saturatingSum(total.totalCost, part.totalCost)
         }
     }
 
-    /// The number of entries held, including expired ones not yet dropped.
+    /// The number of entries held (a count of entries), including expired ones not yet dropped.
+    ///
+    /// Thread-safe.
     ///
     /// - Complexity: O(*s*) in the number of shards.
     public var count: Int {
         shards.reduce(0) { sum, shard in sum + shard.withLock { $0.count } }
     }
 
-    /// The sum of the costs of the entries held, including expired ones not yet dropped.
+    /// The sum of the costs of the entries held, in the cost function's units, including expired ones not
+    /// yet dropped.
+    ///
+    /// Each shard keeps its own total below `Int.max`; across several shards the sum saturates at
+    /// `Int.max`.
+    ///
+    /// Thread-safe.
     ///
     /// - Complexity: O(*s*) in the number of shards.
     public var totalCost: Int {
-        shards.reduce(0) { sum, shard in sum + shard.withLock { $0.totalCost } }
+        shards.reduce(0) { sum, shard in Self.saturatingSum(sum, shard.withLock { $0.totalCost }) }
     }
 
     // MARK: - Purging and trimming
@@ -45,8 +55,11 @@ extension MemoryCache {
     /// Each removed entry counts as an expiration. Call it periodically to give memory back when many
     /// entries expire without being read again.
     ///
+    /// Thread-safe.
+    ///
     /// - Returns: The number of entries removed.
-    /// - Complexity: O(*n*) in the number of entries held; each shard is locked for its own scan.
+    /// - Complexity: O(*n*) in the number of entries held: every entry is visited, each shard under its
+    ///   own lock for the length of its scan, so other callers on that shard wait meanwhile.
     @discardableResult
     public func removeExpired() -> Int {
         let now = clock.now.timeIntervalSinceReferenceDate
@@ -65,8 +78,10 @@ extension MemoryCache {
     /// (Linux): call it when the process should give memory back. With several shards each shard keeps
     /// its share of `count`.
     ///
-    /// - Parameter count: The most entries to keep; a negative value counts as 0.
-    /// - Complexity: O(*k*) in the number of entries evicted.
+    /// Thread-safe; values are released after each shard's lock is dropped.
+    ///
+    /// - Parameter count: The most entries to keep (a count of entries); a negative value counts as 0.
+    /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCount count: Int) {
         let count = max(count, 0)
         for (shardIndex, shard) in shards.enumerated() {
@@ -82,8 +97,11 @@ extension MemoryCache {
     ///
     /// With several shards each shard keeps its share of `cost`.
     ///
-    /// - Parameter cost: The highest total cost to keep; a negative value counts as 0.
-    /// - Complexity: O(*k*) in the number of entries evicted.
+    /// Thread-safe; values are released after each shard's lock is dropped.
+    ///
+    /// - Parameter cost: The highest total cost to keep, in the cost function's units (for example bytes);
+    ///   a negative value counts as 0.
+    /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCost cost: Int) {
         let cost = max(cost, 0)
         for (shardIndex, shard) in shards.enumerated() {
@@ -92,6 +110,12 @@ extension MemoryCache {
             shard.withLock { $0.trim(toCost: share, into: &released) }
             withExtendedLifetime(released) {}
         }
+    }
+
+    /// `lhs + rhs` for non-negative totals, or `Int.max` where the sum would overflow.
+    static func saturatingSum(_ lhs: Int, _ rhs: Int) -> Int {
+        let (sum, overflow) = lhs.addingReportingOverflow(rhs)
+        return overflow ? Int.max : sum
     }
 
     // MARK: - Debug checks

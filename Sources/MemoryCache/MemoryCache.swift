@@ -30,6 +30,11 @@ import Foundation
 /// An entry that was dropped stays gone if the clock later moves back; one that expired but was never
 /// looked at is judged by the clock as it reads when it is next looked at.
 ///
+/// ## Memory pressure
+/// On Apple platforms the cache listens to the system's memory-pressure source: a warning trims each
+/// shard to half its entries, a critical event empties it (both count as evictions). Linux has no such
+/// source; call ``trim(toCount:)`` or ``trim(toCost:)`` yourself.
+///
 /// ## Thread safety
 /// Every method may be called from any thread at the same time. Each shard's state sits behind one
 /// lock held for a single table operation. The cost function and the clock are called before the lock
@@ -41,11 +46,13 @@ import Foundation
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
     /// The clock that decides expiry; relative ``Expiry`` values are resolved against it at write time.
     public let clock: any CacheClock
-    /// The most entries the cache keeps, or `nil` for no limit.
+    /// The most entries the cache keeps (a count of entries), or `nil` for no limit; 0 keeps nothing.
     public let countLimit: Int?
-    /// The highest total cost the cache keeps, or `nil` for no limit.
+    /// The highest total cost the cache keeps, in the units of the cost function (for example bytes), or
+    /// `nil` for no limit; 0 keeps nothing.
     public let costLimit: Int?
-    /// The expiry given to values stored without one.
+    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:cost:)`` with a `nil`
+    /// expiry, or the subscript setter).
     public let defaultExpiry: Expiry
     /// The number of independent LRU tables the cache is split into (1 for exact LRU).
     ///
@@ -53,11 +60,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// or cost limit, so that every shard can hold at least one entry.
     public let shardCount: Int
 
-    private let costFunction: @Sendable (Value) -> Int
+    @usableFromInline let costFunction: @Sendable (Value) -> Int
+    /// Whether lookups read the clock before taking the lock: true when values get an expiry by default,
+    /// so that most reads need the clock and one locked pass is cheaper than two.
+    @usableFromInline let readsClockFirst: Bool
     let shards: [Locked<LRUTable<Key, Value>>]
+    /// `shards[0]`, read without an array access on the common one-shard path.
+    private let firstShard: Locked<LRUTable<Key, Value>>
+    /// `shards` again, typed as plain objects: unspecialized code reads an array of a concrete element
+    /// type without instantiating type metadata, whose lookup writes a shared reader count and makes
+    /// threads on different shards contend. Every element is a `Locked<LRUTable<Key, Value>>`.
+    private let shardObjects: [any AnyObject & Sendable]
     private let memoryPressureMonitor: MemoryPressureMonitor
 
     /// Creates an empty cache.
+    ///
+    /// Thread-safe to use from any thread once created.
     ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep; `nil` (the default) for no limit, 0 to keep nothing.
@@ -72,6 +90,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     ///   - cost: Computes a value's cost when none is given; 1 per entry by default. Called on the
     ///     caller's thread, outside the cache's lock. A negative result counts as 0.
     /// - Throws: ``CacheError/Code/invalidArgument`` when a limit is negative or `shardCount` is below 1.
+    /// - Complexity: O(*s*) in the number of shards actually used; no storage is reserved for entries.
     public init(
         countLimit: Int? = nil,
         costLimit: Int? = nil,
@@ -102,9 +121,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.defaultExpiry = defaultExpiry
+        self.readsClockFirst = defaultExpiry != .never
         self.shardCount = effectiveShardCount
         self.costFunction = cost
         self.shards = shards
+        self.firstShard = shards[0]
+        self.shardObjects = shards
         self.memoryPressureMonitor = MemoryPressureMonitor(shards: shards)
     }
 
@@ -112,12 +134,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Returns the live value for `key`, or `nil` on a miss, and makes the entry the most recently used.
     ///
-    /// An expired entry found here is removed and counted as an expiration and a miss. The clock is read
-    /// only when the entry has an expiry.
+    /// An expired entry found here is removed and counted as an expiration and a miss. A cache whose
+    /// ``defaultExpiry`` is `.never` reads the clock only for entries that carry an expiry; any other
+    /// reads it once per lookup.
+    ///
+    /// Thread-safe; takes the key's shard lock once, or twice when the default expiry is `.never` and
+    /// the entry carries an expiry.
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` when the key is absent or its entry has expired.
     /// - Complexity: O(1) on average.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         if case .hit(let value, _, _) = lookup(key) { return value }
         return nil
@@ -126,9 +153,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
     /// the entry the most recently used.
     ///
+    /// Thread-safe; locks like ``value(forKey:)``.
+    ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` when the key is absent or its entry has expired.
     /// - Complexity: O(1) on average.
+    @inlinable
     public func entry(forKey key: Key) -> CacheEntry<Value>? {
         guard case .hit(let value, let expiresAt, let cost) = lookup(key) else { return nil }
         return CacheEntry(value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost)
@@ -137,8 +167,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:cost:)``
     /// with the default expiry, and ``removeValue(forKey:)`` when set to `nil`.
     ///
+    /// Thread-safe, like the methods it stands for.
+    ///
     /// - Parameter key: The key to read or write.
-    /// - Complexity: O(1) on average, plus any evictions a write causes.
+    /// - Returns: On get, the live value or `nil` on a miss.
+    /// - Complexity: O(1) on average, plus O(1) per entry a write evicts.
+    @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
         set {
@@ -159,6 +193,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// when its cost alone exceeds the cost limit, or when its expiry has already passed; in each case
     /// the earlier entry for `key` is removed, so a read never returns a value older than the last write.
     ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameters:
     ///   - value: The value to store.
     ///   - key: The key to store it under.
@@ -166,6 +202,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     ///   - cost: The entry's cost, or `nil` to compute it with the cache's cost function (called outside
     ///     the lock). A negative cost counts as 0.
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil, cost: Int? = nil) {
         let cost = max(cost ?? costFunction(value), 0)
         let expiresAt: Double
@@ -187,11 +224,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Stores `entry` under `key` with its absolute expiry, replacing any earlier entry; see
     /// ``setValue(_:forKey:expiry:cost:)`` for eviction and for entries that are not stored.
     ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameters:
     ///   - entry: The value with its absolute expiry and cost; a `nil` cost is computed with the cache's
     ///     cost function, outside the lock.
     ///   - key: The key to store it under.
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
+    @inlinable
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
         let cost = max(entry.cost ?? costFunction(entry.value), 0)
         if let expiresAt = entry.expiresAt {
@@ -207,29 +247,40 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Removes the entry for `key` and returns its value if it was live.
     ///
+    /// An expired entry is removed too (without counting as an expiration) and `nil` is returned. The
+    /// clock is read after the lock is dropped, only when the entry carried an expiry.
+    ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
     /// - Parameter key: The key to remove.
     /// - Returns: The removed value, or `nil` when the key was absent or its entry had expired.
     /// - Complexity: O(1) on average.
+    @inlinable
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        guard let removed = shard(for: key).withLock({ $0.remove(key) }) else { return nil }
+        guard let removed = withTable(for: key, { $0.remove(key) }) else { return nil }
         if removed.expiresAt != .infinity && removed.expiresAt <= clock.now.timeIntervalSinceReferenceDate {
             return nil
         }
         return removed.value
     }
 
-    /// Removes the entry for `key`, if there is one.
+    /// Removes the entry for `key`, if there is one, expired or not; removing an absent key does nothing.
+    ///
+    /// Thread-safe; takes the key's shard lock once.
     ///
     /// - Parameter key: The key to remove.
     /// - Complexity: O(1) on average.
+    @inlinable
     public func removeEntry(forKey key: Key) {
-        _ = shard(for: key).withLock { $0.remove(key) }
+        _ = withTable(for: key) { $0.remove(key) }
     }
 
     /// Removes every entry and gives the cache's storage back; the counters keep counting.
     ///
     /// Removed entries are not counted as evictions. Values are released after the lock is dropped.
+    ///
+    /// Thread-safe; each shard is swapped for an empty one under its lock.
     ///
     /// - Complexity: O(*n*) in the number of entries, spent outside the lock.
     public func removeAll() {
@@ -246,29 +297,55 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     // MARK: - Internals
 
-    /// Reads `key`, taking a clock reading only when its entry can expire.
-    private func lookup(_ key: Key) -> LRUTable<Key, Value>.Lookup {
-        let shard = shard(for: key)
-        let first = shard.withLock { $0.readWithoutClock(key) }
+    /// Reads `key`, reading the clock (outside the lock) first when most entries are expected to expire,
+    /// and otherwise only after the table reports that the entry can expire.
+    @inlinable
+    func lookup(_ key: Key) -> LRUTable<Key, Value>.Lookup {
+        if readsClockFirst {
+            let now = clock.now.timeIntervalSinceReferenceDate
+            return withTable(for: key) { $0.read(key, now: now) }
+        }
+        let first = withTable(for: key) { $0.readWithoutClock(key) }
         guard case .needsClock = first else { return first }
         let now = clock.now.timeIntervalSinceReferenceDate
-        return shard.withLock { $0.read(key, now: now) }
+        return withTable(for: key) { $0.read(key, now: now) }
     }
 
-    private func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) {
-        let released = shard(for: key).withLock {
+    @inlinable
+    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) {
+        let released = withTable(for: key) {
             $0.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
         }
         // The replaced and evicted values are released here, after the lock is dropped.
         withExtendedLifetime(released) {}
     }
 
-    @inline(__always)
-    func shard(for key: Key) -> Locked<LRUTable<Key, Value>> {
-        if shards.count == 1 { return shards[0] }
-        return shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+    /// Runs `body` on the table that owns `key`, with that table's lock held.
+    ///
+    /// Not inlinable on purpose: `Locked` is package-internal, so this is the one place the lock is
+    /// taken, while the table code in `body` is inlinable and specialized for the caller's key and value
+    /// types (unspecialized generic code spends most of its time instantiating type metadata).
+    @usableFromInline
+    func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
+        // Calling through `firstShard` directly, not through a returned reference, saves a retain and a
+        // release per operation.
+        if shardCount == 1 { return firstShard.withLock(body) }
+        return shard(for: key).withLock(body)
     }
 
+    @inline(__always)
+    func shard(for key: Key) -> Locked<LRUTable<Key, Value>> {
+        // `shardCount` rather than `shards.count`: in unspecialized code the array access would
+        // instantiate type metadata on every call.
+        if shardCount == 1 { return firstShard }
+        // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
+        let shardIndex = UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high
+        let object = shardObjects[Int(shardIndex)]
+        // Sound: `init` fills `shardObjects` with the `Locked<LRUTable<Key, Value>>` values of `shards`.
+        return unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self)
+    }
+
+    @inlinable
     static func date(fromSeconds seconds: Double) -> Date? {
         seconds == .infinity ? nil : Date(timeIntervalSinceReferenceDate: seconds)
     }

@@ -32,6 +32,10 @@ extension MultiCache {
     /// - Returns: The cached or loaded value; an empty value is a hit like any other.
     /// - Throws: What `load` threw; `CancellationError` when the caller's task was cancelled;
     ///   ``CacheError/Code/tierFailure`` when every tier failed to read.
+    /// - Complexity: One read of the tiers (see ``entry(forKey:)``); on a miss, one loader run shared by
+    ///   every concurrent caller of the key, then one write per tier, concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func value(
         forKey key: Key,
         expiry: Expiry,
@@ -41,7 +45,7 @@ extension MultiCache {
         if let entry = try await entry(forKey: key) { return entry.value }
         let waiterID = coordinator.withLock { $0.makeID() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: LoadOnceStateMachine<Key, Value>.Waiter) in
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                 let action = coordinator.withLock {
                     $0.join(
                         key: key, waiterID: waiterID, continuation: continuation,
@@ -74,8 +78,13 @@ extension MultiCache {
     ///   - key: The key to look up.
     ///   - expiry: The loaded value's expiry.
     ///   - load: Produces the value on a miss.
-    ///   - completion: Called exactly once with the value or the error, on a thread of Swift's global
-    ///     concurrent executor (never the caller's thread, never the main thread).
+    ///   - completion: Called exactly once with the value or the error (what the async form throws), on a
+    ///     thread of Swift's global concurrent executor (never synchronously inside this call, never the
+    ///     main thread).
+    /// - Complexity: That of ``value(forKey:expiry:orLoad:)``, plus one unstructured task. Cancelling the
+    ///   caller's task does not cancel it.
+    ///
+    /// Thread-safe: may be called from any thread.
     public func value(
         forKey key: Key,
         expiry: Expiry,

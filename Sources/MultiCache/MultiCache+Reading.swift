@@ -13,7 +13,10 @@ extension MultiCache {
     ///   tier holds a live entry.
     /// - Throws: ``CacheError/Code/tierFailure`` when every tier threw, listing each; `CancellationError`
     ///   when a tier threw it.
-    /// - Complexity: At most one read per tier, then at most one write per faster tier.
+    /// - Complexity: At most one read per tier, one after another, then at most one write per faster tier,
+    ///   concurrently; plus two short lock operations.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         let epoch = coordinator.withLock { $0.mutationEpoch }
         var failures: [CacheError.TierFailure] = []

@@ -12,7 +12,11 @@ extension MultiCache {
     ///   - entry: The value with its absolute expiry and optional cost.
     ///   - key: The key to store it under.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw (index, name, cause); the other
-    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one.
+    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one. A tier
+    ///   that throws `CancellationError` is reported as a failed tier too.
+    /// - Complexity: One write per tier, concurrently; the call takes as long as the slowest tier.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
         let now = clock.now
@@ -36,6 +40,9 @@ extension MultiCache {
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw; the other tiers no longer hold
     ///   the key.
+    /// - Complexity: One removal per tier, concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
         let failures = await forEachTier(in: tiers.indices) { tier in
@@ -44,10 +51,13 @@ extension MultiCache {
         try throwIfFailed(failures, "remove the entry")
     }
 
-    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``.
+    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
     ///
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
+    /// - Complexity: One removal per tier, concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeValue(forKey key: Key) async throws {
         try await removeEntry(forKey: key)
     }
@@ -59,6 +69,8 @@ extension MultiCache {
     ///
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw; the other tiers are empty.
     /// - Complexity: What each tier's `removeAll()` costs; the tiers run concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
         let failures = await forEachTier(in: tiers.indices) { tier in

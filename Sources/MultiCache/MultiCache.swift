@@ -10,7 +10,7 @@ import Foundation
 ///     .init(memory, name: "memory", maximumLifetime: .seconds(60)),
 ///     .init(disk, name: "disk"),
 /// ])
-/// let thumbnail = try await cache.value(forKey: url, expiry: .seconds(3_600)) {
+/// let thumbnail = try await cache.value(forKey: url.absoluteString, expiry: .seconds(3_600)) {
 ///     try await render(url)
 /// }
 /// ```
@@ -74,13 +74,18 @@ import Foundation
 /// bookkeeping sits behind one small lock that is never held across an `await`, a tier call, a loader
 /// or an observer.
 public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+    /// The load-once and fencing bookkeeping, with the continuation and task types it parks.
+    typealias Coordinator = LoadOnceStateMachine<
+        Key, CheckedContinuation<Value, any Error>, CheckedContinuation<Void, Never>, Task<Void, Never>
+    >
+
     /// The tiers, fastest first.
     public let tiers: [Tier]
     /// The clock that resolves relative expiries and maximum lifetimes: the first tier's unless given.
     public let clock: any CacheClock
 
     let observer: CacheObserver?
-    let coordinator: Locked<LoadOnceStateMachine<Key, Value>>
+    let coordinator: Locked<Coordinator>
     let counters: Locked<MultiCacheStatistics>
 
     /// Creates a cache over `tiers`, fastest first.
@@ -92,6 +97,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///     on the task that noticed the event.
     /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty or a tier's maximum lifetime is
     ///   zero or negative.
+    /// - Complexity: O(number of tiers).
     public init(tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil) throws {
         guard let first = tiers.first else {
             throw CacheError(.invalidArgument, "a MultiCache needs at least one tier")
@@ -118,6 +124,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///   - clock: The clock for relative expiries; `nil` uses the first tier's clock.
     ///   - observer: Receives events for skipped tiers and failed write-backs.
     /// - Throws: ``CacheError/Code/invalidArgument`` when `caches` is empty.
+    /// - Complexity: O(number of tiers).
     public convenience init(
         _ caches: [any Cache<Key, Value>],
         clock: (any CacheClock)? = nil,
@@ -128,7 +135,12 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
 
     /// A snapshot of the counters: per tier, overall, and for load-once.
     ///
-    /// Thread-safe; O(number of tiers).
+    /// The counters and ``MultiCacheStatistics/loadsShared`` are read under two separate locks, one after
+    /// the other, so while other tasks are working the two parts may be a moment apart.
+    ///
+    /// Thread-safe.
+    ///
+    /// - Complexity: O(number of tiers), for the copy.
     public var statistics: MultiCacheStatistics {
         var snapshot = counters.value
         snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }

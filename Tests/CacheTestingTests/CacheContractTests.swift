@@ -75,6 +75,26 @@ import Testing
         #expect(violations?.violations.map(\.check) == [.emptyValueIsHit, .overwriteReplaces])
     }
 
+    @Test func violationNamesTheStepAndShowsWhatWasReturned() async throws {
+        let violation = await #expect(throws: ContractViolation.self) {
+            try await CacheContract.verify(.expiryBoundary) { clock in FlawedCache(.expiresOneTickLate, clock: clock) }
+        }
+        #expect(
+            violation?.description
+                == #"expiryBoundary: exactly at the expiry instant: "ttl" should miss (expected: nil (a miss); "#
+                + #"actual: 11 bytes "ten seconds")"#)
+    }
+
+    @Test func wrongExpiryIsShownRelativeToTheClockStart() async throws {
+        let violation = await #expect(throws: ContractViolation.self) {
+            try await CacheContract.verify(.roundTripPreservesValueAndExpiry) { clock in
+                FlawedCache(.dropsExpiry, clock: clock)
+            }
+        }
+        #expect(violation?.expected == "2026-01-01 00:01:00 +0000 (start +60.0 s)")
+        #expect(violation?.actual == "never")
+    }
+
     @Test func violationDescriptionShowsExpectedAndActual() {
         let violation = ContractViolation(
             check: .expiryBoundary, message: "still returned", expected: "nil (a miss)", actual: "3 bytes")

@@ -6,6 +6,7 @@ import Testing
 @Suite struct ManualClockTests {
     @Test func startsAtAFixedInstantByDefault() {
         #expect(ManualClock().now == Date(timeIntervalSince1970: 1_767_225_600))
+        #expect(ManualClock.defaultStart == Date(timeIntervalSince1970: 1_767_225_600))
         #expect(ManualClock().now.ISO8601Format() == "2026-01-01T00:00:00Z")
     }
 

@@ -64,6 +64,18 @@ import Testing
         try cache.removeEntry(forKey: "k")
     }
 
+    @Test func flushingCountersNeverRecreatesADeletedStore() throws {
+        do {
+            let cache = try makeCache(folder)
+            _ = try cache.value(forKey: "k")
+            try FileManager.default.removeItem(at: folder.store)
+            try cache.flushStatistics()
+            #expect(cache.statistics.base.misses == 1)
+        }
+
+        #expect(!FileManager.default.fileExists(atPath: folder.store.path))
+    }
+
     // MARK: - Per-key locks
 
     @Test func withLockExcludesAnotherInstanceForTheSameKeyOnly() throws {

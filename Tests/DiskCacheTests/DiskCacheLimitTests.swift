@@ -78,6 +78,17 @@ import Testing
 
         #expect(error?.code == .entryTooLarge)
         #expect(try liveKeys(cache, ["k1", "k2", "k3"]) == ["k1", "k2"])
+        #expect(cache.statistics.base.evictions == 0)
+    }
+
+    @Test func refusedOversizedOverwriteRemovesTheStaleValue() throws {
+        let cache = try makeCache(folder, maxBytes: 2 * entrySize)
+        try cache.setValue(Data(count: 100), forKey: "k1")
+        try cache.setValue(Data(count: 100), forKey: "k2")
+
+        #expect(throws: CacheError.self) { try cache.setValue(Data(count: 2 * entrySize), forKey: "k1") }
+
+        #expect(try liveKeys(cache, ["k1", "k2"]) == ["k2"])
     }
 
     @Test func entryExactlyAtTheByteLimitIsKeptAlone() throws {

@@ -74,6 +74,9 @@ extension MemoryCacheTests {
         #expect(cache.count == 0)
         cache.setValue(3, forKey: "b", expiry: .at(clock.now.addingTimeInterval(-1)))
         #expect(cache["b"] == nil)
+        cache.setEntry(CacheEntry(value: 4, expiresAt: Date(timeIntervalSinceReferenceDate: .nan)), forKey: "c")
+        #expect(cache["c"] == nil)
+        #expect(cache.count == 0)
         #expect(cache.statistics.insertions == 1)
     }
 

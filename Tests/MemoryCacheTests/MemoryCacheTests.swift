@@ -196,6 +196,25 @@ import Testing
         #expect(cache.count == 2)
     }
 
+    @Test func costsNearIntMaxNeverOverflowTheTotal() throws {
+        // Given no cost limit and a cost function that returns Int.max
+        let cache = try makeCache(cost: { _ in Int.max })
+        // When a second such entry arrives, the first is evicted instead of overflowing the total
+        cache.setValue(1, forKey: "a")
+        cache.setValue(2, forKey: "b")
+        #expect(cache["a"] == nil)
+        #expect(cache["b"] == 2)
+        #expect(cache.totalCost == Int.max)
+        #expect(cache.statistics.evictions == 1)
+        #expect(cache.checkInvariants())
+        // And totals summed over shards saturate rather than trap
+        let sharded = try makeCache(shardCount: 8, cost: { _ in Int.max / 2 })
+        for index in 0..<64 { sharded.setValue(index, forKey: "k\(index)") }
+        #expect(sharded.totalCost == Int.max)
+        #expect(sharded.statistics.totalCost == Int.max)
+        #expect(sharded.checkInvariants())
+    }
+
     @Test func oversizeEntryIsNotStoredAndEvictsNothing() throws {
         // Given a cache holding a and b, and an older value for c
         let cache = try makeCache(costLimit: 100)
@@ -266,7 +285,26 @@ import Testing
         #expect(cache.count <= 3)
     }
 
+    @Test(arguments: [(limit: 10, shards: 4), (limit: 7, shards: 7), (limit: 1_000, shards: 16)])
+    func shardSharesAddUpToTheLimitAndDifferByAtMostOne(limit: Int, shards: Int) {
+        let shares = (0..<shards).compactMap { MemoryCache<String, Int>.share(of: limit, forShard: $0, of: shards) }
+        #expect(shares.reduce(0, +) == limit)
+        #expect(shares.max()! - shares.min()! <= 1)
+        #expect(MemoryCache<String, Int>.share(of: nil, forShard: 0, of: shards) == nil)
+    }
+
     // MARK: - Trimming
+
+    @Test func emptyingTheCacheGivesItsStorageBack() throws {
+        let cache = try makeCache()
+        for index in 0..<10_000 { cache.setValue(index, forKey: "k\(index)") }
+        #expect(cache.shards[0].withLock { $0.capacity } >= 10_000)
+        cache.trim(toCount: 0)
+        #expect(cache.shards[0].withLock { $0.capacity } == 8)
+        cache.setValue(1, forKey: "again")
+        #expect(cache["again"] == 1)
+        #expect(cache.checkInvariants())
+    }
 
     @Test func trimToCountKeepsTheMostRecentEntries() throws {
         let cache = try makeCache()

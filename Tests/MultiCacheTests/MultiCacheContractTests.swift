@@ -9,8 +9,8 @@ import Testing
     func twoTiersKeepTheCacheContract(_ check: CacheContract.Check) async throws {
         try await CacheContract.verify(check) { clock in
             try MultiCache<String, Data>(tiers: [
-                .init(makeMemoryTier(clock: clock), name: "memory"),
-                .init(makeSlowTier(clock: clock), name: "disk"),
+                .init(try makeMemoryTier(clock: clock), name: "memory"),
+                .init(try makeSlowTier(clock: clock), name: "disk"),
             ])
         }
     }
@@ -18,8 +18,8 @@ import Testing
     @Test(arguments: CacheContract.Check.allCases)
     func nestedMultiCacheKeepsTheCacheContract(_ check: CacheContract.Check) async throws {
         try await CacheContract.verify(check) { clock in
-            let inner = try MultiCache<String, Data>([makeMemoryTier(clock: clock), makeSlowTier(clock: clock)])
-            return try MultiCache<String, Data>([makeMemoryTier(clock: clock), inner])
+            let inner = try MultiCache<String, Data>([try makeMemoryTier(clock: clock), try makeSlowTier(clock: clock)])
+            return try MultiCache<String, Data>([try makeMemoryTier(clock: clock), inner])
         }
     }
 }

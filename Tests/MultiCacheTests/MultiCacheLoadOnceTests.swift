@@ -24,7 +24,7 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 99 }
+            try await waitUntil { cache.statistics.loadsShared == 99 }
             // When the one load finishes
             gate.open()
             return try await group.reduce(into: [Data]()) { $0.append($1) }
@@ -36,8 +36,11 @@ struct MultiCacheLoadOnceTests {
         #expect(cache.statistics.loadsRun == 1)
         #expect(cache.statistics.loadsShared == 99)
         let expiresAt = tiers.clock.now.addingTimeInterval(60)
-        #expect(try await tiers.fast.entry(forKey: "k") == CacheEntry(value: bytes("loaded"), expiresAt: expiresAt))
-        #expect(try await tiers.slow.entry(forKey: "k") == CacheEntry(value: bytes("loaded"), expiresAt: expiresAt))
+        for tier in [tiers.fast, tiers.slow] {
+            let stored = try await tier.entry(forKey: "k")
+            #expect(stored?.value == bytes("loaded"))
+            #expect(stored?.expiresAt == expiresAt)
+        }
     }
 
     @Test func hundredCallersOverTenKeysRunTheLoaderTenTimes() async throws {
@@ -57,7 +60,7 @@ struct MultiCacheLoadOnceTests {
                     return (key, value)
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 90 }
+            try await waitUntil { cache.statistics.loadsShared == 90 }
             gate.open()
             return try await group.reduce(into: [(String, Data)]()) { $0.append($1) }
         }
@@ -76,7 +79,7 @@ struct MultiCacheLoadOnceTests {
         let cache = tiers.cache
         let gate = Gate()
         let runs = Counter()
-        let outcomes = await withTaskGroup(of: Result<Data, any Error>.self) { group in
+        let outcomes = try await withThrowingTaskGroup(of: Result<Data, any Error>.self) { group in
             for _ in 0..<10 {
                 group.addTask {
                     do {
@@ -91,9 +94,9 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            await waitUntil { cache.statistics.loadsShared == 9 }
+            try await waitUntil { cache.statistics.loadsShared == 9 }
             gate.open()
-            return await group.reduce(into: [Result<Data, any Error>]()) { $0.append($1) }
+            return try await group.reduce(into: [Result<Data, any Error>]()) { $0.append($1) }
         }
 
         // Then every caller got the error, the loader ran once, and nothing was stored
@@ -137,7 +140,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
 
         // When the key (or everything) is removed, then the load finishes
         try await removal.perform(on: cache)
@@ -164,7 +167,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         try await removal.perform(on: cache)
 
         // When another caller asks while the old load is still blocked
@@ -187,7 +190,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("loaded")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         try await cache.setValue(bytes("written"), forKey: "k", expiry: .never)
         gate.open()
         #expect(try await loaded == bytes("loaded"))
@@ -207,10 +210,10 @@ struct MultiCacheLoadOnceTests {
             return bytes("v")
         }
         let starter = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsShared == 2 }
+        try await waitUntil { cache.statistics.loadsShared == 2 }
 
         // When the caller that started the load cancels
         starter.cancel()
@@ -241,9 +244,9 @@ struct MultiCacheLoadOnceTests {
             return bytes("stale")
         }
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        await waitUntil { cache.statistics.loadsShared == 1 }
+        try await waitUntil { cache.statistics.loadsShared == 1 }
 
         // When both cancel
         first.cancel()
@@ -252,7 +255,7 @@ struct MultiCacheLoadOnceTests {
         // Then both get CancellationError and the load's task is cancelled
         await #expect(throws: CancellationError.self) { try await first.value }
         await #expect(throws: CancellationError.self) { try await second.value }
-        await waitUntil { loaderCancellations.value == 1 }
+        try await waitUntil { loaderCancellations.value == 1 }
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
@@ -297,7 +300,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("first")
         }
-        await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loadsRun == 1 }
         // And a second caller whose read is parked in the slow tier, after missing in the fast one
         tiers.slow.hold(.entry)
         async let second = cache.value(forKey: "k", expiry: .never) {
@@ -315,6 +318,24 @@ struct MultiCacheLoadOnceTests {
         // Then the second caller finds what the first load stored instead of loading again
         #expect(try await second == bytes("first"))
         #expect(runs.value == 1)
+    }
+
+    @Test func failureToStoreALoadedValueIsReportedAndTheCallerStillGetsIt() async throws {
+        // Given a slow tier whose next write fails
+        let events = EventLog()
+        let tiers = try TwoTiers(observer: events.observer)
+        tiers.slow.failNext(.setEntry)
+
+        // When a load-once call misses and loads
+        let value = try await tiers.cache.value(forKey: "k", expiry: .never) { bytes("loaded") }
+
+        // Then the caller has the value, the fast tier holds it, and the slow tier's failure was reported
+        #expect(value == bytes("loaded"))
+        #expect(try await tiers.fast.value(forKey: "k") == bytes("loaded"))
+        #expect(try await tiers.slow.value(forKey: "k") == nil)
+        #expect(events.all.map(\.kind) == [.writeBackFailed])
+        #expect(events.all.first?.tierIndex == 1)
+        #expect(tiers.cache.statistics.tiers.map(\.errors) == [0, 1])
     }
 
     @Test func completionHandlerVariantLoadsOnce() async throws {

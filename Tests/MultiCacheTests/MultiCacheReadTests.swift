@@ -35,6 +35,20 @@ import Testing
         #expect(statistics.hitRatio == 0)
     }
 
+    @Test func overallHitRatioCountsReadsOfTheWholeCache() async throws {
+        let tiers = try TwoTiers()
+        try await tiers.slow.setValue(bytes("v"), forKey: "k", expiry: .never)
+        _ = try await tiers.cache.value(forKey: "k")  // hit in tier 1
+        _ = try await tiers.cache.value(forKey: "k")  // hit in tier 0
+        _ = try await tiers.cache.value(forKey: "absent")  // miss
+        let statistics = tiers.cache.statistics
+        #expect(statistics.hits == 2 && statistics.misses == 1)
+        #expect(statistics.hitRatio == 2.0 / 3.0)
+        #expect(statistics.tiers.map(\.hits) == [1, 1])
+        #expect(statistics.tiers.map(\.misses) == [2, 1])
+        #expect(statistics.tiers.map(\.name) == ["memory", "disk"])
+    }
+
     @Test func writeBackKeepsRemainingLifetimeNotAFreshTTL() async throws {
         // Given an entry with a 10 s TTL written at t=0 into the slow tier only
         let tiers = try TwoTiers()
@@ -159,9 +173,9 @@ import Testing
     @Test func nestedMultiCacheWritesBackAtEveryLevel() async throws {
         // Given outer = [memory A, inner = [memory B, slow]] with the value only in the slow tier
         let clock = ManualClock()
-        let outerMemory = makeMemoryTier(clock: clock)
-        let innerMemory = makeMemoryTier(clock: clock)
-        let slow = makeSlowTier(clock: clock)
+        let outerMemory = try makeMemoryTier(clock: clock)
+        let innerMemory = try makeMemoryTier(clock: clock)
+        let slow = try makeSlowTier(clock: clock)
         let inner = try MultiCache<String, Data>([innerMemory, slow])
         let outer = try MultiCache<String, Data>(tiers: [.init(outerMemory, name: "A"), .init(inner, name: "inner")])
         try await slow.setValue(bytes("deep"), forKey: "k", expiry: .seconds(30))
@@ -191,7 +205,8 @@ import Testing
     func nonPositiveMaximumLifetimeIsRejected(_ lifetime: Duration) {
         let clock = ManualClock()
         #expect {
-            _ = try MultiCache<String, Data>(tiers: [.init(makeMemoryTier(clock: clock), maximumLifetime: lifetime)])
+            _ = try MultiCache<String, Data>(tiers: [.init(try makeMemoryTier(clock: clock), maximumLifetime: lifetime)]
+            )
         } throws: { error in
             (error as? CacheError)?.code == .invalidArgument
         }
@@ -201,7 +216,7 @@ import Testing
         let first = ManualClock(start: Date(timeIntervalSince1970: 100))
         let second = ManualClock(start: Date(timeIntervalSince1970: 200))
         let own = ManualClock(start: Date(timeIntervalSince1970: 300))
-        let tiers = [makeMemoryTier(clock: first), makeSlowTier(clock: second)]
+        let tiers = [try makeMemoryTier(clock: first), try makeMemoryTier(clock: second)]
         #expect(try MultiCache<String, Data>(tiers).clock.now == Date(timeIntervalSince1970: 100))
         #expect(try MultiCache<String, Data>(tiers, clock: own).clock.now == Date(timeIntervalSince1970: 300))
     }

@@ -1,8 +1,9 @@
 import CacheCore
 import CacheTesting
 import Foundation
-@testable import MultiCache
 import Testing
+
+@testable import MultiCache
 
 @Suite struct MultiCacheWriteTests {
     @Test func writeReachesEveryTier() async throws {
@@ -127,7 +128,7 @@ import Testing
 
         // When a removal starts, it parks without touching any tier until the write-back ends
         async let removal: Void = tiers.cache.removeEntry(forKey: "k")
-        await waitUntil { tiers.cache.parkedMutationCount == 1 }
+        try await waitUntil { tiers.cache.parkedMutationCount == 1 }
         #expect(tiers.slow.callCount(.removeEntry) == 0)
         tiers.fast.release(.setEntry)
         #expect(try await read == bytes("v"))

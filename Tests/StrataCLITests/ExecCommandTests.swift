@@ -135,7 +135,9 @@ struct ExecCommandTests {
     func commandDoesNotInheritTheStoresDescriptors() throws {
         // Given a command that lists where its open descriptors point, run while exec holds the key's lock
         let harness = try StrataHarness()
-        let result = try harness.run(["exec", "--", "sh", "-c", "for f in /proc/$$/fd/*; do readlink \"$f\"; done"])
+        let result = try harness.run([
+            "exec", "--", "sh", "-c", "for f in /proc/$$/fd/*; do readlink \"$f\"; done; true",
+        ])
 
         // Then none of them is a file of the store (a leaked lock could be held by a daemon forever)
         #expect(result.status == 0)

@@ -113,11 +113,12 @@ struct KeyValueCommandTests {
         #expect(
             try harness.run(["--store", other, "set", "k", "second"], key: .some(nil), usesStore: false).status == 0)
 
-        // Then each finds its own value again, and each has its own key file under the config folder
+        // Then each finds its own value again, and each has its own key file next to the default key files
         #expect(try harness.run(["get", "k"], key: .some(nil)).outputText == "first")
         let second = try harness.run(["get", "k", "--store", other], key: .some(nil), usesStore: false)
         #expect(second.outputText == "second")
-        let keyFiles = try FileManager.default.contentsOfDirectory(atPath: harness.path("config/strata/store-keys"))
+        let keyFiles = try FileManager.default.contentsOfDirectory(
+            atPath: harness.path("data/strata/keys/strata-stores"))
         #expect(keyFiles.filter { $0.hasSuffix(".key") }.count == 2)
     }
 

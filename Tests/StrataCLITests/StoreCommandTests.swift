@@ -22,6 +22,7 @@ struct StoreCommandTests {
         let verify = try harness.run(["verify"])
         #expect(verify.status == 1)
         #expect(verify.outputText.contains("removed 1 bad"))
+        #expect(verify.outputText.split(separator: "\n").filter { $0.hasPrefix("removed /") }.count == 1)
         #expect(try harness.run(["get", "large"]).status == 1)
         #expect(try harness.run(["get", "small"]).standardOutput == small)
         // And a second verify finds nothing wrong

@@ -17,7 +17,7 @@ struct StrataResult: Sendable {
 /// Every harness has its own folder (store, key-file home, scratch files) and deletes it on `deinit`.
 /// Output goes to files rather than pipes, so the harness never deadlocks on large outputs.
 final class StrataHarness: Sendable {
-    /// The scratch folder: `store/`, `config/` and any file a test creates.
+    /// The scratch folder: `store/`, `data/` (key files) and any file a test creates.
     let root: URL
     /// The store folder given with `--store`.
     let store: URL
@@ -46,11 +46,12 @@ final class StrataHarness: Sendable {
     func path(_ name: String) -> String { root.appendingPathComponent(name).path }
 
     /// Environment for the binary: the caller's, without any STRATA_ variable, with HOME and
-    /// XDG_CONFIG_HOME inside the scratch folder and (unless `key` is nil) `STRATA_KEY`.
+    /// XDG_DATA_HOME/XDG_CACHE_HOME inside the scratch folder and (unless `key` is nil) `STRATA_KEY`.
     func environment(key: String?, extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STRATA_") }
         environment["HOME"] = path("home")
-        environment["XDG_CONFIG_HOME"] = path("config")
+        environment["XDG_DATA_HOME"] = path("data")
+        environment["XDG_CACHE_HOME"] = path("cache")
         if let key { environment["STRATA_KEY"] = key }
         for (name, value) in extra { environment[name] = value }
         return environment

@@ -22,7 +22,8 @@ struct UsageTests {
         ["get", "--json", "k"],
         ["exec"],
         ["exec", "--ttl", "1m"],
-        ["exec", "--stale", "forever", "--", "true"],
+        ["exec", "--ttl", "1m", "--stale", "forever", "--", "true"],
+        ["exec", "--stale", "1h", "--", "true"],
         ["exec", "--key-env", "A=B", "--", "true"],
         ["help", "frobnicate"],
     ])
@@ -57,5 +58,40 @@ struct UsageTests {
         let harness = try StrataHarness()
         let result = try harness.run(["get", "k"], extraEnvironment: ["STRATA_CLOCK_OFFSET": "tomorrow"])
         #expect(result.status == 2)
+    }
+
+    @Test(arguments: [
+        ("90s", 90.0), ("10m", 600), ("2h", 7200), ("7d", 604_800), ("1h30m", 5400), ("1.5h", 5400), ("90", 90),
+    ])
+    func durationsAreParsedWithTheirUnits(duration: String, seconds: Double) throws {
+        // Given an entry stored with --ttl TEXT
+        let harness = try StrataHarness()
+        let before = Date()
+        #expect(try harness.run(["set", "k", "v", "--ttl", duration]).status == 0)
+
+        // Then its expiry, as listed, is that many seconds after the write (listing rounds to seconds)
+        let list = try harness.run(["ls", "--json"])
+        let objects = try #require(try JSONSerialization.jsonObject(with: list.standardOutput) as? [[String: Any]])
+        let text = try #require(objects.first?["expiresAt"] as? String)
+        let expiry = try #require(ISO8601DateFormatter().date(from: text))
+        #expect(abs(expiry.timeIntervalSince(before) - seconds) < 5)
+    }
+
+    @Test(arguments: [
+        ("500MB", 500_000_000), ("2GiB", 2_147_483_648), ("1.5K", 1500), ("4096", 4096), ("0", 0), ("10kib", 10_240),
+    ])
+    func sizesUseDecimalAndBinaryUnits(text: String, bytes: Int) throws {
+        let harness = try StrataHarness()
+        let stats = try harness.run(["--max-size", text, "stats", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
+        #expect(object["maxBytes"] as? Int == bytes)
+    }
+
+    @Test func noneMeansUnlimited() throws {
+        let harness = try StrataHarness()
+        let stats = try harness.run(["stats", "--json", "--max-size", "none", "--max-entries", "none"])
+        let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
+        #expect(object["maxBytes"] is NSNull)
+        #expect(object["maxEntries"] is NSNull)
     }
 }

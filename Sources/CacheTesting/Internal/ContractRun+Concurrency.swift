@@ -5,18 +5,26 @@ import Foundation
 extension ContractRun {
     func completionHandlersMatchAsync() async throws {
         let start = clock.now
-        var probes: [CompletionProbe] = []
         func viaCompletion<T: Sendable>(
             _ name: String, _ begin: (@escaping @Sendable (Result<T, any Error>) -> Void) -> Void
         ) async throws -> T {
-            let probe = CompletionProbe(name: name)
-            probes.append(probe)
-            let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            let results = CompletionResults<T>()
+            // Wait until the cache lets go of the handler, not just for its first call: then no later
+            // call can come, so "exactly once" is decided for certain, and a handler dropped without
+            // being called is reported instead of hanging the check.
+            await withCheckedContinuation { (released: CheckedContinuation<Void, Never>) in
+                let signal = ReleaseSignal { released.resume() }
                 begin { result in
-                    if probe.recordCall() { continuation.resume(returning: result) }
+                    withExtendedLifetime(signal) { results.append(result) }
                 }
             }
-            return try await step(name) { try result.get() }
+            let delivered = results.all
+            guard delivered.count == 1 else {
+                throw violation(
+                    "\(name) must call its completion exactly once", expected: "1 call",
+                    actual: "\(delivered.count) calls")
+            }
+            return try await step(name) { try delivered[0].get() }
         }
 
         // Given a miss, the completion variants report a miss too.
@@ -74,13 +82,6 @@ extension ContractRun {
         try await viaCompletion("removeAll(completion:)") { cache.removeAll(completion: $0) }
         try await expectMiss("c2", "after removeAll(completion:)")
         try await expectMiss("c3", "after removeAll(completion:)")
-
-        // A completion called twice has had every later step to show it; report it now.
-        for probe in probes where probe.callCount != 1 {
-            throw violation(
-                "\(probe.name) called its completion more than once", expected: "1 call",
-                actual: "\(probe.callCount) calls")
-        }
     }
 
     func concurrentSetsOnDistinctKeys() async throws {
@@ -123,20 +124,21 @@ extension ContractRun {
     }
 }
 
-/// Counts how often one completion handler is called; the first call resumes the waiting check.
-final class CompletionProbe: Sendable {
-    let name: String
-    private let calls = Locked(0)
+/// The results one completion handler delivered, from whichever thread it ran on.
+final class CompletionResults<T: Sendable>: Sendable {
+    private let results = Locked<[Result<T, any Error>]>([])
 
-    init(name: String) { self.name = name }
+    func append(_ result: Result<T, any Error>) { results.withLock { $0.append(result) } }
 
-    var callCount: Int { calls.value }
+    var all: [Result<T, any Error>] { results.value }
+}
 
-    /// Counts a call and returns whether it was the first.
-    func recordCall() -> Bool {
-        calls.withLock { count in
-            count += 1
-            return count == 1
-        }
-    }
+/// Calls `onRelease` when its last reference goes away. A completion handler captures one, so the
+/// check learns when the cache has released the handler for good.
+final class ReleaseSignal: Sendable {
+    private let onRelease: @Sendable () -> Void
+
+    init(onRelease: @escaping @Sendable () -> Void) { self.onRelease = onRelease }
+
+    deinit { onRelease() }
 }

@@ -7,6 +7,15 @@ struct ContractRun: Sendable {
     let check: CacheContract.Check
     let cache: any Cache<String, Data>
     let clock: ManualClock
+    /// The clock's reading when the run began; instants in messages are shown relative to it.
+    let origin: Date
+
+    init(check: CacheContract.Check, cache: any Cache<String, Data>, clock: ManualClock) {
+        self.check = check
+        self.cache = cache
+        self.clock = clock
+        self.origin = clock.now
+    }
 
     /// Disk tiers may store instants with millisecond precision.
     static let expiryTolerance: TimeInterval = 0.001
@@ -125,11 +134,9 @@ struct ContractRun: Sendable {
     /// An instant relative to the clock's start, which reads better than a full date in a log.
     func describe(_ date: Date?) -> String {
         guard let date else { return "never" }
-        let offset = date.timeIntervalSince(ContractRun.start)
+        let offset = date.timeIntervalSince(origin)
         return "\(date) (start \(offset >= 0 ? "+" : "")\(offset) s)"
     }
-
-    static let start = ManualClock().now
 
     static func describe(_ data: Data) -> String {
         let bytes = data.count == 1 ? "1 byte" : "\(data.count) bytes"

@@ -19,6 +19,12 @@ extension Data {
         Data(self[(startIndex + offset)..<(startIndex + offset + count)])
     }
 
+    /// The bytes at `offset..<offset + count`, counted from the start, sharing storage (no copy); the
+    /// result's indices do not start at 0, so use it only with APIs that go through `withUnsafeBytes`.
+    func slice(at offset: Int, count: Int) -> Data {
+        self[(startIndex + offset)..<(startIndex + offset + count)]
+    }
+
     /// Lower-case hexadecimal.
     var hexString: String {
         let digits = Array("0123456789abcdef".utf8)

@@ -61,7 +61,7 @@ extension DiskStore {
             if let expiresAt = record.header.expiresAt, now >= expiresAt {
                 removeIfUnchanged(path, status: status)
                 state.withLock {
-                    $0.index?.remove(name)
+                    $0.indexRemove(name)
                     $0.pending.expirations += 1
                     $0.pending.misses += 1
                 }
@@ -71,7 +71,7 @@ extension DiskStore {
             let touched = (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
             let stamp = touched ? FileTime.normalized(now) : status.modificationDate
             state.withLock {
-                $0.index?.record(name, size: status.size, lastAccess: stamp)
+                $0.indexRecord(name, size: status.size, lastAccess: stamp)
                 $0.pending.hits += 1
             }
             return record
@@ -87,7 +87,7 @@ extension DiskStore {
     func removeCorrupt(name: String, path: String, status: FileStatus, reason: CorruptionReason) {
         let removed = removeIfUnchanged(path, status: status)
         state.withLock {
-            $0.index?.remove(name)
+            $0.indexRemove(name)
             if removed { $0.pending.corruptEntriesRemoved += 1 }
         }
         if removed { report(.corruptEntryRemoved, "removed a corrupt entry: \(reason.rawValue)", path: path) }
@@ -97,8 +97,8 @@ extension DiskStore {
 
     /// Stores a record for `keyBytes`, then trims to the limits if they are exceeded.
     ///
-    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `maxBytes` (nothing is
-    ///   changed), or the file-system error.
+    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `maxBytes` (the earlier
+    ///   entry for the key is removed, no other is evicted), or the file-system error.
     func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
         try translatingErrors {
             let now = clock.now
@@ -114,10 +114,13 @@ extension DiskStore {
             }
             let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
             if let maxBytes = configuration.maxBytes, size > maxBytes {
+                // The caller replaced the value: like MemoryCache, drop the earlier one so no tier (and no
+                // MultiCache read falling through to this one) can return a value older than the last write.
+                try? removeEntry(named: name)
                 throw CacheError(
                     .entryTooLarge,
-                    "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; nothing was "
-                        + "changed", path: layout.entry(name))
+                    "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; it was not "
+                        + "stored and the earlier entry for its key was removed", path: layout.entry(name))
             }
             for attempt in 0..<2 {
                 let epoch = try currentEpoch(recreating: true)
@@ -138,7 +141,7 @@ extension DiskStore {
             }
             let stamp = FileTime.normalized(now)
             state.withLock {
-                $0.index?.record(name, size: size, lastAccess: stamp)
+                $0.indexRecord(name, size: size, lastAccess: stamp)
                 $0.pending.insertions += 1
             }
             try enforceLimits(protecting: name)
@@ -154,7 +157,7 @@ extension DiskStore {
 
     func removeEntry(named name: String) throws {
         try FileSystem.unlinkFile(layout.entry(name))
-        state.withLock { $0.index?.remove(name) }
+        state.withLock { $0.indexRemove(name) }
     }
 
     /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
@@ -175,7 +178,7 @@ extension DiskStore {
             state.withLock {
                 $0.epoch = epoch
                 $0.checkStatus = status
-                $0.index = deletingEntries ? StoreIndex() : nil
+                $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
             }
             guard deletingEntries else { return }
             for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) {

@@ -10,11 +10,8 @@ extension DiskStore {
     func scanEntries() throws -> [String: (size: Int, modified: Date)] {
         var result: [String: (size: Int, modified: Date)] = [:]
         for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) where folder.utf8.count == 2 {
-            let folderPath = layout.entriesFolder + "/" + folder
-            for name in try FileSystem.contentsOfDirectory(folderPath)
-            where StoreLayout.isEntryName(name) && name.hasPrefix(folder) {
-                guard let status = try? FileSystem.status(atPath: folderPath + "/" + name), status.isRegularFile
-                else { continue }
+            try FileSystem.forEachFile(in: layout.entriesFolder + "/" + folder) { name, status in
+                guard status.isRegularFile, StoreLayout.isEntryName(name), name.hasPrefix(folder) else { return }
                 result[name] = (status.size, status.modificationDate)
             }
         }
@@ -24,14 +21,16 @@ extension DiskStore {
     /// Builds the size and recency index on first need (a write with limits, statistics, a trim), so
     /// opening a large store costs no per-file work.
     func ensureIndex() throws {
-        guard state.withLock({ $0.index == nil }) else { return }
-        let scan = try scanEntries()
-        state.withLock {
-            guard $0.index == nil else { return }
-            var index = StoreIndex()
-            index.replace(with: scan)
-            $0.index = index
+        let generation: Int? = state.withLock { $0.index == nil ? $0.beginScan() : nil }
+        guard let generation else { return }
+        let scan: [String: (size: Int, modified: Date)]
+        do {
+            scan = try scanEntries()
+        } catch {
+            state.withLock { $0.endScan() }
+            throw error
         }
+        _ = state.withLock { $0.finishScan(scan, generation: generation, onlyIfMissing: true) }
     }
 
     func lowWater(_ limit: Int) -> Int {
@@ -62,24 +61,34 @@ extension DiskStore {
         try translatingErrors {
             let lock = try FileLock.acquire(layout.storeLock, wait: true)
             defer { lock?.unlock() }
-            let scan = try scanEntries()
-            var (order, heldCount, heldBytes) = state.withLock { state in
-                var index = state.index ?? StoreIndex()
-                index.replace(with: scan)
-                state.index = index
+            let generation = state.withLock { $0.beginScan() }
+            let scan: [String: (size: Int, modified: Date)]
+            do {
+                scan = try scanEntries()
+            } catch {
+                state.withLock { $0.endScan() }
+                throw error
+            }
+            let snapshot = state.withLock { state -> (order: [String], count: Int, bytes: Int)? in
+                guard state.finishScan(scan, generation: generation, onlyIfMissing: false), let index = state.index
+                else { return nil }
                 return (index.leastRecentlyUsedFirst(), index.count, index.totalBytes)
             }
+            // A wipe ran meanwhile: there is nothing left to trim.
+            guard let (order, initialCount, initialBytes) = snapshot else { return 0 }
             let targetBytes = bytes ?? .max
             let targetCount = count ?? .max
+            var heldCount = initialCount
+            var heldBytes = initialBytes
             var removed = 0
-            while heldBytes > targetBytes || heldCount > targetCount, !order.isEmpty {
-                let name = order.removeFirst()
+            for name in order {
+                guard heldBytes > targetBytes || heldCount > targetCount else { break }
                 guard name != protected, let size = scan[name]?.size else { continue }
                 guard (try? FileSystem.unlinkFile(layout.entry(name))) != nil else { continue }
                 heldBytes -= size
                 heldCount -= 1
                 removed += 1
-                state.withLock { $0.index?.remove(name) }
+                state.withLock { $0.indexRemove(name) }
             }
             state.withLock { $0.pending.evictions += removed }
             return removed
@@ -149,7 +158,7 @@ extension DiskStore {
                 case .expired(let status):
                     if removeIfUnchanged(path, status: status) {
                         state.withLock {
-                            $0.index?.remove(name)
+                            $0.indexRemove(name)
                             $0.pending.expirations += 1
                         }
                         issues.append(.init(path: path, reason: "expired"))
@@ -190,7 +199,7 @@ extension DiskStore {
                     else { continue }
                     removed += 1
                     state.withLock {
-                        $0.index?.remove(name)
+                        $0.indexRemove(name)
                         $0.pending.expirations += 1
                     }
                 }
@@ -221,17 +230,27 @@ extension DiskStore {
     }
 
     /// Merges this process's counters into `store.stats` under `store.lock`.
+    ///
+    /// Never creates anything: when the store folder (or its lock file or `tmp/`) is gone — deleted from
+    /// outside — the counts stay pending, so a flush from `deinit` cannot resurrect a deleted store.
     func flushStatistics() throws {
         try translatingErrors {
             let snapshot = state.withLock { $0.pending }
             guard !snapshot.isZero else { return }
-            guard try FileSystem.status(atPath: layout.root) != nil else { return }
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
+            let lock: FileLock?
+            do {
+                lock = try FileLock.acquire(layout.storeLock, wait: true, creating: false)
+            } catch  where FileError.isNotFound(error) {
+                return
+            }
             defer { lock?.unlock() }
             let merged = StatisticsFile.read(layout.statisticsFile) + snapshot
-            try FileSystem.makeDirectory(layout.temporaryFolder)
-            try writeAtomically(
-                try StatisticsFile.encode(merged), to: layout.statisticsFile, modified: nil, replacing: true)
+            do {
+                try writeAtomically(
+                    try StatisticsFile.encode(merged), to: layout.statisticsFile, modified: nil, replacing: true)
+            } catch  where FileError.isNotFound(error) {
+                return
+            }
             state.withLock { $0.pending = $0.pending - snapshot }
         }
     }

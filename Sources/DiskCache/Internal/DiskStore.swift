@@ -16,6 +16,11 @@ final class DiskStore: Sendable {
         var index: StoreIndex?
         /// Counts not yet merged into `store.stats`.
         var pending = StatisticsCounters()
+        /// Folder scans in flight, the index changes made since the first of them began, and a counter
+        /// that invalidates them (see DiskStore+IndexState.swift).
+        var activeScans = 0
+        var journal: [IndexChange] = []
+        var generation = 0
     }
 
     /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
@@ -97,6 +102,9 @@ final class DiskStore: Sendable {
         for folder in [layout.temporaryFolder, layout.entriesFolder, layout.locksFolder] {
             try FileSystem.makeDirectory(folder)
         }
+        // The store lock file exists whenever the store does, so a flush can tell a deleted store.
+        let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
+        FileSystem.closeFile(fd)
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.
@@ -147,7 +155,7 @@ final class DiskStore: Sendable {
             return cached
         }
         state.withLock {
-            if $0.epoch.id != loaded.0.id { $0.index = nil }
+            if $0.epoch.id != loaded.0.id { $0.resetIndex(to: nil) }
             $0.epoch = loaded.0
             $0.checkStatus = loaded.1
         }

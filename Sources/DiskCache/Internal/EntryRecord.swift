@@ -141,7 +141,7 @@ struct EntryRecord {
             plaintext = try CryptoBackend.openAESGCM(
                 key: encryptionKey,
                 nonce: file.bytes(at: headerSize, count: nonceSize),
-                ciphertext: file.bytes(at: headerSize + nonceSize, count: bodyLength),
+                ciphertext: file.slice(at: headerSize + nonceSize, count: bodyLength),
                 tag: file.bytes(at: headerSize + nonceSize + bodyLength, count: tagSize),
                 associatedData: associatedData(header: file.bytes(at: 0, count: headerSize), fileName: fileName))
         } catch CryptoFailure.authenticationFailed {

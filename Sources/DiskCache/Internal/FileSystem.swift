@@ -48,8 +48,9 @@ struct FileStatus: Equatable {
     func isSameFile(as other: FileStatus) -> Bool { device == other.device && inode == other.inode }
 
     init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
+        // `dev_t` is signed on Darwin; keep the bits rather than trap on a negative value.
+        device = UInt64(truncatingIfNeeded: info.st_dev)
+        inode = UInt64(truncatingIfNeeded: info.st_ino)
         size = Int(info.st_size)
         #if canImport(Darwin)
         modified = info.st_mtimespec
@@ -274,6 +275,31 @@ enum FileSystem {
     }
 }
 
+extension FileSystem {
+    /// Calls `body` with the name and `fstatat(2)` status (not following symbolic links) of every entry
+    /// of a folder; an absent folder has none. Faster than listing and then `lstat`ing full paths,
+    /// since the kernel resolves each name relative to the open folder.
+    static func forEachFile(in path: String, _ body: (String, FileStatus) -> Void) throws(FileError) {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT || errno == ENOTDIR { return }
+            throw FileError(errno: errno, operation: "cannot list folder", path: path)
+        }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        while let entry = readdir(dir) {
+            withUnsafePointer(to: &entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { name in
+                    var info = stat()
+                    guard name.pointee != 0x2e,  // ".", "..", and hidden files are never entries
+                        fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+                    else { return }
+                    body(String(cString: name), FileStatus(info))
+                }
+            }
+        }
+    }
+}
+
 /// An advisory `flock(2)` lock on a file, released by ``unlock()``, on deinit, or when the process exits.
 ///
 /// `flock` locks belong to an open file description, so two opens in one process exclude each other
@@ -281,11 +307,13 @@ enum FileSystem {
 final class FileLock {
     private var fd: Int32
 
-    /// Takes the exclusive lock on `path` (creating the file), waiting for it when `wait` is `true`.
+    /// Takes the exclusive lock on `path`, waiting for it when `wait` is `true`.
     ///
+    /// - Parameter creating: Whether to create the lock file when it does not exist (otherwise that is
+    ///   a not-found error).
     /// - Returns: The held lock, or `nil` when `wait` is `false` and another holder has it.
-    static func acquire(_ path: String, wait: Bool) throws(FileError) -> FileLock? {
-        let fd = try FileSystem.openFile(path, O_RDWR | O_CREAT, mode: 0o600)
+    static func acquire(_ path: String, wait: Bool, creating: Bool = true) throws(FileError) -> FileLock? {
+        let fd = try FileSystem.openFile(path, O_RDWR | (creating ? O_CREAT : 0), mode: 0o600)
         while true {
             if flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 { return FileLock(fd: fd) }
             let code = errno

@@ -11,21 +11,34 @@ import CacheCore
 /// free (uninitialized, on `freeSlots`); slots from `used` to `capacity` are uninitialized. Keeping free
 /// slots uninitialized, instead of storing optionals, keeps a node at the size of its fields and lets a
 /// removed value be released at once.
+@usableFromInline
 final class LRUTable<Key: Hashable, Value> {
     /// One entry and its list links.
+    @usableFromInline
     struct Node {
-        var key: Key
-        var value: Value
+        @usableFromInline var key: Key
+        @usableFromInline var value: Value
         /// Seconds since the reference date (2001-01-01 UTC); `.infinity` for an entry that never expires.
-        var expiresAt: Double
-        var cost: Int
+        @usableFromInline var expiresAt: Double
+        @usableFromInline var cost: Int
         /// The next more recently used slot, or `LRUTable.none`.
-        var prev: Int32
+        @usableFromInline var prev: Int32
         /// The next less recently used slot, or `LRUTable.none`.
-        var next: Int32
+        @usableFromInline var next: Int32
+
+        @inlinable
+        init(key: Key, value: Value, expiresAt: Double, cost: Int, prev: Int32, next: Int32) {
+            self.key = key
+            self.value = value
+            self.expiresAt = expiresAt
+            self.cost = cost
+            self.prev = prev
+            self.next = next
+        }
     }
 
     /// The outcome of a read.
+    @usableFromInline
     enum Lookup {
         /// A live entry; its recency was refreshed.
         case hit(Value, expiresAt: Double, cost: Int)
@@ -39,36 +52,43 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Values that left the table during one operation, released by the caller after unlocking.
+    @usableFromInline
     struct Released {
-        var first: Value?
-        var rest: [Value] = []
+        @usableFromInline var first: Value?
+        @usableFromInline var rest: [Value] = []
 
-        mutating func append(_ value: Value) {
+        @inlinable init() {}
+
+        @inlinable mutating func append(_ value: Value) {
             if first == nil { first = value } else { rest.append(value) }
         }
     }
 
-    static var none: Int32 { -1 }
+    @inlinable static var none: Int32 { -1 }
     /// The most slots a table can address with `Int32` links.
     static var maximumSlots: Int { Int(Int32.max) }
 
     /// The most entries this table keeps (its share of the cache's count limit).
-    let countLimit: Int
+    @usableFromInline let countLimit: Int
     /// The highest total cost this table keeps (its share of the cache's cost limit).
-    let costLimit: Int
+    @usableFromInline let costLimit: Int
 
-    private(set) var index: [Key: Int32] = [:]
-    private(set) var nodes: UnsafeMutablePointer<Node>
-    private(set) var capacity: Int
-    private(set) var used = 0
-    private(set) var freeSlots: [Int32] = []
+    // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
+    // (a runtime call and a thread-local lookup) on every access, about a tenth of a cache hit. Skipping
+    // it is safe: every access runs under the shard's lock, and no method overlaps two accesses to one
+    // property (the `claim` call's `inout` access to `index` touches nothing else).
+    @usableFromInline @exclusivity(unchecked) var index: [Key: Int32] = [:]
+    @usableFromInline @exclusivity(unchecked) var nodes: UnsafeMutablePointer<Node>
+    @usableFromInline @exclusivity(unchecked) var capacity: Int
+    @usableFromInline @exclusivity(unchecked) var used = 0
+    @usableFromInline @exclusivity(unchecked) var freeSlots: [Int32] = []
     /// The most recently used slot.
-    private(set) var head = LRUTable.none
+    @usableFromInline @exclusivity(unchecked) var head = LRUTable.none
     /// The least recently used slot, the next to be evicted.
-    private(set) var tail = LRUTable.none
-    private(set) var totalCost = 0
+    @usableFromInline @exclusivity(unchecked) var tail = LRUTable.none
+    @usableFromInline @exclusivity(unchecked) var totalCost = 0
     /// Counters; `count` and `totalCost` are filled in by ``statistics``.
-    private(set) var counters = CacheStatistics()
+    @usableFromInline @exclusivity(unchecked) var counters = CacheStatistics()
 
     /// Creates an empty table.
     ///
@@ -113,7 +133,7 @@ final class LRUTable<Key: Hashable, Value> {
     ///
     /// A hit refreshes recency and counts a hit, a miss counts a miss; ``Lookup/needsClock`` changes
     /// nothing, and the caller retries with ``read(_:now:)``.
-    @inline(__always)
+    @inlinable
     func readWithoutClock(_ key: Key) -> Lookup {
         guard let slot = index[key] else {
             counters.misses += 1
@@ -127,6 +147,7 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Reads `key` at `now` (seconds since the reference date), dropping it if it has expired.
+    @inlinable
     func read(_ key: Key, now: Double) -> Lookup {
         guard let slot = index[key] else {
             counters.misses += 1
@@ -154,16 +175,24 @@ final class LRUTable<Key: Hashable, Value> {
     ///
     /// - Parameters:
     ///   - cost: The entry's cost, already made non-negative.
-    ///   - expiresAt: Seconds since the reference date, `.infinity` for never.
+    ///   - expiresAt: Seconds since the reference date, `.infinity` for never; NaN counts as expired.
     ///   - now: The clock reading for an entry that can expire, `-.infinity` when none was taken.
     /// - Returns: The values that left the table (the replaced one and any evicted ones).
+    @inlinable
     func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) -> Released {
         var released = Released()
-        if countLimit == 0 || costLimit == 0 || cost > costLimit || expiresAt <= now {
+        // `!(expiresAt > now)` rather than `expiresAt <= now`: a NaN expiry counts as already expired,
+        // not as one that never comes.
+        if countLimit == 0 || costLimit == 0 || cost > costLimit || !(expiresAt > now) {
             if let slot = index.removeValue(forKey: key) {
                 released.first = unlinkAndFree(slot, removingFromIndex: false).value
             }
             return released
+        }
+        // Keep the running total representable: costs near `Int.max` (with no cost limit, or a limit
+        // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way.
+        while Int.max - totalCost < cost && tail != Self.none {
+            released.append(evictTail())
         }
         let candidate = freeSlots.last ?? Int32(truncatingIfNeeded: used)
         // One hash lookup finds the key or claims `candidate` for it.
@@ -193,6 +222,7 @@ final class LRUTable<Key: Hashable, Value> {
     /// Removes the entry for `key`.
     ///
     /// - Returns: The removed value with its expiry (seconds since the reference date), or `nil`.
+    @inlinable
     func remove(_ key: Key) -> (value: Value, expiresAt: Double)? {
         guard let slot = index.removeValue(forKey: key) else { return nil }
         let node = unlinkAndFree(slot, removingFromIndex: false)
@@ -240,8 +270,8 @@ final class LRUTable<Key: Hashable, Value> {
     /// Sets `slot` to `candidate` when the key was just inserted (it reads `none`).
     ///
     /// - Returns: The key's existing slot, or `none` when `candidate` was claimed.
-    @inline(__always)
-    private static func claim(_ slot: inout Int32, for candidate: Int32) -> Int32 {
+    @inlinable
+    static func claim(_ slot: inout Int32, for candidate: Int32) -> Int32 {
         if slot == none {
             slot = candidate
             return none
@@ -250,7 +280,8 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Takes the slot `store` announced as its candidate: the last free slot, else the next unused one.
-    private func allocateSlot() -> Int32 {
+    @inlinable
+    func allocateSlot() -> Int32 {
         if let slot = freeSlots.popLast() { return slot }
         if used == capacity { grow() }
         used += 1
@@ -258,7 +289,8 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Doubles the node buffer. Runs only when no slot is free, so every slot below `used` is live.
-    private func grow() {
+    @usableFromInline
+    func grow() {
         let newCapacity = min(max(capacity * 2, 8), Self.maximumSlots)
         let newNodes = UnsafeMutablePointer<Node>.allocate(capacity: newCapacity)
         newNodes.moveInitialize(from: nodes, count: used)
@@ -268,13 +300,15 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Removes the least recently used entry, counting an eviction.
-    private func evictTail() -> Value {
+    @inlinable
+    func evictTail() -> Value {
         counters.evictions += 1
         return unlinkAndFree(tail, removingFromIndex: true).value
     }
 
     /// Unlinks `slot`, moves its node out, and puts the slot on the free list.
-    private func unlinkAndFree(_ slot: Int32, removingFromIndex: Bool) -> Node {
+    @inlinable
+    func unlinkAndFree(_ slot: Int32, removingFromIndex: Bool) -> Node {
         unlink(slot)
         let node = (nodes + Int(slot)).move()
         if removingFromIndex { index.removeValue(forKey: node.key) }
@@ -286,7 +320,8 @@ final class LRUTable<Key: Hashable, Value> {
 
     /// Returns the slot buffer to its initial size once the table is empty, so a trim to zero or an
     /// emptied shard gives its memory back.
-    private func releaseSpareStorage() {
+    @usableFromInline
+    func releaseSpareStorage() {
         freeSlots = []
         used = 0
         guard capacity > 8 else { return }
@@ -296,8 +331,8 @@ final class LRUTable<Key: Hashable, Value> {
         index = [:]
     }
 
-    @inline(__always)
-    private func moveToFront(_ slot: Int32) {
+    @inlinable
+    func moveToFront(_ slot: Int32) {
         guard slot != head else { return }
         unlink(slot)
         let node = nodes + Int(slot)
@@ -307,14 +342,14 @@ final class LRUTable<Key: Hashable, Value> {
     }
 
     /// Makes `slot`, whose `next` already points at the old head, the head.
-    @inline(__always)
-    private func linkAtFront(_ slot: Int32) {
+    @inlinable
+    func linkAtFront(_ slot: Int32) {
         if head != Self.none { nodes[Int(head)].prev = slot } else { tail = slot }
         head = slot
     }
 
-    @inline(__always)
-    private func unlink(_ slot: Int32) {
+    @inlinable
+    func unlink(_ slot: Int32) {
         // Read the two links only: copying the whole node would retain its key and value.
         let prev = nodes[Int(slot)].prev
         let next = nodes[Int(slot)].next

@@ -15,16 +15,15 @@
 /// - **Mutations.** A write or removal fences what is in flight (it bumps ``mutationEpoch`` and marks the
 ///   key's loads as fenced), then waits for the stores that had already passed their check, so a store
 ///   can never land after the removal that should have erased it.
-struct LoadOnceStateMachine<Key: Hashable & Sendable, Value: Sendable> {
-    /// A caller waiting for a load's result.
-    typealias Waiter = CheckedContinuation<Value, any Error>
-    /// A write or removal waiting for stores already under way.
-    typealias MutationWaiter = CheckedContinuation<Void, Never>
-
+///
+/// It is generic over what it parks so that it stays a plain value its tests can drive with stand-ins:
+/// ``MultiCache`` uses a `CheckedContinuation<Value, any Error>` per waiter, a
+/// `CheckedContinuation<Void, Never>` per parked mutation and a `Task<Void, Never>` per load.
+struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     private struct Load {
         var key: Key
         var waiters: [UInt64: Waiter]
-        var task: Task<Void, Never>?
+        var task: LoadTask?
         /// Set by a write or removal of `key` that began during the load: its result must not be stored.
         var isFenced = false
     }
@@ -105,7 +104,7 @@ struct LoadOnceStateMachine<Key: Hashable & Sendable, Value: Sendable> {
     /// Records the task that runs load `loadID`.
     ///
     /// - Returns: `true` when every waiter cancelled before the task was recorded: cancel it.
-    mutating func attach(_ task: Task<Void, Never>, toLoad loadID: UInt64) -> Bool {
+    mutating func attach(_ task: LoadTask, toLoad loadID: UInt64) -> Bool {
         guard loads[loadID] != nil else { return true }
         loads[loadID]?.task = task
         return false
@@ -117,7 +116,7 @@ struct LoadOnceStateMachine<Key: Hashable & Sendable, Value: Sendable> {
         case none
         /// Resume `waiter` with `CancellationError`; cancel `task` too when it is not `nil` (the last waiter
         /// left, so nobody wants the load any more).
-        case resumeCancelled(Waiter, cancelling: Task<Void, Never>?)
+        case resumeCancelled(Waiter, cancelling: LoadTask?)
     }
 
     /// Removes a cancelled waiter; abandons its load when it was the last one.

@@ -48,6 +48,8 @@ enum Runner {
 
         let location = try StoreLocation(globals: invocation.globals, environment: environment)
         let store = try location.open()
+        // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
+        defer { try? store.flushStatistics() }
         let path = location.displayPath
         switch invocation.command {
         case .set(let key, let value, let timeToLive):

@@ -53,18 +53,27 @@ struct StoreCommands {
     /// `strata verify`: authenticates every entry and removes the bad ones.
     ///
     /// Progress goes to stderr only when stderr is a terminal and the check has run for over a second.
+    /// Expired entries met on the way are removed too, but are not "bad": they do not change the status.
     ///
-    /// - Returns: 0 when every entry was sound, 1 when some were removed.
-    /// - Throws: `CLIFailure.store` when the store cannot be read.
+    /// - Returns: 0 when every entry was sound, 1 when bad entries were removed.
+    /// - Throws: `CLIFailure.store` when the store cannot be listed, or when some files could not be
+    ///   read (they are left in place and named in warnings on stderr).
     func verify() throws(CLIFailure) -> Int32 {
         let progress = VerifyProgress(isEnabled: StandardStreams.isTerminal(STDERR_FILENO))
+        let failuresBefore = store.statistics.readFailures
         let report = try storeCall { try store.verify(progress: { progress.update(done: $0, total: $1) }) }
         progress.finish()
-        var lines = report.removed.map { "removed \($0)\n" }
+        let unreadable = store.statistics.readFailures - failuresBefore
+        let bad = report.issues.filter { $0.reason != "expired" }
+        let expired = report.issues.count - bad.count
+        var lines = bad.map { "removed \($0.path): \($0.reason)\n" }
         let noun = report.checked == 1 ? "entry" : "entries"
-        lines.append("checked \(report.checked) \(noun), removed \(report.removed.count) bad\n")
+        lines.append("checked \(report.checked) \(noun): removed \(bad.count) bad, \(expired) expired\n")
         try printOutput(lines.joined())
-        return report.removed.isEmpty ? ExitStatus.success : ExitStatus.miss
+        if unreadable > 0 {
+            throw .store("store \(storePath): \(unreadable) entry files could not be read and were left in place")
+        }
+        return bad.isEmpty ? ExitStatus.success : ExitStatus.miss
     }
 
     // MARK: - Helpers

@@ -31,27 +31,10 @@ struct ExecCommand {
     ///   command cannot start.
     func run() throws(CLIFailure) -> Int32 {
         let key = makeKey().storeKey
-        if let record = try lookUp(key) {
-            switch freshness(of: record) {
-            case .fresh:
-                return replay(record)
-            case .stale:
-                startBackgroundRefresh()
-                return replay(record)
-            case .unusable:
-                break
-            }
-        }
+        if let status = try serveStored(key) { return status }
         return try locked(key) { () throws(CLIFailure) -> Int32 in
-            if let record = try lookUp(key) {
-                switch freshness(of: record) {
-                case .fresh: return replay(record)
-                case .stale:
-                    startBackgroundRefresh()
-                    return replay(record)
-                case .unusable: break
-                }
-            }
+            // Another process may have stored the result while this one waited for the lock.
+            if let status = try serveStored(key) { return status }
             let result = try ChildProcess.run(options.arguments, echoesOutput: true)
             keep(result, key: key)
             return result.status
@@ -127,6 +110,23 @@ struct ExecCommand {
     }
 
     // MARK: - Replay and refresh
+
+    /// Replays the stored result when it is fresh, or stale within `--stale` (then also starting a
+    /// background refresh).
+    ///
+    /// - Returns: The recorded exit status, or `nil` when there is nothing usable to replay.
+    private func serveStored(_ key: String) throws(CLIFailure) -> Int32? {
+        guard let record = try lookUp(key) else { return nil }
+        switch freshness(of: record) {
+        case .fresh:
+            return replay(record)
+        case .stale:
+            startBackgroundRefresh()
+            return replay(record)
+        case .unusable:
+            return nil
+        }
+    }
 
     private func replay(_ record: ExecRecord) -> Int32 {
         StandardStreams.write(record.standardOutput, to: STDOUT_FILENO)

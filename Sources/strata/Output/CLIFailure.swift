@@ -28,8 +28,9 @@ enum CLIFailure: Error {
     /// - Parameters:
     ///   - error: What the store (or the file system under it) threw.
     ///   - store: The store's folder, shown to the user.
+    ///   - keySource: Where the master key came from (`STRATA_KEY`, a key file path), for key errors.
     /// - Returns: A `.store` failure whose message says where and why.
-    static func store(_ error: any Error, store: String) -> CLIFailure {
+    static func store(_ error: any Error, store: String, keySource: String? = nil) -> CLIFailure {
         if let failure = error as? CLIFailure { return failure }
         guard let cacheError = error as? CacheError else {
             return .store("store \(store): \(oneLine(String(describing: error)))")
@@ -37,11 +38,10 @@ enum CLIFailure: Error {
         let cause: String
         switch cacheError.code {
         case .wrongKey:
-            cause =
-                "the store was created with a different master key (check STRATA_KEY or the key file); "
-                + "nothing was changed"
+            let source = keySource.map { "the key from \($0)" } ?? "this key"
+            cause = "the store was created with a different master key than \(source); nothing was changed"
         case .invalidKey:
-            cause = "the master key is unusable: \(cacheError.message)"
+            cause = "the master key\(keySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"
         case .permissionDenied:
             cause = "permission denied: \(cacheError.message)"
         case .outOfSpace:

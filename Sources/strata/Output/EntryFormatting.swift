@@ -66,13 +66,14 @@ enum EntryFormatting {
         return formatter.string(from: date)
     }
 
-    private static func escaped(_ text: String) -> String {
+    /// Escapes control characters (and, unless `keepsBackslashes`, backslashes) so text stays on one line.
+    private static func escaped(_ text: String, keepsBackslashes: Bool = false) -> String {
         text.unicodeScalars.map { scalar in
             switch scalar {
             case "\n": return "\\n"
             case "\t": return "\\t"
             case "\r": return "\\r"
-            case "\\": return "\\\\"
+            case "\\" where !keepsBackslashes: return "\\\\"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     return "\\u{\(String(scalar.value, radix: 16))}"
@@ -82,11 +83,12 @@ enum EntryFormatting {
         }.joined()
     }
 
-    /// Quotes an argument for display the way a POSIX shell would read it back.
+    /// Quotes an argument for display the way a POSIX shell would read it back (backslashes are literal
+    /// inside single quotes; control characters are shown escaped, so use `--json` for exact bytes).
     private static func shellQuoted(_ text: String) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%")
         if !text.isEmpty, text.allSatisfy({ safe.contains($0) }) { return text }
-        return "'" + escaped(text).replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + escaped(text, keepsBackslashes: true).replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

@@ -229,6 +229,9 @@ struct ArgumentParser {
             guard let commandArguments, let program = commandArguments.first, !program.isEmpty else {
                 throw .usage("missing the command to run after --", command: name)
             }
+            if exec.staleWindow != nil, timeToLive == nil {
+                throw .usage("option --stale needs --ttl (a result without a TTL never goes stale)", command: name)
+            }
             var options = exec
             options.timeToLive = timeToLive
             options.arguments = commandArguments

@@ -7,7 +7,9 @@ import Foundation
 /// - The default store is `DiskCacheConfiguration(name: "strata")`'s default folder, opened with the
 ///   DiskCache default key file (`.defaultKeyFile`).
 /// - `--store DIR` opens DIR. Without `STRATA_KEY`, its key file is
-///   `<config>/strata/store-keys/<last path component>-<16 hex digits>.key`, where the hex digits are a
+///   `<keys>/strata-stores/<last path component>-<16 hex digits>.key`, next to DiskCache's default key
+///   files (`<keys>` is `$XDG_DATA_HOME/strata/keys`, `~/.local/share/strata/keys`, or
+///   `~/Library/Application Support/Strata/keys` on Apple platforms), where the hex digits are a
 ///   64-bit FNV-1a hash of DIR's absolute, standardized path (a name, not a secret: a collision would
 ///   show up as a wrong-key error, never as silent sharing). Two different folders thus get two keys,
 ///   and the same folder always finds its key again.
@@ -28,7 +30,7 @@ struct StoreLocation {
     init(globals: GlobalOptions, environment: [String: String]) throws(CLIFailure) {
         var configuration = DiskCacheConfiguration(
             name: "strata", maxBytes: globals.maxBytes, maxEntries: globals.maxEntries,
-            clock: try Self.clock(environment: environment))
+            clock: try Self.clock(environment: environment), observer: Self.reportTroubleOnStandardError)
         if let path = globals.storePath {
             let directory = Self.absoluteURL(forPath: path)
             configuration.directory = directory
@@ -55,11 +57,29 @@ struct StoreLocation {
         do {
             return try DiskCache(configuration: configuration, codec: .data)
         } catch {
-            throw CLIFailure.store(error, store: displayPath)
+            throw CLIFailure.store(error, store: displayPath, keySource: keySourceDescription)
         }
     }
 
+    /// Prints a warning for the events a user must hear about: a file that could not be read (left in
+    /// place) and failed housekeeping. Corrupt entries removed are silent: they are misses by design,
+    /// counted in `stats` and listed by `verify`.
+    private static let reportTroubleOnStandardError: CacheObserver = { event in
+        guard event.kind == .readFailed || event.kind == .maintenanceFailed else { return }
+        StandardStreams.printError("strata: warning: \(oneLine(event.description))")
+    }
+
     // MARK: - Key
+
+    /// Where the key comes from, in words: `STRATA_KEY`, `the default key file`, or `key file PATH`.
+    var keySourceDescription: String {
+        switch configuration.keySource {
+        case .key: return "STRATA_KEY"
+        case .defaultKeyFile: return "the default key file"
+        case .keyFile(let url): return "key file \(url.path)"
+        @unknown default: return "the configured key"
+        }
+    }
 
     private static func masterKey(fromBase64 text: String, store: String) throws(CLIFailure) -> Data {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -79,24 +99,25 @@ struct StoreLocation {
         let padded = String(repeating: "0", count: 16 - hash.count) + hash
         let name = directory.lastPathComponent.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
         let prefix = String(String(name).prefix(64))
-        return configurationDirectory(environment: environment)
-            .appendingPathComponent("strata", isDirectory: true)
-            .appendingPathComponent("store-keys", isDirectory: true)
+        return keysDirectory(environment: environment)
+            .appendingPathComponent("strata-stores", isDirectory: true)
             .appendingPathComponent("\(prefix.isEmpty ? "store" : prefix)-\(padded).key")
     }
 
-    /// `$XDG_CONFIG_HOME` (when absolute) or `~/.config` on Linux; `~/Library/Application Support` on
-    /// Apple platforms. Kept apart from the caches folder so that deleting caches never loses a key.
-    private static func configurationDirectory(environment: [String: String]) -> URL {
+    /// The folder of DiskCache's default key files (the same rule, restated here because DiskCache
+    /// keeps it internal): `$XDG_DATA_HOME/strata/keys` when absolute, else `~/.local/share/strata/keys`;
+    /// `~/Library/Application Support/Strata/keys` on Apple platforms. Outside the caches folder, so that
+    /// deleting caches never loses a key.
+    private static func keysDirectory(environment: [String: String]) -> URL {
         #if canImport(Darwin)
         return FileManager.default.homeDirectoryForCurrentUser
-            .appendingPathComponent("Library/Application Support", isDirectory: true)
+            .appendingPathComponent("Library/Application Support/Strata/keys", isDirectory: true)
         #else
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            return URL(fileURLWithPath: xdg, isDirectory: true)
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("strata/keys")
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".config", isDirectory: true)
+        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/strata/keys")
         #endif
     }
 

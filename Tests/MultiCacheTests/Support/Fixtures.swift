@@ -1,11 +1,12 @@
 import CacheCore
 import CacheTesting
+import DiskCache
 import Foundation
+import MemoryCache
 import MultiCache
 
-/// Two tiers and a MultiCache over them, on one manual clock.
-///
-/// The tiers are `FaultInjectingCache`s, so a test can fail or hold any call of either tier.
+/// A MemoryCache over a DiskCache, each behind a `FaultInjectingCache` so a test can fail or hold any
+/// call of either tier, and a MultiCache over them, all on one manual clock.
 struct TwoTiers {
     let clock: ManualClock
     let fast: FaultInjectingCache<String, Data>
@@ -16,8 +17,8 @@ struct TwoTiers {
     init(fastMaximumLifetime: Duration? = nil, observer: CacheObserver? = nil) throws {
         let clock = ManualClock()
         self.clock = clock
-        fast = FaultInjectingCache(wrapping: makeMemoryTier(clock: clock))
-        slow = FaultInjectingCache(wrapping: makeSlowTier(clock: clock))
+        fast = FaultInjectingCache(wrapping: try makeMemoryTier(clock: clock))
+        slow = FaultInjectingCache(wrapping: try makeSlowTier(clock: clock))
         cache = try MultiCache(
             tiers: [
                 .init(fast, name: "memory", maximumLifetime: fastMaximumLifetime),
@@ -27,15 +28,49 @@ struct TwoTiers {
     }
 }
 
-/// The fast tier of the tests.
-func makeMemoryTier(clock: ManualClock) -> any Cache<String, Data> {
-    FaultInjectingCache<String, Data>(clock: clock)
+/// The fast tier of the tests: an unlimited MemoryCache.
+func makeMemoryTier(clock: ManualClock) throws -> any Cache<String, Data> {
+    try MemoryCache<String, Data>(clock: clock)
 }
 
-/// The slow tier of the tests.
-func makeSlowTier(clock: ManualClock) -> any Cache<String, Data> {
-    FaultInjectingCache<String, Data>(clock: clock)
+/// The slow tier of the tests: a DiskCache in a fresh temporary folder, removed when the cache goes away.
+func makeSlowTier(clock: ManualClock) throws -> any Cache<String, Data> {
+    let folder = FileManager.default.temporaryDirectory
+        .appendingPathComponent("strata-multicache-tests-\(UUID().uuidString)", isDirectory: true)
+    let disk = try DiskCache<String, Data>(
+        configuration: DiskCacheConfiguration(
+            name: "multicache-tests", directory: folder, keySource: .key(testMasterKey), clock: clock))
+    return FolderOwningCache(disk, folder: folder)
 }
+
+/// A fixed master key, so tests never touch the user's key files.
+private let testMasterKey = Data((0..<32).map { UInt8($0) })
 
 /// `text` as UTF-8 bytes.
 func bytes(_ text: String) -> Data { Data(text.utf8) }
+
+/// Forwards to a disk tier and deletes its folder when the last reference goes away, so each test cleans
+/// up after itself without teardown code.
+private final class FolderOwningCache: Cache {
+    private let base: DiskCache<String, Data>
+    private let folder: URL
+
+    init(_ base: DiskCache<String, Data>, folder: URL) {
+        self.base = base
+        self.folder = folder
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    var clock: any CacheClock { base.clock }
+
+    func entry(forKey key: String) async throws -> CacheEntry<Data>? { try await base.entry(forKey: key) }
+
+    func setEntry(_ entry: CacheEntry<Data>, forKey key: String) async throws {
+        try await base.setEntry(entry, forKey: key)
+    }
+
+    func removeEntry(forKey key: String) async throws { try await base.removeEntry(forKey: key) }
+
+    func removeAll() async throws { try await base.removeAll() }
+}

@@ -51,7 +51,11 @@ final class Counter: Sendable {
 
     /// Adds one and returns the new count.
     @discardableResult
-    func increment() -> Int { count.withLock { count in count += 1; return count } }
+    func increment() -> Int {
+        count.withLock { count in
+            count += 1; return count
+        }
+    }
 
     /// The current count.
     var value: Int { count.value }
@@ -69,7 +73,11 @@ final class EventLog: Sendable {
 }
 
 /// Yields until `condition` holds: for waiting on another task's progress (callers joining a load)
-/// without sleeping. Give the test a time limit.
-func waitUntil(_ condition: () -> Bool) async {
-    while !condition() { await Task.yield() }
+/// without sleeping. Throws `CancellationError` when the test's time limit cancels it, so a broken
+/// feature fails the test instead of hanging it.
+func waitUntil(_ condition: () -> Bool) async throws {
+    while !condition() {
+        try Task.checkCancellation()
+        await Task.yield()
+    }
 }

@@ -1,0 +1,22 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+@Suite struct DiskCacheContractTests {
+    let folder = TemporaryFolder()
+
+    @Test(arguments: CacheContract.Check.allCases)
+    func keepsTheCacheContract(_ check: CacheContract.Check) async throws {
+        let folder = self.folder
+        try await CacheContract.verify(check) { clock in
+            // A new store folder for each call, all inside this test's temporary folder.
+            let configuration = DiskCacheConfiguration(
+                name: "contract", directory: folder.url.appendingPathComponent(UUID().uuidString),
+                keySource: .key(TestKeys.primary), clock: clock)
+            return try DiskCache<String, Data>(configuration: configuration)
+        }
+    }
+}
