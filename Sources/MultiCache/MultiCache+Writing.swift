@@ -19,6 +19,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(key) }
         let now = clock.now
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
@@ -45,6 +46,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(key) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeEntry(forKey: key)
         }
@@ -73,6 +75,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
+        defer { endMutation(nil) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeAll()
         }
@@ -92,6 +95,11 @@ extension MultiCache {
     }
 
     /// Ends a store and resumes the writes and removals that were waiting only for it.
+    /// Ends the mutation that ``fence(_:)`` began, once every tier has answered.
+    func endMutation(_ key: Key?) {
+        coordinator.withLock { $0.endMutation(of: key) }
+    }
+
     func endStore(_ storeID: UInt64) {
         let ready = coordinator.withLock { $0.endStore(storeID) }
         for continuation in ready { continuation.resume() }

@@ -38,6 +38,9 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     private var loadOfWaiter: [UInt64: UInt64] = [:]
     private var activeStores: [UInt64: Key] = [:]
     private var pendingMutations: [UInt64: PendingMutation] = [:]
+    /// Writes and removals still working through the tiers, per key and for `removeAll`.
+    private var mutationsUnderWay: [Key: Int] = [:]
+    private var wipesUnderWay = 0
     private var lastID: UInt64 = 0
 
     /// Bumped whenever a load finishes. A caller remembers it before its read; when it changed by the time
@@ -165,7 +168,9 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     ///   - epochSeen: ``mutationEpoch`` as the read saw it before asking the first tier.
     /// - Returns: A store id to pass to ``endStore(_:)``, or `nil`: drop the write-back.
     mutating func beginWriteBack(key: Key, epochSeen: UInt64) -> UInt64? {
-        guard epochSeen == mutationEpoch else { return nil }
+        // A read that overlapped a write or removal may have read a tier the mutation had not reached yet:
+        // its hit can be older than what the mutation leaves behind, so it is never written back.
+        guard epochSeen == mutationEpoch, wipesUnderWay == 0, mutationsUnderWay[key] == nil else { return nil }
         let storeID = makeID()
         activeStores[storeID] = key
         return storeID
@@ -201,12 +206,32 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     mutating func beginMutation(of key: Key?) -> Set<UInt64> {
         mutationEpoch &+= 1
         if let key {
+            mutationsUnderWay[key, default: 0] += 1
             if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
             return Set(activeStores.filter { $0.value == key }.keys)
         }
+        wipesUnderWay += 1
         for loadID in currentLoad.values { loads[loadID]?.isFenced = true }
         currentLoad.removeAll()
         return Set(activeStores.keys)
+    }
+
+    /// Ends a write or removal of `key` (every key when `nil`) once every tier has answered.
+    ///
+    /// Fences again what started while the mutation was under way: reads in flight lose their write-back
+    /// (they may have seen a tier before the mutation reached it), and loads of the key are detached, so a
+    /// caller arriving after the mutation returned never joins a load whose re-check read such a tier.
+    mutating func endMutation(of key: Key?) {
+        mutationEpoch &+= 1
+        if let key {
+            let remaining = (mutationsUnderWay[key] ?? 1) - 1
+            mutationsUnderWay[key] = remaining > 0 ? remaining : nil
+            if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
+            return
+        }
+        wipesUnderWay = max(wipesUnderWay - 1, 0)
+        for loadID in currentLoad.values { loads[loadID]?.isFenced = true }
+        currentLoad.removeAll()
     }
 
     /// Parks a mutation until `stores` have ended.
