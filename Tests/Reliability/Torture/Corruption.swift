@@ -107,7 +107,8 @@ enum Corruption {
             case .zeroLength:
                 try Data().write(to: firstPath)
             case .appendedGarbage:
-                let garbage = Data((0..<Int.random(in: 1...64, using: &generator)).map { _ in UInt8.random(in: 0...255) })
+                let garbage = Data(
+                    (0..<Int.random(in: 1...64, using: &generator)).map { _ in UInt8.random(in: 0...255) })
                 try (try Data(contentsOf: firstPath) + garbage).write(to: firstPath)
             case .swap:
                 let second = keys.filter { $0 != first }.randomElement(using: &generator) ?? first
@@ -124,7 +125,9 @@ enum Corruption {
                     // so the cache cannot tell it from an entry by its name.
                     let folder = firstPath.deletingLastPathComponent().lastPathComponent
                     let digits = Array("0123456789abcdef")
-                    name = folder + String((0..<(64 - folder.count)).map { _ in digits.randomElement(using: &generator) ?? "0" })
+                    name =
+                        folder
+                        + String((0..<(64 - folder.count)).map { _ in digits.randomElement(using: &generator) ?? "0" })
                 } else {
                     name = "foreign-\(round).bin"
                 }
@@ -138,7 +141,9 @@ enum Corruption {
             let reader = round % 2 == 0 ? cache : try Store.open(directory, observer: events.observer)
             for key in damagedKeys { readAndJudge(key, through: reader, damaged: true) }
             if let foreign {
-                for _ in 0..<4 { readAndJudge(keys.randomElement(using: &generator) ?? first, through: reader, damaged: false) }
+                for _ in 0..<4 {
+                    readAndJudge(keys.randomElement(using: &generator) ?? first, through: reader, damaged: false)
+                }
                 _ = try reader.verify()
                 if FileManager.default.fileExists(atPath: foreign.path) {
                     foreignLeftByVerify += 1
@@ -169,7 +174,8 @@ enum Corruption {
                 if trial % 4 == 3 {
                     damaged = Array(damaged.prefix(Int.random(in: 0..<damaged.count, using: &generator)))
                 } else {
-                    damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(in: 1...255, using: &generator)
+                    damaged[Int.random(in: 0..<damaged.count, using: &generator)] ^= UInt8.random(
+                        in: 1...255, using: &generator)
                 }
                 try Data(damaged).write(to: checkRecord)
                 let filesBefore = Store.files(under: directory)
@@ -214,7 +220,9 @@ enum Corruption {
         report.record("final_verify_checked", finalVerify.checked)
         report.record("final_verify_removed", finalVerify.removed.count)
         report.record("temp_files_left", leftovers.count)
-        report.record("observer_events", events.all.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))
+        report.record(
+            "observer_events",
+            events.all.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))
         report.expect(wrong == 0, "\(wrong) wrong values")
         report.expect(errors == 0, "\(errors) reads threw")
         report.expect(badFilesLeft == 0, "\(badFilesLeft) bad files left")
@@ -231,7 +239,8 @@ enum Corruption {
     private static func write(
         _ key: String, version: UInt64, to cache: DiskCache<String, Data>, versions: inout [String: UInt64]
     ) throws {
-        let value = Payload.make(key: key, version: version, length: Payload.length(key: key, version: version, maximum: 2048))
+        let value = Payload.make(
+            key: key, version: version, length: Payload.length(key: key, version: version, maximum: 2048))
         try cache.setValue(value, forKey: key, expiry: .never)
         versions[key] = version
     }

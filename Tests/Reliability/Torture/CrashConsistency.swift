@@ -54,7 +54,10 @@ enum CrashConsistency {
 
             let check = try runProcess(
                 selfExecutable,
-                ["crash-check", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path, "--state", state.path]
+                [
+                    "crash-check", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path, "--state",
+                    state.path,
+                ]
             )
             let line = String(decoding: check.stdout, as: UTF8.self)
             guard check.status == 0, !check.signaled, let figures = CheckFigures(line: line) else {

@@ -31,8 +31,13 @@ enum FullDisk {
         report.record("filler_bytes", filled)
 
         // When: the victim key is overwritten and a new key is written.
-        let overwrite = codeOfError { try cache.setValue(Payload.make(key: "victim", version: 2, length: 20_000), forKey: "victim", expiry: .never) }
-        let fresh = codeOfError { try cache.setValue(Payload.make(key: "fresh", version: 1, length: 20_000), forKey: "fresh", expiry: .never) }
+        let overwrite = codeOfError {
+            try cache.setValue(
+                Payload.make(key: "victim", version: 2, length: 20_000), forKey: "victim", expiry: .never)
+        }
+        let fresh = codeOfError {
+            try cache.setValue(Payload.make(key: "fresh", version: 1, length: 20_000), forKey: "fresh", expiry: .never)
+        }
         report.record("overwrite_error", overwrite)
         report.record("new_key_error", fresh)
         report.expect(overwrite == CacheError.Code.outOfSpace.description, "overwrite on a full disk gave \(overwrite)")
@@ -53,10 +58,14 @@ enum FullDisk {
 
         // And: once space is back, the same write succeeds.
         try FileManager.default.removeItem(at: filler)
-        let retry = codeOfError { try cache.setValue(Payload.make(key: "victim", version: 2, length: 20_000), forKey: "victim", expiry: .never) }
+        let retry = codeOfError {
+            try cache.setValue(
+                Payload.make(key: "victim", version: 2, length: 20_000), forKey: "victim", expiry: .never)
+        }
         report.record("write_after_space_freed", retry)
         if let value = try? cache.value(forKey: "victim") {
-            report.expect(Payload.verify(value, expectedKey: "victim") == .valid(version: 2), "retry did not store version 2")
+            report.expect(
+                Payload.verify(value, expectedKey: "victim") == .valid(version: 2), "retry did not store version 2")
         } else {
             report.fail("retry after freeing space left no value")
         }
@@ -89,7 +98,9 @@ enum FullDisk {
         for index in 0..<8 {
             let key = Store.key(index)
             do {
-                if let value = try cache.value(forKey: key), Payload.verify(value, expectedKey: key) == .valid(version: 1) {
+                if let value = try cache.value(forKey: key),
+                    Payload.verify(value, expectedKey: key) == .valid(version: 1)
+                {
                     rightReads += 1
                 } else {
                     report.fail("\(key): not readable from a read-only store")

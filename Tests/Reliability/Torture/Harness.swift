@@ -155,8 +155,9 @@ final class EventCounter: Sendable {
 
 /// The path of this executable, to start copies of it as child processes.
 var selfExecutable: URL {
-    URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        ?? CommandLine.arguments[0])
+    URL(
+        fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0])
 }
 
 /// Runs a child process to completion and returns its status, stdout and stderr.

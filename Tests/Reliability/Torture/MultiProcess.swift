@@ -66,10 +66,13 @@ enum MultiProcess {
                         counter += 1
                         let version = UInt64(worker) << 40 | counter
                         let value = Payload.make(
-                            key: key, version: version, length: Payload.length(key: key, version: version, maximum: 24_576))
+                            key: key, version: version,
+                            length: Payload.length(key: key, version: version, maximum: 24_576))
                         let (status, _, errors) = try runStrata(common + ["set", key], stdin: value)
                         tally.operations["set", default: 0] += 1
-                        if status != 0 { tally.fail("set \(key) exited \(status): \(String(decoding: errors, as: UTF8.self))") }
+                        if status != 0 {
+                            tally.fail("set \(key) exited \(status): \(String(decoding: errors, as: UTF8.self))")
+                        }
                     } else if roll < 70 {
                         let (status, output, errors) = try runStrata(common + ["get", key])
                         tally.operations["get", default: 0] += 1
@@ -100,7 +103,8 @@ enum MultiProcess {
                             tally.fail("exec \(key) exited \(status): \(String(decoding: errors, as: UTF8.self))")
                         } else if !rightOutput || !rightErrors {
                             tally.wrong += 1
-                            tally.messages.append("exec \(key) replayed stdout \(output.count) B, stderr \(errors.count) B")
+                            tally.messages.append(
+                                "exec \(key) replayed stdout \(output.count) B, stderr \(errors.count) B")
                         }
                     }
                 } catch {
@@ -126,8 +130,11 @@ enum MultiProcess {
         report.record("wrong_reads", tally.wrong)
         report.record("failed_commands", tally.failures)
         report.record("verify_status", verify.0)
-        report.record("verify_output", String(decoding: verify.1 + verify.2, as: UTF8.self).replacingOccurrences(of: "\n", with: " | "))
-        report.record("stats_output", String(decoding: stats.1, as: UTF8.self).replacingOccurrences(of: "\n", with: " | "))
+        report.record(
+            "verify_output",
+            String(decoding: verify.1 + verify.2, as: UTF8.self).replacingOccurrences(of: "\n", with: " | "))
+        report.record(
+            "stats_output", String(decoding: stats.1, as: UTF8.self).replacingOccurrences(of: "\n", with: " | "))
         report.record("max_bytes", maxBytes)
         report.record("bytes_on_disk_all_files", totalBytes)
         report.record("bytes_in_entry_files", entryBytes)

@@ -44,7 +44,8 @@ enum Privacy {
         var environment = ProcessInfo.processInfo.environment
         environment["STRATA_KEY"] = Store.masterKeyBase64
         for key in keys {
-            let set = try runProcess(strata, ["--store", cliStore.path, "set", key], stdin: values[key], environment: environment)
+            let set = try runProcess(
+                strata, ["--store", cliStore.path, "set", key], stdin: values[key], environment: environment)
             guard set.status == 0 else {
                 throw HarnessError("strata set failed: \(String(decoding: set.stderr, as: UTF8.self))")
             }
@@ -74,7 +75,9 @@ enum Privacy {
         for trial in 0..<trials {
             let store = work.appendingPathComponent("wipe-\(trial)")
             let cache = try Store.open(store)
-            for key in keys { try cache.setValue(Payload.make(key: key, version: 1, length: 200), forKey: key, expiry: .never) }
+            for key in keys {
+                try cache.setValue(Payload.make(key: key, version: 1, length: 200), forKey: key, expiry: .never)
+            }
             let child = Process()
             child.executableURL = selfExecutable
             child.arguments = ["wipe-child", "--store", store.path]
@@ -92,7 +95,9 @@ enum Privacy {
             let outcome =
                 readableCount == keys.count ? "all_readable" : readableCount == 0 ? "none_readable" : "partial"
             outcomes[outcome, default: 0] += 1
-            if outcome == "partial" { report.fail("interrupted wipe \(trial) left \(readableCount) of \(keys.count) values") }
+            if outcome == "partial" {
+                report.fail("interrupted wipe \(trial) left \(readableCount) of \(keys.count) values")
+            }
             let wrong = keys.filter { key in
                 guard let value = (try? Store.open(store).value(forKey: key)) ?? nil else { return false }
                 return Payload.verify(value, expectedKey: key) != .valid(version: 1)

@@ -26,7 +26,11 @@ final class History: Sendable {
     private let state = Locked(State())
 
     /// A tick to call before starting an operation.
-    func tick() -> Int { state.withLock { $0.now += 1; return $0.now } }
+    func tick() -> Int {
+        state.withLock {
+            $0.now += 1; return $0.now
+        }
+    }
 
     /// Registers a value about to be loaded; returns its id.
     func beginLoad() -> Int { begin(isLoad: true) }
