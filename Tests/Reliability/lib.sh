@@ -25,10 +25,15 @@ run_step() {
     fi
 }
 
+# Extra `swift build` flags, word-split: pass the same flags as the build before this script (for example
+# STRATA_BUILD_FLAGS="-Xswiftc -warnings-as-errors"), or SwiftPM rebuilds everything with the new ones.
+read -r -a build_flags <<<"${STRATA_BUILD_FLAGS:-}"
+
 # build_tools: the torture harness and the strata tool, debug, in the package's normal build folder.
 build_tools() {
-    swift build --product StrataTorture && swift build --product strata || return 1
-    bin=$(swift build --show-bin-path) || return 1
+    swift build "${build_flags[@]}" --product StrataTorture && swift build "${build_flags[@]}" --product strata ||
+        return 1
+    bin=$(swift build "${build_flags[@]}" --show-bin-path) || return 1
     torture=$bin/StrataTorture
     strata=$bin/strata
 }
@@ -72,7 +77,7 @@ concurrency_step() {
     local ops=$1
     local scratch=${STRATA_TSAN_SCRATCH:-$root/.build/tsan}
     STRATA_RELIABILITY_OPS=$ops TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-        swift test --scratch-path "$scratch" --sanitize=thread --filter ReliabilityTests
+        swift test "${build_flags[@]}" --scratch-path "$scratch" --sanitize=thread --filter ReliabilityTests
 }
 
 finish() {
