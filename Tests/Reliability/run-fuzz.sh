@@ -16,6 +16,13 @@ build=(swift build -c release --scratch-path "$scratch" --sanitize=fuzzer --sani
     -Xswiftc -DSTRATA_FUZZ --product StrataFuzz)
 "${build[@]}" || { echo "FAIL fuzz: build failed"; exit 1; }
 bin=$("${build[@]}" --show-bin-path)
+# An incremental rebuild in the fuzz folder has been seen to drop the coverage instrumentation (the objects
+# keep ASan but lose SanitizerCoverage, and libFuzzer then runs blind). Check the binary; rebuild clean once.
+if ! nm "$bin/StrataFuzz" 2>/dev/null | grep -q '__sanitizer_cov_'; then
+    echo "fuzz: $bin/StrataFuzz has no coverage instrumentation; rebuilding $scratch from scratch"
+    rm -rf "$scratch"
+    "${build[@]}" || { echo "FAIL fuzz: build failed"; exit 1; }
+fi
 
 work=$(mktemp -d /tmp/strata-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -34,6 +41,10 @@ echo "figure fuzz.features = $(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$done_line"
 echo "figure fuzz.corpus = $(sed -nE 's/.*corp: ([0-9]+\/[0-9a-zA-Z]+).*/\1/p' <<<"$done_line")"
 echo "figure fuzz.peak_rss_mb = $(grep -E '^stat::peak_rss_mb' "$logs/fuzz-output.log" | awk '{print $2}')"
 echo "figure fuzz.seed_corpus_files = $(find Tests/Reliability/Corpus -type f | wc -l)"
+if grep -q 'Is the code instrumented for coverage' "$logs/fuzz-output.log"; then
+    echo "FAIL fuzz: the target ran without coverage instrumentation"
+    exit 1
+fi
 if [ "$status" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer)|SUMMARY: ' "$logs/fuzz-output.log"; then
     echo "FAIL fuzz: status $status; see $logs/fuzz-output.log and $logs/fuzz-* artifacts"
     exit 1
