@@ -19,7 +19,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
-        defer { endMutation(key) }
+        defer { endMutation(of: key) }
         let now = clock.now
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
@@ -46,7 +46,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
-        defer { endMutation(key) }
+        defer { endMutation(of: key) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeEntry(forKey: key)
         }
@@ -75,7 +75,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
-        defer { endMutation(nil) }
+        defer { endMutation(of: nil) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeAll()
         }
@@ -84,7 +84,8 @@ extension MultiCache {
 
     // MARK: - Helpers
 
-    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it.
+    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
+    /// ``endMutation(of:)``.
     func fence(_ key: Key?) async {
         let stores = coordinator.withLock { $0.beginMutation(of: key) }
         guard !stores.isEmpty else { return }
@@ -94,12 +95,13 @@ extension MultiCache {
         }
     }
 
-    /// Ends a store and resumes the writes and removals that were waiting only for it.
-    /// Ends the mutation that ``fence(_:)`` began, once every tier has answered.
-    func endMutation(_ key: Key?) {
+    /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
+    /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
+    func endMutation(of key: Key?) {
         coordinator.withLock { $0.endMutation(of: key) }
     }
 
+    /// Ends a store and resumes the writes and removals that were waiting only for it.
     func endStore(_ storeID: UInt64) {
         let ready = coordinator.withLock { $0.endStore(storeID) }
         for continuation in ready { continuation.resume() }

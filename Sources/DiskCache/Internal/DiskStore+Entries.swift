@@ -101,6 +101,7 @@ extension DiskStore {
     ///   entry for the key is removed, no other is evicted), or the file-system error.
     func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
         try translatingErrors {
+            try requireWritable("store an entry")
             let now = clock.now
             let name = try fileName(for: keyBytes)
             if let expiresAt, now >= expiresAt {
@@ -152,42 +153,21 @@ extension DiskStore {
 
     /// Removes the entry for `keyBytes`, if any.
     func remove(keyBytes: Data) throws {
-        try translatingErrors { try removeEntry(named: try fileName(for: keyBytes)) }
-    }
-
-    func removeEntry(named name: String) throws {
-        try FileSystem.unlinkFile(layout.entry(name))
-        state.withLock { $0.indexRemove(name) }
-    }
-
-    /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
-    /// then deletes every entry file. Files that survive an interrupted wipe carry the old epoch id and
-    /// can no longer be decrypted; reads and sweeps remove them.
-    ///
-    /// - Parameter deletingEntries: `false` only in tests that simulate an interrupted wipe.
-    func removeAll(deletingEntries: Bool = true) throws {
         try translatingErrors {
-            try createFolders()
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
-            defer { lock?.unlock() }
-            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-            let record = try KeyCheckRecord.make(salt: salt, master: master)
-            try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
-            let epoch = try Epoch.derive(master: master, salt: salt)
-            let status = try FileSystem.status(atPath: layout.checkRecord)
-            state.withLock {
-                $0.epoch = epoch
-                $0.checkStatus = status
-                $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
-            }
-            guard deletingEntries else { return }
-            for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) {
-                let folderPath = layout.entriesFolder + "/" + folder
-                for name in try FileSystem.contentsOfDirectory(folderPath) {
-                    try FileSystem.unlinkFile(folderPath + "/" + name)
-                }
-            }
+            try requireWritable("remove an entry")
+            try removeEntry(named: try fileName(for: keyBytes))
         }
+    }
+
+    /// Removes the entry file `name`; a foreign directory in its place is moved to `quarantine/`.
+    func removeEntry(named name: String) throws {
+        let path = layout.entry(name)
+        do {
+            try FileSystem.unlinkFile(path)
+        } catch {
+            guard try quarantineIfDirectory(path) else { throw error }
+        }
+        state.withLock { $0.indexRemove(name) }
     }
 
     // MARK: - Per-key locks

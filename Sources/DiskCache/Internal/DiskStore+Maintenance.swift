@@ -59,6 +59,7 @@ extension DiskStore {
     @discardableResult
     func trim(toBytes bytes: Int?, toCount count: Int?, protecting protected: String? = nil) throws -> Int {
         try translatingErrors {
+            try requireWritable("trim")
             let lock = try FileLock.acquire(layout.storeLock, wait: true)
             defer { lock?.unlock() }
             let generation = state.withLock { $0.beginScan() }
@@ -236,7 +237,8 @@ extension DiskStore {
     func flushStatistics() throws {
         try translatingErrors {
             let snapshot = state.withLock { $0.pending }
-            guard !snapshot.isZero else { return }
+            // Counters are advisory: a store opened read-only keeps them in memory, without an error.
+            guard !snapshot.isZero, !isReadOnly else { return }
             let lock: FileLock?
             do {
                 lock = try FileLock.acquire(layout.storeLock, wait: true, creating: false)

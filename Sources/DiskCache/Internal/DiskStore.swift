@@ -12,6 +12,8 @@ final class DiskStore: Sendable {
         /// The key epoch this process writes with, and the check record it was read from.
         var epoch: Epoch
         var checkStatus: FileStatus?
+        /// Why the store was opened read-only (see DiskStore+Access.swift); `nil` when it is writable.
+        var readOnlyCause: FileError?
         /// `nil` until an operation needs sizes or recency (see `ensureIndex()`).
         var index: StoreIndex?
         /// Counts not yet merged into `store.stats`.
@@ -51,13 +53,13 @@ final class DiskStore: Sendable {
         self.namingKey = namingKey
         state = Locked(State(epoch: epoch, checkStatus: status))
         try translatingErrors {
-            try createFolders()
+            try openFolders()
             let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
             state.withLock {
                 $0.epoch = current
                 $0.checkStatus = currentStatus
             }
-            removeStaleTemporaryFiles()
+            if !isReadOnly { removeStaleTemporaryFiles() }
         }
     }
 
@@ -203,7 +205,13 @@ final class DiskStore: Sendable {
 
     private func place(_ temporary: String, at path: String, replacing: Bool) throws {
         if replacing {
-            try FileSystem.renameFile(temporary, to: path)
+            do {
+                try FileSystem.renameFile(temporary, to: path)
+            } catch {
+                // rename(2) replaces only a file: move a foreign directory in the way aside, then retry.
+                guard !FileError.isNotFound(error), try quarantineIfDirectory(path) else { throw error }
+                try FileSystem.renameFile(temporary, to: path)
+            }
         } else {
             do {
                 try FileSystem.linkFile(temporary, to: path)
