@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes DiskCache's entry-file decoder and key-check record decoder with libFuzzer for N seconds (default 60).
 # Builds StrataFuzz in release with -sanitize=fuzzer,address and -D STRATA_FUZZ (which swaps its replay
-# `main` for libFuzzer's entry point) in its own build folder. Starts from the corpus kept in
+# `main` for libFuzzer's entry point) in its own build folder, from scratch every time. Starts from the corpus kept in
 # Tests/Reliability/Corpus; new inputs go to a scratch copy, so the repository is not changed.
 # Exits non-zero on a crash, a sanitizer report or a build failure.
 set -u
@@ -13,16 +13,12 @@ logs=${STRATA_RELIABILITY_LOGS:-$root/.build/reliability-logs}
 mkdir -p "$logs"
 
 build=(swift build -c release --scratch-path "$scratch" --sanitize=fuzzer --sanitize=address
-    -Xswiftc -DSTRATA_FUZZ --product StrataFuzz)
+    -Xswiftc -DSTRATA_FUZZ -Xswiftc -sanitize-coverage=edge,inline-8bit-counters,pc-table,trace-cmp --product StrataFuzz)
+# Always a clean build: an incremental rebuild in this folder has been seen to keep ASan but drop the
+# SanitizerCoverage instrumentation, and libFuzzer then runs blind (no `cov:` figure).
+rm -rf "$scratch"
 "${build[@]}" || { echo "FAIL fuzz: build failed"; exit 1; }
 bin=$("${build[@]}" --show-bin-path)
-# An incremental rebuild in the fuzz folder has been seen to drop the coverage instrumentation (the objects
-# keep ASan but lose SanitizerCoverage, and libFuzzer then runs blind). Check the binary; rebuild clean once.
-if ! nm "$bin/StrataFuzz" 2>/dev/null | grep -q '__sanitizer_cov_'; then
-    echo "fuzz: $bin/StrataFuzz has no coverage instrumentation; rebuilding $scratch from scratch"
-    rm -rf "$scratch"
-    "${build[@]}" || { echo "FAIL fuzz: build failed"; exit 1; }
-fi
 
 work=$(mktemp -d /tmp/strata-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
