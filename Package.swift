@@ -44,6 +44,17 @@ let package = Package(
         .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata"]),
+        // Reliability suite (Docs/Reliability.md): process-level scenarios, the decoder fuzzer, concurrency tests.
+        .executableTarget(
+            name: "StrataTorture",
+            dependencies: ["CacheCore", "DiskCache"],
+            path: "Tests/Reliability/Torture"
+        ),
+        .executableTarget(name: "StrataFuzz", dependencies: ["DiskCache"], path: "Tests/Reliability/Fuzz"),
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["CacheCore", "MemoryCache", "MultiCache", "CacheTesting"]
+        ),
     ]
 )
 

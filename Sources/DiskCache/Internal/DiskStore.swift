@@ -115,8 +115,12 @@ final class DiskStore: Sendable {
             try FileSystem.makeDirectory(folder)
         }
         // The store lock file exists whenever the store does, so a flush can tell a deleted store.
-        let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
-        FileSystem.closeFile(fd)
+        // Created only when missing: opening it for writing would fail on a read-only volume, where the
+        // store must still open and serve reads.
+        if (try? FileSystem.status(atPath: layout.storeLock)) == nil {
+            let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
+            FileSystem.closeFile(fd)
+        }
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.
@@ -288,13 +292,17 @@ final class DiskStore: Sendable {
     /// Removes temporary files not written to for ``staleTemporaryFileAge`` by the real clock: a live
     /// writer finishes its temporary file in well under a minute, so only a crashed writer's files are
     /// that old. (Entry times follow the injected clock; temporary files are never re-stamped.)
+    /// A younger file goes too when the process named by its `<pid>-` prefix no longer exists on this
+    /// host, so a store reopened right after a crash holds no leftovers (Docs/Reliability.md, scenario 1).
     func removeStaleTemporaryFiles() {
         guard let names = try? FileSystem.contentsOfDirectory(layout.temporaryFolder) else { return }
         let cutoff = Date().addingTimeInterval(-Self.staleTemporaryFileAge)
         var removed = 0
         for name in names {
             let path = layout.temporaryFolder + "/" + name
-            guard let status = try? FileSystem.status(atPath: path), status.modificationDate < cutoff else { continue }
+            guard let status = try? FileSystem.status(atPath: path),
+                status.modificationDate < cutoff || Self.writerIsGone(temporaryFileName: name)
+            else { continue }
             if (try? FileSystem.unlinkFile(path)) != nil { removed += 1 }
         }
         if removed > 0 {
@@ -302,5 +310,16 @@ final class DiskStore: Sendable {
                 .staleFilesRemoved, "removed \(removed) temporary file(s) left by an interrupted write",
                 path: layout.temporaryFolder)
         }
+    }
+
+    /// Whether the process that made a temporary file is known to have ended: its name starts with the
+    /// writer's pid and `kill(pid, 0)` says no such process. Any doubt (another name, a pid that exists
+    /// or belongs to someone else) keeps the file for the age rule. Another pid namespace sharing the
+    /// folder could look gone; its write would then fail with an error, never leave a wrong entry.
+    static func writerIsGone(temporaryFileName name: String) -> Bool {
+        guard let dash = name.firstIndex(of: "-"), let pid = Int32(name[..<dash]), pid > 0, pid != getpid() else {
+            return false
+        }
+        return kill(pid, 0) == -1 && errno == ESRCH
     }
 }

@@ -1,0 +1,198 @@
+import CacheCore
+import DiskCache
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `--name value` options of one subcommand.
+struct Options {
+    private var values: [String: String] = [:]
+
+    init(_ arguments: ArraySlice<String>) throws {
+        var rest = arguments
+        while let name = rest.popFirst() {
+            guard name.hasPrefix("--"), let value = rest.popFirst() else {
+                throw HarnessError("expected --option value, got \(name)")
+            }
+            values[String(name.dropFirst(2))] = value
+        }
+    }
+
+    func string(_ name: String, default fallback: String? = nil) throws -> String {
+        guard let value = values[name] ?? fallback else { throw HarnessError("missing --\(name)") }
+        return value
+    }
+
+    func int(_ name: String, default fallback: Int) throws -> Int {
+        guard let text = values[name] else { return fallback }
+        guard let value = Int(text) else { throw HarnessError("--\(name) wants an integer, got \(text)") }
+        return value
+    }
+
+    func url(_ name: String) throws -> URL { URL(fileURLWithPath: try string(name)) }
+}
+
+/// A harness failure that is not a finding about Strata (bad arguments, a tool that would not start).
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Figures of one scenario, printed as `figure <scenario>.<name> = <value>` lines, and its failures.
+final class Report {
+    let scenario: String
+    private(set) var failures: [String] = []
+    private var figures: [(String, String)] = []
+
+    init(scenario: String) { self.scenario = scenario }
+
+    func record(_ name: String, _ value: Any) {
+        figures.append((name, "\(value)"))
+        print("figure \(scenario).\(name) = \(value)")
+    }
+
+    /// Records a failed expectation; the scenario fails but keeps running so all figures get printed.
+    func fail(_ message: String) {
+        failures.append(message)
+        print("FAILURE \(scenario): \(message)")
+    }
+
+    func expect(_ condition: Bool, _ message: @autoclosure () -> String) {
+        if !condition { fail(message()) }
+    }
+
+    /// Prints the verdict line and returns the exit status.
+    func finish() -> Int32 {
+        if failures.isEmpty {
+            print("PASS \(scenario)")
+            return 0
+        }
+        print("FAIL \(scenario): \(failures.count) failure(s)")
+        return 1
+    }
+}
+
+/// Store access shared by the scenarios.
+enum Store {
+    /// The master key every scenario uses: 32 fixed bytes (the store's secrecy is not under test here).
+    static let masterKey = Data((0..<32).map { UInt8(0xA0 ^ $0) })
+
+    static var masterKeyBase64: String { masterKey.base64EncodedString() }
+
+    static func open(
+        _ directory: URL,
+        maxBytes: Int? = nil,
+        durability: DiskCacheConfiguration.Durability = .none,
+        key: Data = masterKey,
+        observer: CacheObserver? = nil
+    ) throws -> DiskCache<String, Data> {
+        let configuration = DiskCacheConfiguration(
+            name: "reliability",
+            directory: directory,
+            maxBytes: maxBytes,
+            durability: durability,
+            keySource: .key(key),
+            observer: observer
+        )
+        return try DiskCache<String, Data>(configuration: configuration, codec: .data)
+    }
+
+    static func key(_ index: Int) -> String { "key-\(index)" }
+
+    /// Every regular file under `directory`, as paths relative to it, with sizes in bytes.
+    static func files(under directory: URL) -> [String: Int] {
+        var result: [String: Int] = [:]
+        let root = directory.resolvingSymlinksInPath().path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return result }
+        while let relative = walker.nextObject() as? String {
+            var info = stat()
+            guard lstat(root + "/" + relative, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+            result[relative] = Int(info.st_size)
+        }
+        return result
+    }
+
+    /// Whether a file name is one of DiskCache's temporary files (an interrupted write's leftover).
+    static func isTemporary(_ relativePath: String) -> Bool {
+        let name = (relativePath as NSString).lastPathComponent.lowercased()
+        return name.contains("tmp") || name.contains("temp") || name.hasPrefix(".#")
+    }
+
+    /// Whether a file is an entry file: its name is 64 lower-case hex digits (an HMAC-SHA-256 of the key,
+    /// Docs/DiskFormat.md). Other files are store metadata, locks, temporary files or foreign.
+    static func isEntry(_ relativePath: String) -> Bool {
+        let name = (relativePath as NSString).lastPathComponent
+        return name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// A fresh empty folder under the system temporary directory.
+    static func scratchDirectory(_ label: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-reliability-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Counts observer events of each kind; safe to call from any thread.
+final class EventCounter: Sendable {
+    private let counts = Locked<[String: Int]>([:])
+    private let paths = Locked<[String]>([])
+
+    var observer: CacheObserver {
+        { [counts, paths] event in
+            counts.withLock { $0[event.kind.description, default: 0] += 1 }
+            if event.kind == .corruptEntryRemoved, let path = event.path { paths.withLock { $0.append(path) } }
+        }
+    }
+
+    func count(_ kind: CacheEvent.Kind) -> Int { counts.withLock { $0[kind.description] ?? 0 } }
+    var removedPaths: [String] { paths.withLock { $0 } }
+    var all: [String: Int] { counts.withLock { $0 } }
+}
+
+/// The path of this executable, to start copies of it as child processes.
+var selfExecutable: URL {
+    URL(
+        fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0])
+}
+
+/// Runs a child process to completion and returns its status, stdout and stderr.
+func runProcess(
+    _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil
+) throws -> (status: Int32, signaled: Bool, stdout: Data, stderr: Data) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    let output = Pipe()
+    let errors = Pipe()
+    let input = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    process.standardInput = input
+    try process.run()
+    // Drain both pipes on other threads so a chatty child never blocks on a full pipe.
+    let stdoutData = Locked<Data>(Data())
+    let stderrData = Locked<Data>(Data())
+    let group = DispatchGroup()
+    for (pipe, sink) in [(output, stdoutData), (errors, stderrData)] {
+        group.enter()
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            sink.withLock { $0 = data }
+            group.leave()
+        }
+    }
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
+    try? input.fileHandleForWriting.close()
+    process.waitUntilExit()
+    group.wait()
+    return (
+        process.terminationStatus, process.terminationReason == .uncaughtSignal, stdoutData.withLock { $0 },
+        stderrData.withLock { $0 }
+    )
+}

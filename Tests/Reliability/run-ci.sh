@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7 of Docs/Reliability.md; the fuzzer runs in
+# run-full.sh). Exits non-zero on any failure; the last line is `reliability: N passed, M failed`.
+set -u
+source "$(dirname "$0")/lib.sh"
+
+if ! build_tools; then
+    echo "reliability: 0 passed, 1 failed"
+    exit 1
+fi
+run_step crash "$torture" crash --iterations "${STRATA_CI_CRASH_ITERATIONS:-40}" --keys 32 --seed "${STRATA_SEED:-$RANDOM}"
+run_step corruption "$torture" corruption --mutations 500 --keys 48 --seed "${STRATA_SEED:-$RANDOM}"
+run_step multiprocess "$torture" multiprocess --strata "$strata" --workers 4 --seconds 8 --seed "${STRATA_SEED:-$RANDOM}"
+run_step fulldisk fulldisk_step
+run_step readonly readonly_step
+run_step privacy "$torture" privacy --strata "$strata" --keys 16
+run_step concurrency concurrency_step 4000
+finish
