@@ -32,8 +32,10 @@ package enum DiskCacheFuzzing {
     @discardableResult
     package static func decodeEntry(_ bytes: Data) -> Bool {
         guard let fixture else { return false }
-        let outcome = try? EntryRecord.open(
-            bytes, fileName: fixture.fileName, epochID: fixture.epoch.id, encryptionKey: fixture.epoch.encryptionKey)
+        let outcome = try? bytes.withUnsafeBytes { file in
+            try EntryRecord.open(
+                file, fileName: fixture.fileName, epochID: fixture.epoch.id, key: fixture.epoch.sealingKey)
+        }
         guard case .success(let record)? = outcome else { return false }
         return record.keyBytes == fixture.keyBytes
     }
@@ -64,11 +66,14 @@ package enum DiskCacheFuzzing {
         epochID.appendBigEndian(fixture.epoch.id)
         headerBytes.replaceSubrange(8..<16, with: epochID)
         let nonce = Data(count: EntryRecord.nonceSize)
-        guard
-            let sealed = try? CryptoBackend.sealAESGCM(
-                key: fixture.epoch.encryptionKey, nonce: nonce, plaintext: plaintext,
-                associatedData: EntryRecord.associatedData(header: headerBytes, fileName: fixture.fileName))
-        else { return Data() }
+        let sealed = try? headerBytes.withUnsafeBytes { header in
+            try EntryRecord.withAssociatedData(header: header, fileName: fixture.fileName) { associatedData in
+                try CryptoBackend.sealAESGCM(
+                    key: fixture.epoch.encryptionKey, nonce: nonce, plaintext: plaintext,
+                    associatedData: Data(associatedData))
+            }
+        }
+        guard let sealed else { return Data() }
         return headerBytes + nonce + sealed.ciphertext + sealed.tag
     }
 
@@ -87,7 +92,8 @@ package enum DiskCacheFuzzing {
         return
             (try? EntryRecord.seal(
                 keyBytes: fixture.keyBytes, valueBytes: value, header: header, fileName: fixture.fileName,
-                encryptionKey: fixture.epoch.encryptionKey)) ?? Data()
+                key: fixture.epoch.sealingKey
+            ) { Data($0) }) ?? Data()
     }
 
     /// A valid key-check record for the fixture's master key, to seed a corpus.
