@@ -84,11 +84,14 @@ enum StrataBench {
         var failures = 0
         for scenario in selected {
             do {
+                let start = monotonicNanoseconds()
                 let rows = try await scenario.run(context).filter { options.selects($0.name) }
+                let seconds = Double(monotonicNanoseconds() - start) / 1e9
                 for row in rows {
                     print(Report.line(for: row))
                     for detail in Report.details(for: row) { print(detail) }
                 }
+                print("    (\(scenario.names.joined(separator: ", ")): \(formatNumber(seconds)) s with setup)")
                 results += rows
             } catch {
                 failures += 1
