@@ -2,7 +2,7 @@ import Foundation
 
 /// A store that maps keys to values, each value kept with its expiry and cost.
 ///
-/// Every Strata tier (``MemoryCache``, `DiskCache`, `MultiCache`) conforms, so code can be written
+/// Every Strata tier (`MemoryCache`, `DiskCache`, `MultiCache`) conforms, so code can be written
 /// against `any Cache<String, Data>` and handed whichever tier fits.
 ///
 /// ## The contract
@@ -17,6 +17,8 @@ import Foundation
 ///   input; what one key's failure leaves behind is stated by each conformer.
 /// - **Thread safety.** Conformers are `Sendable`: every method may be called from any thread or task
 ///   at the same time.
+/// - **Cost of a call.** The protocol promises no complexity; each conformer states its own (O(1) on
+///   average for `MemoryCache`, file I/O for `DiskCache`, one call per tier for `MultiCache`).
 ///
 /// Conformers can check themselves against the shared contract with `CacheContract` from the
 /// `CacheTesting` product.
@@ -36,6 +38,7 @@ public protocol Cache<Key, Value>: Sendable {
     ///   entry has expired.
     /// - Throws: ``CacheError`` when the tier cannot be read (for example an I/O failure); a missing,
     ///   expired or corrupt entry is a miss, not an error.
+    /// - Complexity: Set by the conformer; a read may do I/O.
     func entry(forKey key: Key) async throws -> CacheEntry<Value>?
 
     /// Stores `entry` under `key`, replacing any earlier entry for that key.
@@ -47,16 +50,19 @@ public protocol Cache<Key, Value>: Sendable {
     ///   - key: The key to store it under.
     /// - Throws: ``CacheError`` when the entry cannot be stored; the earlier entry, if any, is then
     ///   left as it was unless the conformer documents otherwise.
+    /// - Complexity: Set by the conformer; a write may do I/O and evict other entries.
     func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws
 
     /// Removes the entry for `key`, if there is one.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: ``CacheError`` when the tier cannot be changed.
+    /// - Throws: ``CacheError`` when the tier cannot be changed. Removing an absent key is not an error.
+    /// - Complexity: Set by the conformer.
     func removeEntry(forKey key: Key) async throws
 
     /// Removes every entry.
     ///
     /// - Throws: ``CacheError`` when the tier cannot be changed.
+    /// - Complexity: Usually O(*n*) in the number of entries held; set by the conformer.
     func removeAll() async throws
 }

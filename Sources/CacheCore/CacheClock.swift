@@ -8,7 +8,8 @@ import Foundation
 ///
 /// Tests use `ManualClock` from `CacheTesting` to move time without sleeping.
 ///
-/// - Important: Conformers must be safe to call from any thread.
+/// - Important: Conformers must be safe to call from any thread, and reading ``now`` should be O(1):
+///   caches read it on every expiring read and write.
 public protocol CacheClock: Sendable {
     /// The current time.
     var now: Date { get }
@@ -26,6 +27,6 @@ public struct SystemClock: CacheClock {
 }
 
 extension CacheClock where Self == SystemClock {
-    /// The system's wall clock.
+    /// The system's wall clock, for `clock: .system` at call sites.
     public static var system: SystemClock { SystemClock() }
 }

@@ -4,6 +4,8 @@ import Foundation
 ///
 /// The expiry is an absolute wall-clock instant, fixed once when the entry is first written, so a copy
 /// written back into a faster tier keeps its remaining lifetime instead of starting a fresh one.
+///
+/// Thread safety: a plain value; `Sendable` when `Value` is. Every member is O(1).
 public struct CacheEntry<Value> {
     /// The cached value.
     public var value: Value
@@ -30,7 +32,7 @@ public struct CacheEntry<Value> {
     /// Whether the entry has expired at `now`.
     ///
     /// - Parameter now: The current time on the cache's clock.
-    /// - Returns: `true` when `now` is at or past ``expiresAt``.
+    /// - Returns: `true` when `now` is at or past ``expiresAt``; `false` when ``expiresAt`` is `nil`.
     public func isExpired(at now: Date) -> Bool {
         guard let expiresAt else { return false }
         return now >= expiresAt

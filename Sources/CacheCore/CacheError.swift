@@ -6,15 +6,19 @@ import Foundation
 /// happened. New codes may be added in later releases without breaking existing `switch` statements,
 /// because ``Code`` is a struct rather than an enum.
 ///
+/// Thread safety: a value type; `Sendable`, so it may cross tasks and threads freely.
+///
 /// ```swift
 /// do {
-///     try await disk.setValue(data, forKey: key)
+///     try await disk.setValue(data, forKey: key, expiry: .never)
 /// } catch let error as CacheError where error.code == .outOfSpace {
-///     try await disk.trim()
+///     try await disk.trimAsync()
 /// }
 /// ```
 public struct CacheError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is.
+    ///
+    /// Compare with `==` or match in a `switch` with a `default` case. A plain value; thread-safe.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidArgument
@@ -35,17 +39,23 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         private let base: Base
         private init(_ base: Base) { self.base = base }
 
-        /// An argument was out of range, for example a negative limit.
+        /// An argument was out of range (for example a negative limit or an empty tier list), or a key's
+        /// canonical bytes could not be encoded.
         public static let invalidArgument = Code(.invalidArgument)
         /// The store was created with another master key; nothing was changed or deleted.
         public static let wrongKey = Code(.wrongKey)
         /// A master key or key file is malformed: wrong size, unreadable, or too widely readable.
         public static let invalidKey = Code(.invalidKey)
-        /// A stored entry failed to authenticate or parse; it was treated as a miss.
+        /// A store's key-check record failed to parse or authenticate in a way that is not a wrong key;
+        /// nothing was deleted.
+        ///
+        /// A damaged *entry* file is never thrown as this code: it is a miss, removed and reported to the
+        /// observer as ``CacheEvent/Kind/corruptEntryRemoved``.
         public static let corruptEntry = Code(.corruptEntry)
         /// A file-system operation failed; ``CacheError/cause`` holds the underlying error.
         public static let io = Code(.io)
-        /// The volume is full (`ENOSPC`, `EDQUOT`); the earlier entry for the key is unchanged.
+        /// The volume is full or the user's quota is used up (`ENOSPC`, `EDQUOT`). When an entry write
+        /// fails this way, the earlier entry for the key is left as it was.
         public static let outOfSpace = Code(.outOfSpace)
         /// The process lacks permission for a file or folder (`EACCES`, `EPERM`).
         public static let permissionDenied = Code(.permissionDenied)
@@ -54,12 +64,17 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// A value could not be encoded or decoded by the cache's codec.
         public static let codec = Code(.codec)
         /// An entry exceeds a limit on its own and was not stored; no other entry was evicted.
+        ///
+        /// `DiskCache` throws it when one entry file would exceed `maxBytes`, after removing the earlier
+        /// entry for the key. `MemoryCache` does not throw: it drops such an entry silently.
         public static let entryTooLarge = Code(.entryTooLarge)
-        /// The cryptographic back end reported a failure other than an authentication failure.
+        /// The cryptographic back end (CryptoKit or OpenSSL `libcrypto`) reported a failure other than an
+        /// authentication failure, for example the random generator failing.
         public static let crypto = Code(.crypto)
         /// One or more tiers of a composite cache failed; ``CacheError/tierFailures`` names them.
         public static let tierFailure = Code(.tierFailure)
-        /// A store or file uses a format version this build does not know.
+        /// A store's key-check record uses a format version this build does not know. (An entry file with
+        /// an unknown version is a corrupt entry: a miss, not this error.)
         public static let unsupportedFormat = Code(.unsupportedFormat)
 
         /// The code's name, for example `outOfSpace`.
@@ -67,6 +82,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
     }
 
     /// One failed tier of a composite cache.
+    ///
+    /// A plain value; `Sendable` and thread-safe.
     public struct TierFailure: Sendable, CustomStringConvertible {
         /// The tier's position, 0 for the fastest.
         public var index: Int
@@ -95,7 +112,7 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
     public var code: Code
     /// A sentence a user can act on: what failed, where, and why.
     public var message: String
-    /// The file or folder involved, when there is one.
+    /// The file or folder involved, when there is one (an absolute path).
     public var path: String?
     /// The error that caused this one, for example a POSIX error.
     public var cause: (any Error)?
@@ -162,7 +179,8 @@ extension CacheError {
     ///   - path: The file or folder involved.
     ///   - file: The throwing source file; defaults to the caller's.
     ///   - line: The throwing source line; defaults to the caller's.
-    /// - Returns: An error whose cause is the matching `POSIXError`.
+    /// - Returns: An error whose cause is the matching `POSIXError` and whose message ends with the
+    ///   system's text for `errno` (`strerror`).
     public static func posix(
         _ errno: Int32,
         _ message: String,

@@ -1,13 +1,21 @@
 /// Something a cache noticed that the caller may want to log or count, but that did not fail the call.
 ///
-/// Delivered to a ``CacheObserver`` outside any internal lock, on the thread that noticed it.
+/// Delivered to a ``CacheObserver`` outside any internal lock, on the thread that noticed it (for the
+/// `async` methods of `DiskCache`, a thread of its I/O queue; for `MultiCache`, the task doing the read
+/// or the load).
+///
+/// Thread safety: a plain value; `Sendable`.
 public struct CacheEvent: Sendable, CustomStringConvertible {
     /// What happened.
+    ///
+    /// A struct rather than an enum, so new kinds can be added without breaking a caller's `switch`.
+    /// A plain value; thread-safe.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         private init(_ name: String) { self.name = name }
 
-        /// A stored entry failed to authenticate or parse and was removed (a miss).
+        /// A stored entry failed to authenticate or parse, was written under an earlier key epoch, or sat
+        /// under another key's file name, and was removed (a miss).
         public static let corruptEntryRemoved = Kind("corruptEntryRemoved")
         /// A file could not be read for a passing reason (permissions, I/O) and was left in place.
         public static let readFailed = Kind("readFailed")
@@ -17,7 +25,8 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
         public static let writeBackFailed = Kind("writeBackFailed")
         /// Leftover temporary files from an interrupted write were removed.
         public static let staleFilesRemoved = Kind("staleFilesRemoved")
-        /// A background task (sweep, trim, index save) failed; the cache keeps working.
+        /// Maintenance that is not part of the caller's request failed (for example the folder scan
+        /// behind `DiskCache.statistics`); the cache keeps working.
         public static let maintenanceFailed = Kind("maintenanceFailed")
 
         /// The kind's name, for example `corruptEntryRemoved`.
@@ -64,4 +73,7 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
 }
 
 /// Receives ``CacheEvent``s. Must be safe to call from any thread; it is never called under a lock.
+///
+/// It runs synchronously on the thread that noticed the event, so the operation that noticed it waits
+/// for it: keep it short (log or count, then return).
 public typealias CacheObserver = @Sendable (CacheEvent) -> Void

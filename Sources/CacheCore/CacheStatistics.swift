@@ -2,6 +2,8 @@
 ///
 /// Counters start at zero when the cache is created (or, for a persistent tier, when the store is
 /// created) and only grow; ``count`` and ``totalCost`` describe what is held now.
+///
+/// Thread safety: a plain value; `Sendable`. Reading it never touches the cache it came from.
 public struct CacheStatistics: Sendable, Hashable {
     /// Reads that returned a live entry.
     public var hits: Int
@@ -15,7 +17,8 @@ public struct CacheStatistics: Sendable, Hashable {
     public var expirations: Int
     /// Entries held now.
     public var count: Int
-    /// Sum of the costs of the entries held now (bytes for the disk tier).
+    /// Sum of the costs of the entries held now, in the tier's cost units (bytes on disk for the disk
+    /// tier).
     public var totalCost: Int
 
     /// Creates a snapshot.
@@ -46,7 +49,7 @@ public struct CacheStatistics: Sendable, Hashable {
         self.totalCost = totalCost
     }
 
-    /// Hits divided by reads, from 0 to 1; 0 before the first read.
+    /// Hits divided by reads (hits plus misses), from 0 to 1; 0 before the first read.
     public var hitRatio: Double {
         let reads = hits + misses
         return reads == 0 ? 0 : Double(hits) / Double(reads)

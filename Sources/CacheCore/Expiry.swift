@@ -8,12 +8,16 @@ import Foundation
 /// ```swift
 /// try await cache.setValue(data, forKey: "avatar", expiry: .seconds(600))
 /// ```
+///
+/// Thread safety: a plain value; `Sendable`. Every member is O(1).
 public enum Expiry: Sendable, Hashable {
     /// The entry never expires (it can still be evicted by a limit).
     case never
-    /// The entry expires this long after it is written.
+    /// The entry expires this long after it is written. A zero or negative duration makes the entry
+    /// already expired when written: it is not stored, and it removes the earlier entry for its key.
     case after(Duration)
-    /// The entry expires at this wall-clock instant.
+    /// The entry expires at this wall-clock instant; an instant already past when the entry is written
+    /// behaves like a zero ``after(_:)``.
     case at(Date)
 
     /// An expiry `seconds` after the write, rounded to the nanosecond.
@@ -34,7 +38,9 @@ public enum Expiry: Sendable, Hashable {
     /// The absolute expiry instant for an entry written at `now`.
     ///
     /// - Parameter now: The write time on the cache's clock.
-    /// - Returns: The expiry instant, or `nil` for ``never``.
+    /// - Returns: The expiry instant, or `nil` for ``never``. For ``after(_:)`` it is `now` plus the
+    ///   duration in seconds, as a `TimeInterval` (sub-microsecond parts of a far-future instant may
+    ///   round).
     public func expirationDate(from now: Date) -> Date? {
         switch self {
         case .never:
@@ -63,6 +69,9 @@ public enum Expiry: Sendable, Hashable {
 
 extension Duration {
     /// The duration in seconds, as a `TimeInterval`.
+    ///
+    /// The seconds and the attoseconds are converted separately and added, so the result is as exact as
+    /// a `Double` allows; a negative duration gives a negative interval.
     public var timeInterval: TimeInterval {
         let parts = components
         return TimeInterval(parts.seconds) + TimeInterval(parts.attoseconds) / 1e18

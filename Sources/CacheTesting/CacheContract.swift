@@ -14,6 +14,7 @@ import Foundation
 ///
 /// ```swift
 /// import CacheTesting
+/// import MemoryCache
 /// import Testing
 ///
 /// @Test(arguments: CacheContract.Check.allCases)
@@ -32,6 +33,8 @@ import Foundation
 /// parameterized cases in parallel).
 public enum CacheContract {
     /// One rule of the contract. The raw value is the rule's short name, used in test output.
+    ///
+    /// A plain value; `Sendable` and thread-safe.
     public enum Check: String, CaseIterable, Sendable, CustomStringConvertible {
         /// The cache reports the injected clock's time as its own `clock.now`.
         case usesInjectedClock

@@ -9,6 +9,8 @@
 /// let cache = FaultInjectingCache<String, Data>()
 /// cache.failNext(.setEntry)
 /// ```
+///
+/// A plain value; `Sendable` and thread-safe.
 public enum CacheOperation: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
     /// `entry(forKey:)`: a read.
     case entry

@@ -63,7 +63,9 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     /// - Parameters:
     ///   - operation: The operation to fail.
     ///   - error: What those calls throw; an injected ``CacheError/Code/io`` error by default.
-    ///   - times: How many calls fail; zero or less queues nothing.
+    ///   - times: How many calls fail (a count); zero or less queues nothing.
+    /// - Complexity: O(`times`): each queued failure is stored on its own, so prefer
+    ///   ``failAlways(_:with:)`` for a failure without end.
     public func failNext(
         _ operation: Operation, with error: any Error = CacheError(.io, "injected failure"), times: Int = 1
     ) {
@@ -71,6 +73,8 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     }
 
     /// Makes every call of `operation` throw `error` until ``stopFailing(_:)``.
+    ///
+    /// While it is in force, failures queued with ``failNext(_:with:times:)`` wait, unconsumed.
     ///
     /// - Parameters:
     ///   - operation: The operation to fail.
@@ -82,6 +86,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     /// Ends every failure set up for `operation`, queued or permanent.
     ///
     /// - Parameter operation: The operation that should succeed again.
+    /// - Complexity: O(1) plus releasing the queued failures.
     public func stopFailing(_ operation: Operation) {
         state.withLock { $0.stopFailing(operation) }
     }
@@ -110,6 +115,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///
     /// - Parameter operation: The operation to count.
     /// - Returns: How many calls wait for ``release(_:)``.
+    /// - Complexity: O(1).
     public func waitingCount(_ operation: Operation) -> Int {
         state.withLock { $0.waitingCount(operation) }
     }
@@ -122,7 +128,8 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///
     /// - Parameters:
     ///   - operation: The held operation.
-    ///   - count: The number of parked calls to wait for; 1 by default.
+    ///   - count: The number of parked calls to wait for (a count of calls); 1 by default.
+    /// - Complexity: O(1) to register; returns when the calls park, not after a delay.
     public func waitUntilHeld(_ operation: Operation, count: Int = 1) async {
         let id = state.withLock { $0.makeID() }
         defer { state.withLock { $0.finishParking(id) } }
@@ -140,6 +147,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///
     /// - Parameter operation: The operation to count.
     /// - Returns: The number of calls since the cache was created.
+    /// - Complexity: O(1).
     public func callCount(_ operation: Operation) -> Int {
         state.withLock { $0.callCount(operation) }
     }
@@ -152,6 +160,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     /// - Returns: The live entry, or `nil` on a miss.
     /// - Throws: The injected error when ``CacheOperation/entry`` is failed; `CancellationError` when the
     ///   task is cancelled while parked; otherwise what the storage throws.
+    /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         try await admit(.entry)
         return try await base.entry(forKey: key)
@@ -164,6 +173,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///   - key: The key to store it under.
     /// - Throws: The injected error when ``CacheOperation/setEntry`` is failed; `CancellationError`
     ///   when the task is cancelled while parked; otherwise what the storage throws.
+    /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await admit(.setEntry)
         try await base.setEntry(entry, forKey: key)
@@ -174,6 +184,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     /// - Parameter key: The key to remove.
     /// - Throws: The injected error when ``CacheOperation/removeEntry`` is failed; `CancellationError`
     ///   when the task is cancelled while parked; otherwise what the storage throws.
+    /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
     public func removeEntry(forKey key: Key) async throws {
         try await admit(.removeEntry)
         try await base.removeEntry(forKey: key)
@@ -183,6 +194,7 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///
     /// - Throws: The injected error when ``CacheOperation/removeAll`` is failed; `CancellationError` when
     ///   the task is cancelled while parked; otherwise what the storage throws.
+    /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
     public func removeAll() async throws {
         try await admit(.removeAll)
         try await base.removeAll()

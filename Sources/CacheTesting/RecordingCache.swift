@@ -26,6 +26,8 @@ import Foundation
 /// recorded in the order they took the internal lock.
 public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
     /// One recorded call.
+    ///
+    /// A plain value; `Sendable` and thread-safe. Compare recorded calls with `==`.
     public enum Call: Hashable, Sendable, CustomStringConvertible {
         /// `entry(forKey:)` with this key.
         case entry(Key)
@@ -93,6 +95,8 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     public var calls: [Call] { recorded.value }
 
     /// Forgets every recorded call; the stored entries are kept.
+    ///
+    /// - Complexity: O(n) in the number of calls recorded.
     public func reset() {
         recorded.withLock { $0.removeAll() }
     }
@@ -104,6 +108,8 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     /// - Parameter key: The key to look up.
     /// - Returns: The live entry, or `nil` on a miss.
     /// - Throws: What the storage throws.
+    /// - Complexity: One append under the recording lock (amortized O(1)), plus what the storage's read
+    ///   costs (O(1) on average for the default in-memory storage).
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         record(.entry(key))
         return try await base.entry(forKey: key)
@@ -115,6 +121,7 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     ///   - entry: The entry to store.
     ///   - key: The key to store it under.
     /// - Throws: What the storage throws.
+    /// - Complexity: One append under the recording lock, plus what the storage's write costs.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         record(.setEntry(key, expiresAt: entry.expiresAt))
         try await base.setEntry(entry, forKey: key)
@@ -124,6 +131,7 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     ///
     /// - Parameter key: The key to remove.
     /// - Throws: What the storage throws.
+    /// - Complexity: One append under the recording lock, plus what the storage's removal costs.
     public func removeEntry(forKey key: Key) async throws {
         record(.removeEntry(key))
         try await base.removeEntry(forKey: key)
@@ -132,6 +140,8 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     /// Records ``Call/removeAll``, then empties the storage.
     ///
     /// - Throws: What the storage throws.
+    /// - Complexity: One append under the recording lock, plus what the storage's wipe costs (O(*n*) in
+    ///   the entries held for the default storage).
     public func removeAll() async throws {
         record(.removeAll)
         try await base.removeAll()

@@ -5,9 +5,16 @@ extension DiskCache {
     /// Removes expired entries, and entries left from an earlier key epoch; reads only each file's
     /// header (no decryption).
     ///
+    /// Files whose header does not parse, or that belong to an earlier key epoch, are removed as corrupt
+    /// and reported to the observer. A file that cannot be opened or read is skipped.
+    ///
     /// - Returns: The number of expired entries removed (old-epoch files are counted as corrupt).
-    /// - Throws: `CacheError` when the store folder cannot be listed.
-    /// - Complexity: O(n) file reads of 52 bytes.
+    /// - Throws: `CacheError` when the store folder cannot be listed, or the key-check record changed by
+    ///   another process cannot be read or opened with this key.
+    /// - Complexity: O(*n*) file operations on the caller's thread for *n* entry files: one `lstat`, one
+    ///   open and one 52-byte read each.
+    ///
+    /// Thread-safe.
     @discardableResult
     public func removeExpired() throws -> Int {
         try store.removeExpired()
@@ -16,11 +23,16 @@ extension DiskCache {
     /// Trims least-recently-used entries until the store is within the low-water marks of its limits
     /// (``DiskCacheConfiguration/lowWaterFraction`` of `maxBytes` and `maxEntries`).
     ///
-    /// Takes the store's `flock` and rescans the folder, so entries written by other processes count.
+    /// Takes the store's `flock` (waiting for it) and rescans the folder, so entries written by other
+    /// processes count. Recency is each file's modification time.
     ///
     /// - Returns: The number of entries removed; 0 when the store has no limits.
-    /// - Throws: `CacheError` when the folder cannot be listed or locked.
-    /// - Complexity: O(n log n) in the number of entries, plus one `lstat` per file.
+    /// - Throws: `CacheError` when the folder cannot be listed or locked. A file that cannot be removed
+    ///   is skipped.
+    /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
+    ///   removed, on the caller's thread.
+    ///
+    /// Thread-safe.
     @discardableResult
     public func trim() throws -> Int {
         let maxBytes = configuration.maxBytes
@@ -31,10 +43,17 @@ extension DiskCache {
 
     /// Trims least-recently-used entries until the entry files take at most `bytes` bytes.
     ///
-    /// - Parameter bytes: The target size in bytes, at least 0.
+    /// Like ``trim()``, it takes the store's `flock` and rescans the folder first; the entry count is not
+    /// limited by this call.
+    ///
+    /// - Parameter bytes: The target size in bytes (the entry files' real sizes), at least 0.
     /// - Returns: The number of entries removed.
-    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or a file-system error.
-    /// - Complexity: O(n log n) in the number of entries, plus one `lstat` per file.
+    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of ``trim()`` when
+    ///   the folder cannot be listed or locked.
+    /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
+    ///   removed, on the caller's thread.
+    ///
+    /// Thread-safe.
     @discardableResult
     public func trim(toBytes bytes: Int) throws -> Int {
         guard bytes >= 0 else {
@@ -45,12 +64,20 @@ extension DiskCache {
 
     /// Authenticates every entry, removes the ones that fail (and expired ones), and reports them.
     ///
-    /// - Parameter progress: Called on the caller's thread with (files done, files total) before each
-    ///   file and once at the end.
+    /// Failures are: a damaged or truncated file, an unknown format version, an earlier key epoch, a
+    /// failed AES-GCM authentication, or a key inside that does not hash to the file name. Each corrupt
+    /// file is also reported to the observer.
+    ///
+    /// - Parameter progress: Called on the caller's thread with (files done, files total), both counts of
+    ///   files, before each file and once at the end.
     /// - Returns: How many files were checked and which were removed, with reasons.
-    /// - Throws: `CacheError` when the store folder cannot be listed. Files that cannot be read are
-    ///   reported as `readFailed` and skipped.
-    /// - Complexity: O(n) full reads and decryptions.
+    /// - Throws: `CacheError` when the store folder cannot be listed, the key-check record changed by
+    ///   another process cannot be opened with this key, or the back end fails (`.crypto`). Files that
+    ///   cannot be read are reported as `readFailed` and skipped.
+    /// - Complexity: O(*n*) full reads and AES-GCM decryptions for *n* entry files, O(total bytes) in
+    ///   all, on the caller's thread.
+    ///
+    /// Thread-safe.
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> DiskCacheVerifyReport {
         try store.sweep(progress: progress) { _, _ in }
     }
@@ -60,9 +87,15 @@ extension DiskCache {
     /// Corrupt and expired entries met on the way are removed, as a read would. Entries whose key
     /// bytes are not a `Key` (written by a cache with another key type) are skipped.
     ///
+    /// Listing does not change any entry's recency.
+    ///
     /// - Returns: The entries, least recently used first.
-    /// - Throws: `CacheError` when the store folder cannot be listed.
-    /// - Complexity: O(n) full reads and decryptions.
+    /// - Throws: `CacheError` when the store folder cannot be listed, the key-check record changed by
+    ///   another process cannot be opened with this key, or the back end fails (`.crypto`).
+    /// - Complexity: O(*n*) full reads and AES-GCM decryptions for *n* entry files, then an
+    ///   O(*n* log *n*) sort, on the caller's thread.
+    ///
+    /// Thread-safe.
     public func listEntries() throws -> [DiskCacheEntryInfo<Key>] {
         var entries: [DiskCacheEntryInfo<Key>] = []
         _ = try store.sweep(progress: nil) { record, status in
@@ -77,16 +110,27 @@ extension DiskCache {
 
     /// A snapshot of the counters (since the store was created, across processes) and totals.
     ///
-    /// The first call in a process scans the folder (one `lstat` per file) to learn the entries'
-    /// sizes; later calls are O(1) plus one small file read. Totals reflect other processes' writes
-    /// as of this process's last scan (every trim rescans).
+    /// Totals reflect other processes' writes as of this process's last scan (every trim rescans). When
+    /// the scan fails, the failure is reported to the observer as ``CacheCore/CacheEvent/Kind/maintenanceFailed``
+    /// and `count` and `totalCost` read 0 until a later scan succeeds.
+    ///
+    /// - Complexity: File I/O on the caller's thread. The first call in a process scans the folder (one
+    ///   `lstat` per file, O(*n*)) to learn the entries' sizes; later calls read one small file.
+    ///
+    /// Thread-safe.
     public var statistics: DiskCacheStatistics { store.statistics() }
 
     /// Merges this instance's counters into the store's statistics file, under the store's `flock`.
     /// Also done when the instance is deinitialized.
     ///
+    /// Never recreates a store deleted from outside: the counts then stay pending.
+    ///
     /// - Throws: `CacheError` when the statistics file cannot be written; the counts are kept for the
     ///   next attempt.
+    /// - Complexity: One small file read and one atomic write, on the caller's thread, after waiting for
+    ///   the store's `flock`; nothing when there is nothing to flush.
+    ///
+    /// Thread-safe.
     public func flushStatistics() throws {
         try store.flushStatistics()
     }

@@ -17,36 +17,53 @@ import Foundation
 /// key's canonical bytes (see ``DiskCacheKey``); nothing on disk reveals a key or a value.
 /// Docs/DiskFormat.md specifies the layout, Docs/DiskCache.md the behaviour.
 ///
+/// ## Cryptography
+/// Built on the platform's primitives (CryptoKit on Apple platforms, OpenSSL `libcrypto` on Linux),
+/// never hand-written ones:
+/// - Entries are sealed with AES-256-GCM (NIST SP 800-38D) under a fresh random 96-bit nonce per write;
+///   the 52-byte header and the file name are the associated data.
+/// - File names are HMAC-SHA-256 (RFC 2104 over SHA-256 from FIPS 180-4) of the key's canonical bytes.
+/// - The encryption, naming and key-check subkeys come from the master key through HKDF-SHA-256
+///   (RFC 5869).
+///
 /// ## Keys and epochs
 /// The master key comes from ``DiskCacheConfiguration/keySource``. A key-check record in the store
 /// tells a wrong master key (``CacheCore/CacheError/Code/wrongKey``, nothing deleted) apart from a
-/// damaged entry (a miss: removed, counted, reported to the observer). ``removeAll()`` starts a new
-/// key epoch first, so an interrupted wipe leaves nothing decryptable.
+/// damaged entry (a miss: removed, counted, reported to the observer). `removeAll()`, synchronous or
+/// `async`, starts a new key epoch first, so an interrupted wipe leaves nothing decryptable.
 ///
 /// ## Limits and recency
 /// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
 /// modification time, set by the cache on every write and hit, so LRU order survives restarts.
 /// After each write the store is within its limits (trimmed to the low-water mark).
 ///
+/// ## Time
+/// Expiry instants and recency are wall-clock times from ``DiskCacheConfiguration/clock``, because they
+/// must survive restarts. A clock jump forward expires entries early. A jump backward never revives an
+/// entry that was already removed, but an expired entry not yet removed is live again until the clock
+/// passes its expiry once more; entries touched after a backward jump look older than they are to LRU.
+///
 /// ## Threads
 /// `Sendable`: every method may be called from any thread or task. The synchronous methods do file
 /// I/O on the caller's thread; the `async` ones run it on a dedicated dispatch queue, never on the
-/// cooperative thread pool.
+/// cooperative thread pool. State shared between threads sits behind one internal lock that is never held
+/// during file I/O or while the observer runs; processes sharing the folder coordinate with `flock`.
 public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendable {
-    /// The clock that decides expiry.
+    /// The clock that decides expiry and stamps recency: ``DiskCacheConfiguration/clock``.
     public var clock: any CacheClock { configuration.clock }
     /// The configuration the store was opened with.
     public let configuration: DiskCacheConfiguration
-    /// The store's folder.
+    /// The store's folder: ``DiskCacheConfiguration/resolvedDirectory``.
     public var directory: URL { configuration.resolvedDirectory }
     let codec: DiskValueCodec<Value>
     let store: DiskStore
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.
     ///
-    /// Opening does not look at the entry files (cost independent of their number): it reads the
-    /// key-check record and removes stale temporary files. The size and recency index is built on
-    /// first need.
+    /// Opening does not look at the entry files (cost independent of their number): it loads or creates
+    /// the master key, creates the folders, reads (or, for a new store, writes under the store's `flock`)
+    /// the key-check record, and removes temporary files left by a crashed writer (older than a minute).
+    /// The size and recency index is built on first need.
     ///
     /// - Parameters:
     ///   - configuration: Where the store lives, its limits, key source and clock.
@@ -55,7 +72,11 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   deleted), `.corruptEntry` when its key-check record is damaged (nothing is deleted),
     ///   `.unsupportedFormat` for a newer store format, `.invalidKey` for a malformed key or key file,
     ///   `.invalidArgument` for a negative limit, a low-water fraction outside (0, 1] or a bad name,
-    ///   `.io`/`.permissionDenied`/`.readOnly` when the folder cannot be created.
+    ///   `.io`/`.permissionDenied`/`.readOnly`/`.outOfSpace` when the folder, the key file or the
+    ///   key-check record cannot be created or read, `.crypto` when the random generator or the back end
+    ///   fails.
+    /// - Complexity: File I/O on the caller's thread: a few small files, plus one listing of the
+    ///   temporary folder (O(*t*) in the temporary files there); independent of the number of entries.
     public init(configuration: DiskCacheConfiguration, codec: DiskValueCodec<Value>) throws {
         self.configuration = configuration
         self.codec = codec
@@ -73,7 +94,14 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// - Returns: The entry with its absolute expiry and the cost it was stored with, or `nil`.
     /// - Throws: `CacheError` `.codec` when the value does not decode (the file is kept),
     ///   `.invalidArgument` when the key cannot be encoded, or the I/O error (`.permissionDenied`,
-    ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept.
+    ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept;
+    ///   `.crypto` when the back end fails for a reason other than authentication; `.wrongKey`,
+    ///   `.corruptEntry` or `.unsupportedFormat` when another process replaced the key-check record
+    ///   with one this key cannot open.
+    /// - Complexity: File I/O on the caller's thread: one `stat` of the key-check record, one open and
+    ///   full read of the entry file, an AES-GCM decryption and a time stamp; O(*m*) in the entry's size.
+    ///
+    /// Thread-safe.
     public func entry(forKey key: Key) throws -> CacheEntry<Value>? {
         guard let record = try store.read(keyBytes: try canonicalBytes(of: key)) else { return nil }
         return CacheEntry(
@@ -85,6 +113,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` on a miss.
     /// - Throws: What `entry(forKey:)` throws.
+    /// - Complexity: That of `entry(forKey:)`: file I/O, O(*m*) in the entry's size.
     public func value(forKey key: Key) throws -> Value? { try entry(forKey: key)?.value }
 
     /// Stores `entry` under `key` atomically, then trims to the limits if needed.
@@ -100,6 +129,15 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
     ///   its file alone exceeds `maxBytes`: then no other entry is evicted, and the earlier entry for `key`
     ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
+    ///   `.invalidArgument` when the key cannot be encoded; `.crypto` when the back end fails. When the
+    ///   entry was stored but the trim that follows fails (for example the store's lock file cannot be
+    ///   opened), the call throws that error although the new entry is in place.
+    /// - Complexity: File I/O on the caller's thread: encryption and one write of O(*m*) bytes for an
+    ///   entry of *m* bytes, then a rename (and, with `.fsync` durability, two flushes). With a limit
+    ///   set, the first write in a process scans the folder (one `lstat` per file), and a write that takes
+    ///   the store over a limit trims it: O(*n* log *n*) for *n* entries, under the store's `flock`.
+    ///
+    /// Thread-safe; concurrent writes of one key leave one of them whole.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
         let keyBytes = try canonicalBytes(of: key)
         let valueBytes: Data
@@ -119,6 +157,8 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - expiry: When it expires, resolved against ``clock`` now; `nil` for
     ///     ``DiskCacheConfiguration/defaultExpiry``.
     /// - Throws: What `setEntry(_:forKey:)` throws.
+    /// - Complexity: That of `setEntry(_:forKey:)`. The entry is stored without a cost (`cost` reads
+    ///   back as `nil`).
     public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) throws {
         let expiresAt = (expiry ?? configuration.defaultExpiry).expirationDate(from: clock.now)
         try setEntry(CacheEntry(value: value, expiresAt: expiresAt), forKey: key)
@@ -127,7 +167,12 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// Removes the entry for `key`, if any.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: `CacheError` when the file exists but cannot be removed.
+    /// - Throws: `CacheError` `.invalidArgument` when the key cannot be encoded, `.crypto` when the file
+    ///   name cannot be computed, or the file-system error (`.permissionDenied`, `.readOnly`, `.io`)
+    ///   when the file exists but cannot be removed. An absent file is not an error.
+    /// - Complexity: One `unlink` on the caller's thread.
+    ///
+    /// Thread-safe.
     public func removeEntry(forKey key: Key) throws {
         try store.remove(keyBytes: try canonicalBytes(of: key))
     }
@@ -136,8 +181,13 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// entry file. Files that survive an interrupted wipe can no longer be decrypted and are removed
     /// by later reads and sweeps.
     ///
-    /// - Throws: `CacheError` when the key-check record cannot be rewritten or files cannot be deleted.
-    /// - Complexity: O(n) file deletions.
+    /// - Throws: `CacheError` when the key-check record cannot be rewritten (`.io`, `.permissionDenied`,
+    ///   `.readOnly`, `.outOfSpace`), the random generator fails (`.crypto`), or the entry folders cannot
+    ///   be listed or a file cannot be deleted. In the last two cases the new epoch is already in place,
+    ///   so the files left behind can no longer be read.
+    /// - Complexity: O(*n*) file deletions on the caller's thread, after waiting for the store's `flock`.
+    ///
+    /// Thread-safe; other processes see the new epoch on their next operation.
     public func removeAll() throws {
         try store.removeAll()
     }
@@ -153,7 +203,14 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - key: The key whose lock to take.
     ///   - body: Runs with the lock held, on the caller's thread.
     /// - Returns: `body`'s result.
-    /// - Throws: `CacheError` when the lock file cannot be opened or locked, or what `body` throws.
+    /// - Throws: `CacheError` when the lock file cannot be opened or locked, `.invalidArgument` when the
+    ///   key cannot be encoded, or what `body` throws.
+    /// - Complexity: One open and one `flock` of a small file, then `body`. It blocks the calling thread
+    ///   until the lock is free, so do not call it from a task on the cooperative pool when the wait can
+    ///   be long.
+    ///
+    /// Thread-safe: each call opens the lock file anew, so two calls in one process exclude each other
+    /// as two processes do. Not reentrant: calling it again for the same key inside `body` deadlocks.
     public func withLock<R>(forKey key: Key, _ body: () throws -> R) throws -> R {
         let keyBytes = try canonicalBytes(of: key)
         guard let result = try store.withKeyLock(keyBytes: keyBytes, wait: true, { try body() }) else {
@@ -168,7 +225,11 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - key: The key whose lock to take.
     ///   - body: Runs with the lock held, on the caller's thread.
     /// - Returns: `body`'s result, or `nil` when another process or instance holds the lock.
-    /// - Throws: `CacheError` when the lock file cannot be opened, or what `body` throws.
+    /// - Throws: `CacheError` when the lock file cannot be opened, `.invalidArgument` when the key cannot
+    ///   be encoded, or what `body` throws.
+    /// - Complexity: One open and one non-blocking `flock` of a small file, then `body`.
+    ///
+    /// Thread-safe, like ``withLock(forKey:_:)``.
     public func withLockIfAvailable<R>(forKey key: Key, _ body: () throws -> R) throws -> R? {
         try store.withKeyLock(keyBytes: try canonicalBytes(of: key), wait: false, body)
     }
@@ -199,6 +260,7 @@ extension DiskCache where Value == Data {
     ///
     /// - Parameter configuration: Where the store lives, its limits, key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
+    /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {
         try self.init(configuration: configuration, codec: .data)
     }
@@ -209,6 +271,7 @@ extension DiskCache where Value: Codable {
     ///
     /// - Parameter configuration: Where the store lives, its limits, key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
+    /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {
         try self.init(configuration: configuration, codec: .json())
     }

@@ -9,9 +9,12 @@ import Foundation
 /// let cache = try DiskCache<String, Data>(configuration: configuration)
 /// ```
 ///
-/// A plain value; thread-safe to copy and share.
+/// A plain value; thread-safe to copy and share. Creating one does no I/O and checks nothing: the
+/// values are checked when a ``DiskCache`` is opened with it.
 public struct DiskCacheConfiguration: Sendable {
     /// Whether writes are flushed to stable storage before they return.
+    ///
+    /// A plain value; thread-safe.
     public enum Durability: Sendable, Hashable {
         /// Rely on the operating system to write data back in its own time. A crash of the process
         /// loses nothing (the rename is atomic); a power cut may lose recent writes but never leaves a
@@ -24,17 +27,27 @@ public struct DiskCacheConfiguration: Sendable {
 
     /// Where the 256-bit master key comes from. Subkeys for encryption and file names are derived from
     /// it with HKDF-SHA-256 (RFC 5869).
+    ///
+    /// A plain value; thread-safe. The key is loaded (and a key file created) when a ``DiskCache`` is
+    /// opened, not when the value is made.
     public enum KeySource: Sendable {
-        /// A key given by the caller (exactly 32 bytes).
+        /// A key given by the caller: exactly 32 bytes, otherwise opening the cache throws
+        /// ``CacheCore/CacheError/Code/invalidKey``.
         case key(Data)
-        /// The default key file for the store's name, outside the cache folder, created on first use
-        /// with owner-only (0600) permissions.
+        /// The default key file for the store's name, `<name>.key`, outside the cache folder, created on
+        /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on
+        /// Apple platforms, `$XDG_DATA_HOME/strata/keys` or `~/.local/share/strata/keys` elsewhere. Stores
+        /// with the same name share it.
         case defaultKeyFile
-        /// A key file at this path, created on first use with owner-only (0600) permissions.
+        /// A key file at this file URL, created on first use with owner-only (0600) permissions. An
+        /// existing file must be a regular file of 32 bytes that group and others cannot access, or
+        /// opening the cache throws ``CacheCore/CacheError/Code/invalidKey``; a URL that is not a file URL
+        /// makes it throw ``CacheCore/CacheError/Code/invalidArgument``.
         case keyFile(URL)
     }
 
-    /// The store's name: one folder name under the platform caches folder (no `/`, not `.` or `..`).
+    /// The store's name: one folder name under the platform caches folder (no `/`, not `.` or `..`),
+    /// also used in messages and as the default key file's name.
     public var name: String
     /// The store's folder, or `nil` for the default location (see ``resolvedDirectory``).
     public var directory: URL?
@@ -43,8 +56,9 @@ public struct DiskCacheConfiguration: Sendable {
     public var maxBytes: Int?
     /// The most entries the store may hold; `nil` for no limit, 0 to keep nothing.
     public var maxEntries: Int?
-    /// The fraction of each limit a trim brings the store down to (0 < fraction ≤ 1), so that trimming
-    /// happens once every many writes rather than on each one.
+    /// The fraction of each limit a trim brings the store down to (0 < fraction ≤ 1; a ratio, not a
+    /// size), so that trimming happens once every many writes rather than on each one. The mark is the
+    /// limit times the fraction, rounded down.
     public var lowWaterFraction: Double
     /// The expiry of values stored with `setValue(_:forKey:expiry:)` when `expiry` is `nil`.
     public var defaultExpiry: Expiry
@@ -54,18 +68,22 @@ public struct DiskCacheConfiguration: Sendable {
     public var keySource: KeySource
     /// The clock that decides expiry and stamps last-access times (wall-clock instants on disk).
     public var clock: any CacheClock
-    /// Receives corrupt-entry, read-failure and stale-file events; never called under a lock.
+    /// Receives corrupt-entry, read-failure, stale-file and maintenance-failure events; never called
+    /// under a lock, called on the thread doing the operation.
     public var observer: CacheObserver?
 
-    /// Creates a configuration.
+    /// Creates a configuration. Does no I/O and validates nothing; ``DiskCache`` checks the values when
+    /// it opens the store.
     ///
     /// - Parameters:
     ///   - name: The store's folder name under the default location, and the name used for the default
     ///     key file. Must be a single path component.
     ///   - directory: The store's folder; `nil` for `<caches>/Strata/<name>`.
-    ///   - maxBytes: Limit on the bytes the entry files take on disk; `nil` for none. A negative value
-    ///     makes the cache's initializer throw ``CacheError/Code/invalidArgument``.
-    ///   - maxEntries: Limit on the number of entries; `nil` for none. Negative values are rejected.
+    ///   - maxBytes: Limit on the bytes the entry files take on disk (header, nonce and tag included);
+    ///     `nil` for none. A negative value makes the cache's initializer throw
+    ///     ``CacheError/Code/invalidArgument``.
+    ///   - maxEntries: Limit on the number of entries (a count); `nil` for none. Negative values are
+    ///     rejected.
     ///   - lowWaterFraction: Fraction of each limit a trim aims for, in (0, 1]; 0.8 by default.
     ///   - defaultExpiry: Expiry used when a write gives none; `.never` by default.
     ///   - durability: `.none` (default) or `.fsync`.
@@ -99,6 +117,8 @@ public struct DiskCacheConfiguration: Sendable {
     /// The store's folder: ``directory`` when given, otherwise `<caches>/Strata/<name>`, where
     /// `<caches>` is `FileManager`'s caches folder on Apple platforms and `$XDG_CACHE_HOME` (when set to
     /// an absolute path) or `~/.cache` elsewhere.
+    ///
+    /// - Complexity: O(1); reads the environment or asks `FileManager` for the folder, touches no file.
     public var resolvedDirectory: URL {
         if let directory { return directory.standardizedFileURL }
         return Self.platformCachesDirectory

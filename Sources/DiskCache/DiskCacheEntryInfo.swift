@@ -1,6 +1,8 @@
 import Foundation
 
 /// One live entry, as listed by ``DiskCache/listEntries()``.
+///
+/// A plain value; `Sendable` and thread-safe. A snapshot: the entry may change or go after the listing.
 public struct DiskCacheEntryInfo<Key: Sendable>: Sendable {
     /// The entry's key, decrypted from the record.
     public var key: Key

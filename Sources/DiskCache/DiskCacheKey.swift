@@ -3,7 +3,8 @@ import Foundation
 /// A key that can name a ``DiskCache`` entry: its canonical bytes are stable across processes,
 /// machines and releases.
 ///
-/// The canonical bytes are hashed (HMAC-SHA-256 under a naming subkey) into the entry's file name and
+/// The canonical bytes are hashed (HMAC-SHA-256, RFC 2104 over SHA-256 from FIPS 180-4, under a naming
+/// subkey derived with HKDF, RFC 5869) into the entry's file name and
 /// stored, encrypted, inside the entry so a read can check it found the right file. They must never
 /// depend on `hashValue`, which Swift seeds per process.
 ///
@@ -19,7 +20,11 @@ import Foundation
 ///   Codable key are *not* NFC-normalized; normalize them in your type if that matters.
 ///
 /// Equal keys must give equal bytes; different keys should give different bytes (two keys with equal
-/// bytes share one entry).
+/// bytes share one entry). Two `URL`s that differ only in how they were built (a base URL plus a
+/// relative part, or the absolute string) give equal bytes.
+///
+/// Thread safety: conformers are `Sendable`, and ``canonicalBytes`` is read from any thread, often from
+/// the cache's I/O queue; it must not depend on mutable shared state.
 public protocol DiskCacheKey: Hashable, Sendable {
     /// The bytes that name this key on disk: equal keys give equal bytes.
     ///
@@ -38,6 +43,7 @@ extension DiskCacheKey where Self: Codable {
     /// JSON with sorted keys and unescaped slashes (deterministic for a given type and value).
     ///
     /// - Throws: What the type's `encode(to:)` throws.
+    /// - Complexity: O(*m*) in the encoded size, plus sorting each object's keys.
     public var canonicalBytes: Data {
         get throws { try CanonicalJSON.encoder.encode(self) }
     }
@@ -45,6 +51,7 @@ extension DiskCacheKey where Self: Codable {
     /// Decodes the JSON written by ``canonicalBytes``; `nil` when it does not decode.
     ///
     /// - Parameter canonicalBytes: JSON bytes.
+    /// - Complexity: O(*m*) in the JSON's size.
     public init?(canonicalBytes: Data) {
         guard let key = try? JSONDecoder().decode(Self.self, from: canonicalBytes) else { return nil }
         self = key
@@ -63,12 +70,17 @@ enum CanonicalJSON {
 }
 
 extension String: DiskCacheKey {
-    /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`).
+    /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`; Unicode Standard Annex
+    /// #15).
+    ///
+    /// - Complexity: O(*n*) in the string's length.
     public var canonicalBytes: Data { Data(precomposedStringWithCanonicalMapping.utf8) }
 
-    /// Decodes UTF-8; `nil` when the bytes are not valid UTF-8.
+    /// Decodes UTF-8; `nil` when the bytes are not valid UTF-8. The result is not normalized again: bytes
+    /// written by ``canonicalBytes`` are already NFC.
     ///
     /// - Parameter canonicalBytes: UTF-8 bytes.
+    /// - Complexity: O(*n*) in the number of bytes.
     public init?(canonicalBytes: Data) {
         guard let string = String(data: canonicalBytes, encoding: .utf8) else { return nil }
         self = string
@@ -77,11 +89,14 @@ extension String: DiskCacheKey {
 
 extension URL: DiskCacheKey {
     /// UTF-8 of `absoluteString`.
+    ///
+    /// - Complexity: O(*n*) in the string's length.
     public var canonicalBytes: Data { Data(absoluteString.utf8) }
 
     /// Parses the UTF-8 `absoluteString`; `nil` when it is not a URL.
     ///
     /// - Parameter canonicalBytes: UTF-8 bytes of a URL string.
+    /// - Complexity: O(*n*) in the number of bytes.
     public init?(canonicalBytes: Data) {
         guard let string = String(data: canonicalBytes, encoding: .utf8), let url = URL(string: string) else {
             return nil
@@ -108,7 +123,7 @@ extension UUID: DiskCacheKey {
 }
 
 extension Data: DiskCacheKey {
-    /// The bytes themselves.
+    /// The bytes themselves (no copy: `Data` is copy-on-write).
     public var canonicalBytes: Data { self }
 
     /// The bytes themselves.

@@ -7,6 +7,8 @@ import CacheCore
 /// statistics file on ``DiskCache/flushStatistics()`` and when it is deinitialized, and a snapshot adds
 /// the counts not yet flushed. ``base``'s `count` and `totalCost` describe the entry files on disk now;
 /// `totalCost` is their real size in bytes.
+///
+/// A plain value; `Sendable` and thread-safe. Reading it does no I/O (``DiskCache/statistics`` does).
 public struct DiskCacheStatistics: Sendable, Hashable {
     /// The counters and totals shared by every tier; `totalCost` is in bytes on disk.
     public var base = CacheStatistics()
@@ -14,9 +16,9 @@ public struct DiskCacheStatistics: Sendable, Hashable {
     public var corruptEntriesRemoved = 0
     /// Reads that failed for a passing reason (permissions, I/O errors); the files were kept.
     public var readFailures = 0
-    /// The byte limit, or `nil` for none.
+    /// The byte limit (``DiskCacheConfiguration/maxBytes``, bytes on disk), or `nil` for none.
     public var maxBytes: Int? = nil
-    /// The entry-count limit, or `nil` for none.
+    /// The entry-count limit (``DiskCacheConfiguration/maxEntries``, a count), or `nil` for none.
     public var maxEntries: Int? = nil
 
     /// Creates a snapshot.

@@ -1,8 +1,12 @@
 /// What ``DiskCache/verify(progress:)`` found.
+///
+/// A plain value; `Sendable` and thread-safe.
 public struct DiskCacheVerifyReport: Sendable, Hashable {
     /// One file that failed verification and was removed.
+    ///
+    /// A plain value; `Sendable` and thread-safe.
     public struct Issue: Sendable, Hashable, CustomStringConvertible {
-        /// The removed file's path.
+        /// The removed file's absolute path.
         public var path: String
         /// Why it failed, for example `authentication failed` or `truncated`.
         public var reason: String
@@ -21,7 +25,8 @@ public struct DiskCacheVerifyReport: Sendable, Hashable {
         public var description: String { "\(path): \(reason)" }
     }
 
-    /// How many entry files were checked.
+    /// How many entry files were checked (a count of files; files that vanished during the check and
+    /// files that could not be read are not counted).
     public var checked: Int
     /// The paths of the files removed (corrupt, old key epoch, or expired).
     public var removed: [String]

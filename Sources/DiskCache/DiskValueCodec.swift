@@ -9,10 +9,15 @@ import Foundation
 /// ```swift
 /// let cache = try DiskCache<String, Profile>(configuration: configuration, codec: .json())
 /// ```
+///
+/// Thread safety: a plain value holding two `@Sendable` functions; the cache calls them from any thread,
+/// concurrently, outside its lock. Encoding and decoding cost O(*m*) in the value's encoded size with the
+/// codecs provided here.
 public struct DiskValueCodec<Value>: Sendable {
-    /// Encodes a value; may throw.
+    /// Encodes a value; may throw (the write then fails with ``CacheCore/CacheError/Code/codec``).
     public var encode: @Sendable (Value) throws -> Data
-    /// Decodes bytes written by ``encode``; may throw.
+    /// Decodes bytes written by ``encode``; may throw (the read then fails with
+    /// ``CacheCore/CacheError/Code/codec`` and the file is kept).
     public var decode: @Sendable (Data) throws -> Value
 
     /// Creates a codec from two functions.
@@ -30,14 +35,17 @@ public struct DiskValueCodec<Value>: Sendable {
 }
 
 extension DiskValueCodec where Value == Data {
-    /// Stores `Data` unchanged.
+    /// Stores `Data` unchanged; neither function throws or copies.
     public static var data: DiskValueCodec<Data> { DiskValueCodec(encode: { $0 }, decode: { $0 }) }
 }
 
 extension DiskValueCodec where Value: Codable & Sendable {
-    /// Encodes values as JSON with `JSONEncoder` and decodes them with `JSONDecoder`.
+    /// Encodes values as JSON with `JSONEncoder` and decodes them with `JSONDecoder`, both with their
+    /// default settings (so the encoded bytes of one value may change between Foundation versions; only
+    /// decodability matters here).
     ///
-    /// - Returns: A JSON codec for `Value`.
+    /// - Returns: A JSON codec for `Value`; each call to its functions makes a fresh encoder or decoder.
+    /// - Complexity: O(1) to make; encoding and decoding are O(*m*) in the JSON's size.
     public static func json() -> DiskValueCodec<Value> {
         DiskValueCodec(
             encode: { try JSONEncoder().encode($0) },
@@ -48,7 +56,9 @@ extension DiskValueCodec where Value: Codable & Sendable {
     /// Encodes values as binary property lists (smaller and faster to parse than JSON for numbers and
     /// `Data`).
     ///
-    /// - Returns: A property-list codec for `Value`.
+    /// - Returns: A property-list codec for `Value`; each call to its functions makes a fresh encoder or
+    ///   decoder.
+    /// - Complexity: O(1) to make; encoding and decoding are O(*m*) in the encoded size.
     public static func propertyList() -> DiskValueCodec<Value> {
         DiskValueCodec(
             encode: { value in

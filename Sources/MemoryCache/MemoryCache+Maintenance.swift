@@ -26,7 +26,7 @@ extension MemoryCache {
         }
     }
 
-    /// The number of entries held, including expired ones not yet dropped.
+    /// The number of entries held (a count of entries), including expired ones not yet dropped.
     ///
     /// Thread-safe.
     ///
@@ -35,7 +35,8 @@ extension MemoryCache {
         shards.reduce(0) { sum, shard in sum + shard.withLock { $0.count } }
     }
 
-    /// The sum of the costs of the entries held, including expired ones not yet dropped.
+    /// The sum of the costs of the entries held, in the cost function's units, including expired ones not
+    /// yet dropped.
     ///
     /// Each shard keeps its own total below `Int.max`; across several shards the sum saturates at
     /// `Int.max`.
@@ -57,7 +58,8 @@ extension MemoryCache {
     /// Thread-safe.
     ///
     /// - Returns: The number of entries removed.
-    /// - Complexity: O(*n*) in the number of entries held; each shard is locked for its own scan.
+    /// - Complexity: O(*n*) in the number of entries held: every entry is visited, each shard under its
+    ///   own lock for the length of its scan, so other callers on that shard wait meanwhile.
     @discardableResult
     public func removeExpired() -> Int {
         let now = clock.now.timeIntervalSinceReferenceDate
@@ -78,8 +80,8 @@ extension MemoryCache {
     ///
     /// Thread-safe; values are released after each shard's lock is dropped.
     ///
-    /// - Parameter count: The most entries to keep; a negative value counts as 0.
-    /// - Complexity: O(*k*) in the number of entries evicted.
+    /// - Parameter count: The most entries to keep (a count of entries); a negative value counts as 0.
+    /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCount count: Int) {
         let count = max(count, 0)
         for (shardIndex, shard) in shards.enumerated() {
@@ -97,8 +99,9 @@ extension MemoryCache {
     ///
     /// Thread-safe; values are released after each shard's lock is dropped.
     ///
-    /// - Parameter cost: The highest total cost to keep; a negative value counts as 0.
-    /// - Complexity: O(*k*) in the number of entries evicted.
+    /// - Parameter cost: The highest total cost to keep, in the cost function's units (for example bytes);
+    ///   a negative value counts as 0.
+    /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCost cost: Int) {
         let cost = max(cost, 0)
         for (shardIndex, shard) in shards.enumerated() {

@@ -30,6 +30,11 @@ import Foundation
 /// An entry that was dropped stays gone if the clock later moves back; one that expired but was never
 /// looked at is judged by the clock as it reads when it is next looked at.
 ///
+/// ## Memory pressure
+/// On Apple platforms the cache listens to the system's memory-pressure source: a warning trims each
+/// shard to half its entries, a critical event empties it (both count as evictions). Linux has no such
+/// source; call ``trim(toCount:)`` or ``trim(toCost:)`` yourself.
+///
 /// ## Thread safety
 /// Every method may be called from any thread at the same time. Each shard's state sits behind one
 /// lock held for a single table operation. The cost function and the clock are called before the lock
@@ -41,11 +46,13 @@ import Foundation
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
     /// The clock that decides expiry; relative ``Expiry`` values are resolved against it at write time.
     public let clock: any CacheClock
-    /// The most entries the cache keeps, or `nil` for no limit.
+    /// The most entries the cache keeps (a count of entries), or `nil` for no limit; 0 keeps nothing.
     public let countLimit: Int?
-    /// The highest total cost the cache keeps, or `nil` for no limit.
+    /// The highest total cost the cache keeps, in the units of the cost function (for example bytes), or
+    /// `nil` for no limit; 0 keeps nothing.
     public let costLimit: Int?
-    /// The expiry given to values stored without one.
+    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:cost:)`` with a `nil`
+    /// expiry, or the subscript setter).
     public let defaultExpiry: Expiry
     /// The number of independent LRU tables the cache is split into (1 for exact LRU).
     ///
@@ -83,6 +90,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     ///   - cost: Computes a value's cost when none is given; 1 per entry by default. Called on the
     ///     caller's thread, outside the cache's lock. A negative result counts as 0.
     /// - Throws: ``CacheError/Code/invalidArgument`` when a limit is negative or `shardCount` is below 1.
+    /// - Complexity: O(*s*) in the number of shards actually used; no storage is reserved for entries.
     public init(
         countLimit: Int? = nil,
         costLimit: Int? = nil,
@@ -162,7 +170,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Thread-safe, like the methods it stands for.
     ///
     /// - Parameter key: The key to read or write.
-    /// - Complexity: O(1) on average, plus any evictions a write causes.
+    /// - Returns: On get, the live value or `nil` on a miss.
+    /// - Complexity: O(1) on average, plus O(1) per entry a write evicts.
     @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
@@ -238,6 +247,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Removes the entry for `key` and returns its value if it was live.
     ///
+    /// An expired entry is removed too (without counting as an expiration) and `nil` is returned. The
+    /// clock is read after the lock is dropped, only when the entry carried an expiry.
+    ///
     /// Thread-safe; takes the key's shard lock once.
     ///
     /// - Parameter key: The key to remove.
@@ -253,7 +265,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         return removed.value
     }
 
-    /// Removes the entry for `key`, if there is one.
+    /// Removes the entry for `key`, if there is one, expired or not; removing an absent key does nothing.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///

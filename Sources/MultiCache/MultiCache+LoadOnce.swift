@@ -78,8 +78,11 @@ extension MultiCache {
     ///   - key: The key to look up.
     ///   - expiry: The loaded value's expiry.
     ///   - load: Produces the value on a miss.
-    ///   - completion: Called exactly once with the value or the error, on a thread of Swift's global
-    ///     concurrent executor (never the caller's thread, never the main thread).
+    ///   - completion: Called exactly once with the value or the error (what the async form throws), on a
+    ///     thread of Swift's global concurrent executor (never synchronously inside this call, never the
+    ///     main thread).
+    /// - Complexity: That of ``value(forKey:expiry:orLoad:)``, plus one unstructured task. Cancelling the
+    ///   caller's task does not cancel it.
     ///
     /// Thread-safe: may be called from any thread.
     public func value(

@@ -8,6 +8,8 @@ extension MultiCache {
     /// ```swift
     /// let memoryTier = MultiCache<String, Data>.Tier(memory, name: "memory", maximumLifetime: .seconds(60))
     /// ```
+    ///
+    /// A plain, immutable value; `Sendable` and thread-safe (the cache it holds is `Sendable` too).
     public struct Tier: Sendable {
         /// The tier's cache.
         public let cache: any Cache<Key, Value>
@@ -15,14 +17,14 @@ extension MultiCache {
         public let name: String
         /// The longest any entry written into this tier by the `MultiCache` lives there, or `nil` for no
         /// cap. A copy expires at the earlier of the entry's own expiry and the write time plus this
-        /// duration; it must be positive.
+        /// duration (measured on the `MultiCache`'s clock); it must be positive.
         public let maximumLifetime: Duration?
 
         /// Creates a tier.
         ///
         /// - Parameters:
         ///   - cache: The tier's cache.
-        ///   - name: A readable name; `nil` uses the cache's type name.
+        ///   - name: A readable name; `nil` uses the cache's type name (for example `MemoryCache<String, Data>`).
         ///   - maximumLifetime: A cap on the lifetime of copies written into this tier (a fast tier holding
         ///     only recent data, for example), or `nil` for none. Must be positive; checked by
         ///     ``MultiCache/init(tiers:clock:observer:)``.

@@ -12,7 +12,8 @@ extension MultiCache {
     ///   - entry: The value with its absolute expiry and optional cost.
     ///   - key: The key to store it under.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw (index, name, cause); the other
-    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one.
+    ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one. A tier
+    ///   that throws `CancellationError` is reported as a failed tier too.
     /// - Complexity: One write per tier, concurrently; the call takes as long as the slowest tier.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
@@ -50,10 +51,13 @@ extension MultiCache {
         try throwIfFailed(failures, "remove the entry")
     }
 
-    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``.
+    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
     ///
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
+    /// - Complexity: One removal per tier, concurrently.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeValue(forKey key: Key) async throws {
         try await removeEntry(forKey: key)
     }

@@ -10,7 +10,7 @@ import Foundation
 ///     .init(memory, name: "memory", maximumLifetime: .seconds(60)),
 ///     .init(disk, name: "disk"),
 /// ])
-/// let thumbnail = try await cache.value(forKey: url, expiry: .seconds(3_600)) {
+/// let thumbnail = try await cache.value(forKey: url.absoluteString, expiry: .seconds(3_600)) {
 ///     try await render(url)
 /// }
 /// ```
@@ -124,6 +124,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///   - clock: The clock for relative expiries; `nil` uses the first tier's clock.
     ///   - observer: Receives events for skipped tiers and failed write-backs.
     /// - Throws: ``CacheError/Code/invalidArgument`` when `caches` is empty.
+    /// - Complexity: O(number of tiers).
     public convenience init(
         _ caches: [any Cache<Key, Value>],
         clock: (any CacheClock)? = nil,
@@ -134,7 +135,12 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
 
     /// A snapshot of the counters: per tier, overall, and for load-once.
     ///
-    /// Thread-safe; O(number of tiers).
+    /// The counters and ``MultiCacheStatistics/loadsShared`` are read under two separate locks, one after
+    /// the other, so while other tasks are working the two parts may be a moment apart.
+    ///
+    /// Thread-safe.
+    ///
+    /// - Complexity: O(number of tiers), for the copy.
     public var statistics: MultiCacheStatistics {
         var snapshot = counters.value
         snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }

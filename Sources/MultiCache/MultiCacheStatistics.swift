@@ -1,8 +1,13 @@
-/// A snapshot of a ``MultiCache``'s counters, taken at one instant.
+/// A snapshot of a ``MultiCache``'s counters.
 ///
-/// Counters start at zero when the cache is created and only grow.
+/// Counters start at zero when the cache is created and only grow. They count calls through the
+/// `MultiCache` only; each tier's own statistics also count calls made to it directly.
+///
+/// A plain value; `Sendable` and thread-safe.
 public struct MultiCacheStatistics: Sendable, Hashable {
     /// The counters of one tier.
+    ///
+    /// A plain value; `Sendable` and thread-safe.
     public struct Tier: Sendable, Hashable {
         /// The tier's name.
         public var name: String
@@ -60,7 +65,7 @@ public struct MultiCacheStatistics: Sendable, Hashable {
         self.loadsShared = loadsShared
     }
 
-    /// Hits divided by reads, from 0 to 1; 0 before the first read.
+    /// Hits divided by reads (hits plus misses), from 0 to 1; 0 before the first read.
     public var hitRatio: Double {
         let reads = hits + misses
         return reads == 0 ? 0 : Double(hits) / Double(reads)

@@ -15,7 +15,8 @@ import Security
 enum CryptoKitBackend: CryptoProvider {
     // MARK: - AES-256-GCM
 
-    /// Encrypts and authenticates with AES-256-GCM; see ``CryptoProvider/sealAESGCM(key:nonce:plaintext:associatedData:)``.
+    /// Encrypts and authenticates with AES-256-GCM (NIST SP 800-38D); see
+    /// ``CryptoProvider/sealAESGCM(key:nonce:plaintext:associatedData:)``.
     static func sealAESGCM(
         key: Data, nonce: Data, plaintext: Data, associatedData: Data
     ) throws -> (ciphertext: Data, tag: Data) {

@@ -1,0 +1,32 @@
+import CacheCore
+import CacheTesting
+import DiskCache
+import Foundation
+import Testing
+
+/// The `async` conveniences DiskCache declares itself: in `async` code they win over the protocol's, run
+/// off the calling thread, and honour the store's default expiry.
+@Suite struct DiskCacheAsyncOverloadTests {
+    @Test func asyncSetValueWithoutExpiryUsesTheDefaultExpiry() async throws {
+        // Given a store whose entries live 10 s by default
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-async-\(UUID().uuidString)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let clock = ManualClock()
+        let cache = try DiskCache<String, Data>(
+            configuration: DiskCacheConfiguration(
+                name: "async", directory: folder, defaultExpiry: .seconds(10),
+                keySource: .key(Data(repeating: 7, count: 32)), clock: clock))
+
+        // When a value is stored and read through the async overloads
+        try await cache.setValue(Data("v".utf8), forKey: "k")
+        let read = try await cache.value(forKey: "k")
+
+        // Then it reads back, carries the default expiry, and is gone once that passes
+        #expect(read == Data("v".utf8))
+        let entry = try await cache.entry(forKey: "k")
+        #expect(entry?.expiresAt == clock.now.addingTimeInterval(10))
+        clock.advance(by: 10)
+        #expect(try await cache.value(forKey: "k") == nil)
+    }
+}
