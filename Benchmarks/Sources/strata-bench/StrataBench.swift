@@ -92,6 +92,8 @@ enum StrataBench {
                     for detail in Report.details(for: row) { print(detail) }
                 }
                 print("    (\(scenario.names.joined(separator: ", ")): \(formatNumber(seconds)) s with setup)")
+                // Rows reach a file or pipe as they are measured, not only when the run ends (nil: every stream).
+                fflush(nil)
                 results += rows
             } catch {
                 failures += 1
