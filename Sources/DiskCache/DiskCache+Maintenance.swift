@@ -27,8 +27,8 @@ extension DiskCache {
     /// processes count. Recency is each file's modification time.
     ///
     /// - Returns: The number of entries removed; 0 when the store has no limits.
-    /// - Throws: `CacheError` when the folder cannot be listed or locked. A file that cannot be removed
-    ///   is skipped.
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, or when the folder cannot
+    ///   be listed or locked. A file that cannot be removed is skipped.
     /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
     ///   removed, on the caller's thread.
     ///
@@ -123,7 +123,8 @@ extension DiskCache {
     /// Merges this instance's counters into the store's statistics file, under the store's `flock`.
     /// Also done when the instance is deinitialized.
     ///
-    /// Never recreates a store deleted from outside: the counts then stay pending.
+    /// Never recreates a store deleted from outside: the counts then stay pending. A store opened
+    /// read-only is skipped silently (its counts stay in memory).
     ///
     /// - Throws: `CacheError` when the statistics file cannot be written; the counts are kept for the
     ///   next attempt.

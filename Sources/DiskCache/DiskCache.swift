@@ -34,7 +34,8 @@ import Foundation
 ///
 /// ## Limits and recency
 /// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
-/// modification time, set by the cache on every write and hit, so LRU order survives restarts.
+/// modification time, kept by the cache to the second on writes and hits, so LRU order survives
+/// restarts.
 /// After each write the store is within its limits (trimmed to the low-water mark).
 ///
 /// ## Time
@@ -65,6 +66,12 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// the key-check record, and removes temporary files left by a crashed writer (older than a minute).
     /// The size and recency index is built on first need.
     ///
+    /// When the folders or the store's lock file cannot be created or opened for writing because the
+    /// file system is read-only or the process may not modify the folder (`EROFS`, `EACCES`, `EPERM`),
+    /// an existing store opens **read-only**: reads, hits, `listEntries()`, `statistics` and `verify()`
+    /// work (nothing is removed or re-stamped), every change throws `.readOnly`, and counters are not
+    /// flushed.
+    ///
     /// - Parameters:
     ///   - configuration: Where the store lives, its limits, key source and clock.
     ///   - codec: Turns values into bytes and back.
@@ -73,7 +80,8 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   `.unsupportedFormat` for a newer store format, `.invalidKey` for a malformed key or key file,
     ///   `.invalidArgument` for a negative limit, a low-water fraction outside (0, 1] or a bad name,
     ///   `.io`/`.permissionDenied`/`.readOnly`/`.outOfSpace` when the folder, the key file or the
-    ///   key-check record cannot be created or read, `.crypto` when the random generator or the back end
+    ///   key-check record cannot be created or read (a store without a key-check record cannot be opened
+    ///   read-only: there is nothing to read), `.crypto` when the random generator or the back end
     ///   fails.
     /// - Complexity: File I/O on the caller's thread: a few small files, plus one listing of the
     ///   temporary folder (O(*t*) in the temporary files there); independent of the number of entries.
@@ -87,8 +95,9 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
 
     /// Reads the live entry for `key`; a missing, expired or corrupt entry is `nil`.
     ///
-    /// A hit sets the file's modification time (its recency). An expired, corrupt, old-epoch or
-    /// misplaced file is removed and counted; corrupt ones are reported to the observer.
+    /// A hit records recency in the file's modification time (at most once a second). An expired,
+    /// corrupt, old-epoch or misplaced file is removed and counted; corrupt ones are reported to the
+    /// observer.
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry with its absolute expiry and the cost it was stored with, or `nil`.
@@ -120,12 +129,16 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///
     /// An entry already expired is not stored and removes the earlier one. With a limit of 0 nothing is
     /// stored (and the earlier entry is removed).
+    /// A directory the store did not create, found where the entry file belongs, is moved whole into the
+    /// store's `quarantine/` folder (reported to the observer as `corruptEntryRemoved`) and the entry is
+    /// stored.
     ///
     /// - Parameters:
     ///   - entry: The value, its absolute expiry and an optional cost (kept in the record and returned
     ///     on reads; limits always use the file size).
     ///   - key: The key to store it under.
-    /// - Throws: `CacheError` `.codec` when the value does not encode, `.outOfSpace`/`.io`/... for
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only (nothing is written),
+    ///   `.codec` when the value does not encode, `.outOfSpace`/`.io`/... for
     ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
     ///   its file alone exceeds `maxBytes`: then no other entry is evicted, and the earlier entry for `key`
     ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
@@ -167,9 +180,13 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// Removes the entry for `key`, if any.
     ///
     /// - Parameter key: The key to remove.
-    /// - Throws: `CacheError` `.invalidArgument` when the key cannot be encoded, `.crypto` when the file
-    ///   name cannot be computed, or the file-system error (`.permissionDenied`, `.readOnly`, `.io`)
-    ///   when the file exists but cannot be removed. An absent file is not an error.
+    /// A directory the store did not create, found where the entry file belongs, is moved whole into the
+    /// store's `quarantine/` folder and reported to the observer as `corruptEntryRemoved`.
+    ///
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, `.invalidArgument` when the
+    ///   key cannot be encoded, `.crypto` when the file name cannot be computed, or the file-system error
+    ///   (`.permissionDenied`, `.readOnly`, `.io`) when the file exists but cannot be removed or moved
+    ///   aside. An absent file is not an error.
     /// - Complexity: One `unlink` on the caller's thread.
     ///
     /// Thread-safe.
@@ -181,10 +198,17 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// entry file. Files that survive an interrupted wipe can no longer be decrypted and are removed
     /// by later reads and sweeps.
     ///
-    /// - Throws: `CacheError` when the key-check record cannot be rewritten (`.io`, `.permissionDenied`,
-    ///   `.readOnly`, `.outOfSpace`), the random generator fails (`.crypto`), or the entry folders cannot
-    ///   be listed or a file cannot be deleted. In the last two cases the new epoch is already in place,
-    ///   so the files left behind can no longer be read.
+    /// A directory the store did not create, found where an entry file belongs, is moved whole into the
+    /// store's `quarantine/` folder (reported to the observer as `corruptEntryRemoved`), never deleted.
+    /// On a full disk, where the new key-check record cannot be written first, the entry files are
+    /// deleted first and the record written after (Docs/DiskCache.md explains the order).
+    ///
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only; when the key-check record
+    ///   cannot be rewritten (`.io`, `.permissionDenied`, `.readOnly`, `.outOfSpace`) nothing was changed;
+    ///   `.crypto` when the random generator fails. When some items cannot be removed (an entry folder
+    ///   cannot be listed, a file cannot be deleted, a foreign directory cannot be moved), every other
+    ///   file is still deleted and the error says how many are left, the first one's path and reason,
+    ///   and that the new epoch is in place, so what is left can no longer be read.
     /// - Complexity: O(*n*) file deletions on the caller's thread, after waiting for the store's `flock`.
     ///
     /// Thread-safe; other processes see the new epoch on their next operation.

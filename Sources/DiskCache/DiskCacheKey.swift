@@ -73,8 +73,15 @@ extension String: DiskCacheKey {
     /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`; Unicode Standard Annex
     /// #15).
     ///
+    /// An ASCII string is its own NFC form (no ASCII character decomposes or composes), so its bytes are
+    /// taken as they are, without running the normalizer.
+    ///
     /// - Complexity: O(*n*) in the string's length.
-    public var canonicalBytes: Data { Data(precomposedStringWithCanonicalMapping.utf8) }
+    public var canonicalBytes: Data {
+        var string = self
+        if let ascii = string.withUTF8({ $0.allSatisfy { $0 < 0x80 } ? Data($0) : nil }) { return ascii }
+        return Data(precomposedStringWithCanonicalMapping.utf8)
+    }
 
     /// Decodes UTF-8; `nil` when the bytes are not valid UTF-8. The result is not normalized again: bytes
     /// written by ``canonicalBytes`` are already NFC.

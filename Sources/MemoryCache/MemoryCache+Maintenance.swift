@@ -120,7 +120,7 @@ extension MemoryCache {
 
     // MARK: - Debug checks
 
-    /// Checks every shard's list links, index, free slots, totals and limits, for tests.
+    /// Checks every shard's index, recency queue, free slots, totals and limits, for tests.
     ///
     /// - Returns: A description of the first violation found, or `nil` when the cache is consistent.
     /// - Complexity: O(*n*); each shard is locked for its own check.

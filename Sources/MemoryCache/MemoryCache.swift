@@ -64,13 +64,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// Whether lookups read the clock before taking the lock: true when values get an expiry by default,
     /// so that most reads need the clock and one locked pass is cheaper than two.
     @usableFromInline let readsClockFirst: Bool
-    let shards: [Locked<LRUTable<Key, Value>>]
+    @usableFromInline let shards: [Locked<LRUTable<Key, Value>>]
     /// `shards[0]`, read without an array access on the common one-shard path.
-    private let firstShard: Locked<LRUTable<Key, Value>>
-    /// `shards` again, typed as plain objects: unspecialized code reads an array of a concrete element
-    /// type without instantiating type metadata, whose lookup writes a shared reader count and makes
-    /// threads on different shards contend. Every element is a `Locked<LRUTable<Key, Value>>`.
-    private let shardObjects: [any AnyObject & Sendable]
+    @usableFromInline let firstShard: Locked<LRUTable<Key, Value>>
+    /// Unretained references to `shards`, freed in `deinit`; `shards` keeps the objects alive.
+    @usableFromInline let shardReferences: ShardReferences
     private let memoryPressureMonitor: MemoryPressureMonitor
 
     /// Creates an empty cache.
@@ -115,7 +113,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
             Locked(
                 LRUTable<Key, Value>(
                     countLimit: Self.share(of: countLimit, forShard: shard, of: effectiveShardCount),
-                    costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount)))
+                    costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount),
+                    approximatesRecency: effectiveShardCount > 1))
         }
         self.clock = clock
         self.countLimit = countLimit
@@ -126,8 +125,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         self.costFunction = cost
         self.shards = shards
         self.firstShard = shards[0]
-        self.shardObjects = shards
+        self.shardReferences = ShardReferences(shards)
         self.memoryPressureMonitor = MemoryPressureMonitor(shards: shards)
+    }
+
+    deinit {
+        shardReferences.deallocate()
     }
 
     // MARK: - Reading
@@ -146,8 +149,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// - Complexity: O(1) on average.
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        if case .hit(let value, _, _) = lookup(key) { return value }
-        return nil
+        var expiresAt = Double.infinity
+        var cost = 0
+        return lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost)
     }
 
     /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
@@ -160,7 +164,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     /// - Complexity: O(1) on average.
     @inlinable
     public func entry(forKey key: Key) -> CacheEntry<Value>? {
-        guard case .hit(let value, let expiresAt, let cost) = lookup(key) else { return nil }
+        var expiresAt = Double.infinity
+        var cost = 0
+        guard let value = lookup(key, wantsCost: true, expiresAt: &expiresAt, cost: &cost) else { return nil }
         return CacheEntry(value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost)
     }
 
@@ -287,7 +293,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
         for shard in shards {
             let old = shard.withLock { table in
                 let old = table
-                table = LRUTable(countLimit: old.countLimit, costLimit: old.costLimit, counters: old.counters)
+                table = old.emptied()
                 return old
             }
             // Releasing `old` here, outside the lock, deinitializes its entries.
@@ -299,16 +305,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Reads `key`, reading the clock (outside the lock) first when most entries are expected to expire,
     /// and otherwise only after the table reports that the entry can expire.
+    ///
+    /// Returns the value of a hit and fills in its expiry and, when `wantsCost`, its cost; an expired
+    /// entry's value is released here, after the lock is dropped.
     @inlinable
-    func lookup(_ key: Key) -> LRUTable<Key, Value>.Lookup {
-        if readsClockFirst {
-            let now = clock.now.timeIntervalSinceReferenceDate
-            return withTable(for: key) { $0.read(key, now: now) }
+    func lookup(_ key: Key, wantsCost: Bool, expiresAt: inout Double, cost: inout Int) -> Value? {
+        var value: Value?
+        if !readsClockFirst {
+            let status = withTable(for: key) {
+                $0.readWithoutClock(key, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost)
+            }
+            if status == .hit { return value }
+            if status != .needsClock { return nil }
         }
-        let first = withTable(for: key) { $0.readWithoutClock(key) }
-        guard case .needsClock = first else { return first }
         let now = clock.now.timeIntervalSinceReferenceDate
-        return withTable(for: key) { $0.read(key, now: now) }
+        let status = withTable(for: key) {
+            $0.read(key, now: now, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost)
+        }
+        return status == .hit ? value : nil
     }
 
     @inlinable
@@ -322,27 +336,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
 
     /// Runs `body` on the table that owns `key`, with that table's lock held.
     ///
-    /// Not inlinable on purpose: `Locked` is package-internal, so this is the one place the lock is
-    /// taken, while the table code in `body` is inlinable and specialized for the caller's key and value
-    /// types (unspecialized generic code spends most of its time instantiating type metadata).
-    @usableFromInline
+    /// Inlinable, with `Locked.withLock`, so that the lock, the table code and the caller's closure are
+    /// all specialized for the caller's key and value types and inlined into one function.
+    @inlinable
     func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
-        // Calling through `firstShard` directly, not through a returned reference, saves a retain and a
-        // release per operation.
         if shardCount == 1 { return firstShard.withLock(body) }
-        return shard(for: key).withLock(body)
-    }
-
-    @inline(__always)
-    func shard(for key: Key) -> Locked<LRUTable<Key, Value>> {
-        // `shardCount` rather than `shards.count`: in unspecialized code the array access would
-        // instantiate type metadata on every call.
-        if shardCount == 1 { return firstShard }
         // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
         let shardIndex = UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high
-        let object = shardObjects[Int(shardIndex)]
-        // Sound: `init` fills `shardObjects` with the `Locked<LRUTable<Key, Value>>` values of `shards`.
-        return unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self)
+        // Borrowed, not retained: two threads retaining and releasing the same shard object would write
+        // its reference count, one cache line, from both cores on every operation. Sound: `shards`, a
+        // `let` of this cache, holds a strong reference to every shard for as long as the cache lives,
+        // and `self` is alive for the duration of this call.
+        return shardReferences[Int(shardIndex)]._withUnsafeGuaranteedRef { object in
+            // Sound: `init` fills `shardReferences` from `shards`, whose elements are all of this type.
+            unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self).withLock(body)
+        }
     }
 
     @inlinable

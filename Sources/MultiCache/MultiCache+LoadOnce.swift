@@ -23,6 +23,10 @@ extension MultiCache {
     ///   starts a new load.
     /// - A write or removal of `key`, or ``removeAll()``, while the load runs keeps its result out of every
     ///   tier; the callers already waiting still get the loaded value.
+    /// - So does one that lands after this call began but before its load did (while the tiers were being
+    ///   read, say): the tiers are read once more before the loader runs, and a value found then (the one
+    ///   just written) is returned without loading; otherwise the loaded value is returned but stored in
+    ///   no tier, since this call was in flight when the write or removal ran.
     ///
     /// - Parameters:
     ///   - key: The key to look up.
@@ -41,7 +45,8 @@ extension MultiCache {
         expiry: Expiry,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        let finishedLoadsSeen = coordinator.withLock { $0.finishedLoads }
+        // Noted before the tier reads, so a write or removal that lands while they run is seen at the join.
+        let epochSeen = coordinator.withLock { $0.mutationEpoch }
         if let entry = try await entry(forKey: key) { return entry.value }
         let waiterID = coordinator.withLock { $0.makeID() }
         return try await withTaskCancellationHandler {
@@ -49,7 +54,7 @@ extension MultiCache {
                 let action = coordinator.withLock {
                     $0.join(
                         key: key, waiterID: waiterID, continuation: continuation,
-                        finishedLoadsSeen: finishedLoadsSeen, isCancelled: Task.isCancelled)
+                        epochSeen: epochSeen, isCancelled: Task.isCancelled)
                 }
                 switch action {
                 case .wait:
@@ -109,7 +114,8 @@ extension MultiCache {
         load: @Sendable () async throws -> Value
     ) async {
         let result: Result<Value, any Error>
-        // Another load finished between this caller's read and its join: it may have stored the key.
+        // The key changed between the caller's read and its join (a write, a removal, another load's
+        // store): its miss may be stale, and a value written meanwhile is the one to return.
         if recheckTiers, let entry = try? await entry(forKey: key) {
             result = .success(entry.value)
         } else {
@@ -126,9 +132,16 @@ extension MultiCache {
         for waiter in waiters { waiter.resume(with: result) }
     }
 
-    /// Stores a loaded value in every tier unless the load was fenced or abandoned.
+    /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
+    /// written or removed: the check and the store's registration are one step under the lock, and a
+    /// write or removal that begins later waits for the store to end before it touches the tiers.
     private func storeLoadedValue(_ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64) async {
-        guard let storeID = coordinator.withLock({ $0.beginStoringLoad(loadID) }) else { return }
+        let storeID = coordinator.withLock { state in
+            let storeID = state.beginStoringLoad(loadID)
+            publishedEpoch.publish(state.mutationEpoch)
+            return storeID
+        }
+        guard let storeID else { return }
         let now = clock.now
         let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
         let failures = await forEachTier(in: tiers.indices) { tier in

@@ -14,26 +14,88 @@ extension MultiCache {
     /// - Throws: ``CacheError/Code/tierFailure`` when every tier threw, listing each; `CancellationError`
     ///   when a tier threw it.
     /// - Complexity: At most one read per tier, one after another, then at most one write per faster tier,
-    ///   concurrently; plus two short lock operations.
+    ///   concurrently; plus one short lock operation for the statistics (a few more when a write-back runs).
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
+    @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        let epoch = coordinator.withLock { $0.mutationEpoch }
-        var failures: [CacheError.TierFailure] = []
-        var misses: [Int] = []
-        for (index, tier) in tiers.enumerated() {
+        // Inlinable so that a caller who names the key and value types gets this fast path compiled for
+        // them: unspecialized, each read looks up the metadata of `CacheEntry<Value>?` at run time.
+        let epoch = mutationEpochBeforeRead()
+        // Tier 0 first, on its own: a hit there needs no write-back and no list of misses or failures, so
+        // the commonest read takes one tier call and one counter update. `init` guarantees a tier 0.
+        let found: CacheEntry<Value>?
+        do {
+            found = try await tiers[0].read(key)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            return try await entry(forKey: key, afterTierZeroThrew: error, epochSeen: epoch)
+        }
+        guard let found else {
+            return try await entry(forKey: key, fromTier: 1, misses: [0], failures: [], epochSeen: epoch)
+        }
+        countTierZeroHit()
+        return found
+    }
+
+    /// The mutation epoch a read remembers before it asks the first tier, to drop its write-back when a
+    /// write or removal begins while it runs; read without a lock (see ``EpochMirror``).
+    @usableFromInline
+    func mutationEpochBeforeRead() -> UInt64 {
+        publishedEpoch.load()
+    }
+
+    /// Counts a read that tier 0 answered, in one lock operation.
+    @usableFromInline
+    func countTierZeroHit() {
+        counters.withLock { statistics in
+            statistics.tiers[0].hits += 1
+            statistics.hits += 1
+        }
+    }
+
+    /// Goes on with a read whose tier 0 threw: reports the failure and asks the slower tiers.
+    @usableFromInline
+    func entry(
+        forKey key: Key,
+        afterTierZeroThrew error: any Error,
+        epochSeen epoch: UInt64
+    ) async throws -> CacheEntry<Value>? {
+        reportReadFailure(ofTier: 0, error)
+        let failure = CacheError.TierFailure(index: 0, name: tiers[0].name, error: error)
+        return try await entry(forKey: key, fromTier: 1, misses: [], failures: [failure], epochSeen: epoch)
+    }
+
+    /// Goes on with a read that tier 0 did not answer: asks tiers `start...` in order, counts the read,
+    /// and writes a hit back into the faster tiers.
+    ///
+    /// - Parameters:
+    ///   - key: The key read.
+    ///   - start: The first tier still to ask.
+    ///   - misses: The tiers before `start` that answered `nil`.
+    ///   - failures: The tiers before `start` that threw.
+    ///   - epochSeen: The mutation epoch read before the first tier was asked.
+    @usableFromInline
+    func entry(
+        forKey key: Key,
+        fromTier start: Int,
+        misses: [Int],
+        failures: [CacheError.TierFailure],
+        epochSeen epoch: UInt64
+    ) async throws -> CacheEntry<Value>? {
+        var misses = misses
+        var failures = failures
+        for index in start..<tiers.count {
             let found: CacheEntry<Value>?
             do {
-                found = try await tier.cache.entry(forKey: key)
+                found = try await tiers[index].read(key)
             } catch let error as CancellationError {
                 recordRead(hitTier: nil, misses: misses, failures: failures, countsAsRead: false)
                 throw error
             } catch {
-                failures.append(CacheError.TierFailure(index: index, name: tier.name, error: error))
-                observer?(
-                    CacheEvent(
-                        .tierReadFailed, "tier \(index) (\(tier.name)) failed to read; asking the next tier",
-                        tierIndex: index, error: error))
+                failures.append(CacheError.TierFailure(index: index, name: tiers[index].name, error: error))
+                reportReadFailure(ofTier: index, error)
                 continue
             }
             guard let found else {
@@ -41,9 +103,7 @@ extension MultiCache {
                 continue
             }
             recordRead(hitTier: index, misses: misses, failures: failures, countsAsRead: true)
-            if index > 0 {
-                await writeBack(found, forKey: key, intoTiersBefore: index, epochSeen: epoch)
-            }
+            await writeBack(found, forKey: key, intoTiersBefore: index, epochSeen: epoch)
             return found
         }
         guard failures.count < tiers.count else {
@@ -53,6 +113,14 @@ extension MultiCache {
         }
         recordRead(hitTier: nil, misses: misses, failures: failures, countsAsRead: true)
         return nil
+    }
+
+    /// Tells the observer that tier `index` threw on a read and the next tier will be asked.
+    private func reportReadFailure(ofTier index: Int, _ error: any Error) {
+        observer?(
+            CacheEvent(
+                .tierReadFailed, "tier \(index) (\(tiers[index].name)) failed to read; asking the next tier",
+                tierIndex: index, error: error))
     }
 
     /// Counts one read in a single lock operation.

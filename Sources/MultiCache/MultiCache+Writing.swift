@@ -19,6 +19,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let now = clock.now
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
@@ -45,6 +46,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
         await fence(key)
+        defer { endMutation(of: key) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeEntry(forKey: key)
         }
@@ -73,6 +75,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
         await fence(nil)
+        defer { endMutation(of: nil) }
         let failures = await forEachTier(in: tiers.indices) { tier in
             try await tier.cache.removeAll()
         }
@@ -81,9 +84,14 @@ extension MultiCache {
 
     // MARK: - Helpers
 
-    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it.
+    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
+    /// ``endMutation(of:)``.
     func fence(_ key: Key?) async {
-        let stores = coordinator.withLock { $0.beginMutation(of: key) }
+        let stores = coordinator.withLock { state in
+            let stores = state.beginMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+            return stores
+        }
         guard !stores.isEmpty else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
@@ -91,9 +99,22 @@ extension MultiCache {
         }
     }
 
+    /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
+    /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
+    func endMutation(of key: Key?) {
+        coordinator.withLock { state in
+            state.endMutation(of: key)
+            publishedEpoch.publish(state.mutationEpoch)
+        }
+    }
+
     /// Ends a store and resumes the writes and removals that were waiting only for it.
     func endStore(_ storeID: UInt64) {
-        let ready = coordinator.withLock { $0.endStore(storeID) }
+        let ready = coordinator.withLock { state in
+            let ready = state.endStore(storeID)
+            publishedEpoch.publish(state.mutationEpoch)
+            return ready
+        }
         for continuation in ready { continuation.resume() }
     }
 

@@ -86,6 +86,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
 
     let observer: CacheObserver?
     let coordinator: Locked<Coordinator>
+    /// The coordinator's mutation epoch, readable without its lock; published whenever the epoch changes.
+    let publishedEpoch = EpochMirror()
     let counters: Locked<MultiCacheStatistics>
 
     /// Creates a cache over `tiers`, fastest first.

@@ -12,4 +12,5 @@ import Darwin
 // commands started by `exec` get the default disposition back (see ChildProcess).
 signal(SIGPIPE, SIG_IGN)
 DescriptorHygiene.recordInherited()
-exit(Runner.run(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
+// Raw argv bytes: CommandLine.arguments would turn every byte that is not UTF-8 into U+FFFD.
+exit(Runner.run(arguments: RawProcess.arguments, environment: ProcessInfo.processInfo.environment))

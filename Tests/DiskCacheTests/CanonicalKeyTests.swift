@@ -57,6 +57,12 @@ extension RouteKey: DiskCacheKey {}
         #expect(entryFiles(folder).count == 1)
     }
 
+    @Test(arguments: ["", "key-42", "A~z 0/9\u{7F}", "e\u{301}", "\u{212B}", "x\u{E9}"])
+    func canonicalBytesAreTheNFCFormWithOrWithoutTheASCIIShortcut(key: String) {
+        // ASCII strings skip the normalizer; every string must still give exactly its NFC bytes.
+        #expect(key.canonicalBytes == Data(key.precomposedStringWithCanonicalMapping.utf8))
+    }
+
     @Test func codableKeysUseSortedJSONAndRoundTrip() throws {
         let key = RouteKey(path: "/a/b", page: 2, tags: ["z": "1", "a": "2"])
         let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder))

@@ -432,7 +432,7 @@ extension Data {
     }
 
     /// Lowercase hex, for readable expectations.
-    fileprivate var katHex: String { map { String(format: "%02x", $0) }.joined() }
+    var katHex: String { map { String(format: "%02x", $0) }.joined() }
 }
 
 private func hexValue(_ digit: UInt8) -> UInt8? {

@@ -110,6 +110,28 @@ import Testing
         #expect(entryFiles(folder).isEmpty)
     }
 
+    @Test func hitRecordsRecencyOnDiskOnlyWhenTheFileTimeIsAStepOld() throws {
+        // Given an entry written at t0
+        let clock = ManualClock()
+        let cache = try makeCache(folder, clock: clock)
+        try cache.setValue(Data([1]), forKey: "k")
+        let path = try cache.entryPath(for: "k")
+        let written = clock.now
+        func fileTime() throws -> Date? {
+            try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        }
+
+        // When it is read within the recency resolution, the file time is left alone (no metadata write)
+        clock.advance(by: DiskStore.recencyResolution / 2)
+        _ = try cache.value(forKey: "k")
+        #expect(abs(try #require(try fileTime()).timeIntervalSince(written)) < 0.001)
+
+        // When it is read a full step later, the hit is recorded in the file time
+        clock.advance(by: DiskStore.recencyResolution)
+        _ = try cache.value(forKey: "k")
+        #expect(abs(try #require(try fileTime()).timeIntervalSince(clock.now)) < 0.001)
+    }
+
     @Test func recencySurvivesARestart() throws {
         // Given entries written and read by one instance
         let clock = ManualClock()

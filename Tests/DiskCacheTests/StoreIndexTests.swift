@@ -6,8 +6,12 @@ import Testing
 @Suite struct StoreIndexTests {
     let t0 = Date(timeIntervalSinceReferenceDate: 1000)
 
-    private func makeState() -> DiskStore.State {
-        DiskStore.State(epoch: Epoch(salt: Data(count: 32), id: 1, encryptionKey: Data(count: 32)), checkStatus: nil)
+    private func makeState() throws -> DiskStore.State {
+        let key = Data(count: 32)
+        return DiskStore.State(
+            epoch: Epoch(
+                salt: Data(count: 32), id: 1, encryptionKey: key, sealingKey: try CryptoBackend.prepareAESGCM(key: key)),
+            checkStatus: nil)
     }
 
     @Test func totalsCountAnOverwriteOnceAndOrderIsLeastRecentFirst() {
@@ -38,9 +42,9 @@ import Testing
         #expect(index.leastRecentlyUsedFirst() == ["z", "x", "y"])
     }
 
-    @Test func changesDuringAScanAreReplayedOntoItsResult() {
+    @Test func changesDuringAScanAreReplayedOntoItsResult() throws {
         // Given a scan in flight that will miss a write and still see a removed file
-        var state = makeState()
+        var state = try makeState()
         let generation = state.beginScan()
         state.indexRecord("new", size: 7, lastAccess: t0)
         state.indexRemove("old")
@@ -57,8 +61,8 @@ import Testing
         #expect(state.journal.isEmpty)
     }
 
-    @Test func aWipeDuringAScanDiscardsTheScan() {
-        var state = makeState()
+    @Test func aWipeDuringAScanDiscardsTheScan() throws {
+        var state = try makeState()
         let generation = state.beginScan()
 
         state.resetIndex(to: StoreIndex())

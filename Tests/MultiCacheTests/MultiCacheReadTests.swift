@@ -26,6 +26,24 @@ import Testing
         #expect(tiers.slow.callCount(.entry) == 1)
     }
 
+    @Test func readAfterEarlierWritesAndRemovalsStillWritesBack() async throws {
+        // Given a MultiCache that has already written and removed (each bumps the mutation epoch a read
+        // remembers without a lock), and then a value only in the slow tier
+        let tiers = try TwoTiers()
+        try await tiers.cache.setValue(bytes("old"), forKey: "k", expiry: .never)
+        try await tiers.cache.removeValue(forKey: "k")
+        try await tiers.cache.removeAll()
+        try await tiers.slow.setValue(bytes("v"), forKey: "k", expiry: .never)
+
+        // When the MultiCache reads it
+        let value = try await tiers.cache.value(forKey: "k")
+
+        // Then the read saw the current epoch, so its write-back was not taken for a fenced one
+        #expect(value == bytes("v"))
+        #expect(try await tiers.fast.value(forKey: "k") == bytes("v"))
+        #expect(tiers.cache.statistics.tiers.map(\.writeBacks) == [1, 0])
+    }
+
     @Test func missInEveryTierIsNil() async throws {
         let tiers = try TwoTiers()
         #expect(try await tiers.cache.entry(forKey: "absent") == nil)

@@ -81,6 +81,23 @@ final class StrataHarness: Sendable {
         ).wait()
     }
 
+    /// Runs `/bin/sh -c SCRIPT` in the scratch folder, for what `Process` cannot express: arguments,
+    /// variables and folders that are not UTF-8 (made with `printf '\377'`), pipelines, redirections.
+    /// The script sees `$STRATA` (the binary), `$STORE` (the store folder) and `$ROOT` (the scratch
+    /// folder), and the harness environment (with `STRATA_KEY` unless `key` is `.some(nil)`).
+    func runShell(_ script: String, key: String?? = .none) throws -> StrataResult {
+        let extra = ["STRATA": try StrataBinary.url().path, "STORE": store.path, "ROOT": root.path]
+        return try RunningStrata(
+            executable: URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script], stdin: nil,
+            environment: environment(key: key ?? self.key, extra: extra), directory: root
+        ).wait()
+    }
+
+    /// The bytes of a scratch file, or empty when it does not exist.
+    func contents(_ name: String) -> Data {
+        (try? Data(contentsOf: URL(fileURLWithPath: path(name)))) ?? Data()
+    }
+
     /// How many lines a marker file has: the number of times a command appended to it.
     func lineCount(_ name: String) -> Int {
         guard let text = try? String(contentsOfFile: path(name), encoding: .utf8) else { return 0 }
@@ -94,13 +111,15 @@ final class RunningStrata {
     private let outputURL: URL
     private let errorURL: URL
 
-    init(arguments: [String], stdin: Data?, environment: [String: String], directory: URL) throws {
+    init(
+        executable: URL? = nil, arguments: [String], stdin: Data?, environment: [String: String], directory: URL
+    ) throws {
         let id = UUID().uuidString
         outputURL = directory.appendingPathComponent("run-\(id).out")
         errorURL = directory.appendingPathComponent("run-\(id).err")
         try Data().write(to: outputURL)
         try Data().write(to: errorURL)
-        process.executableURL = try StrataBinary.url()
+        process.executableURL = try executable ?? StrataBinary.url()
         process.arguments = arguments
         process.environment = environment
         process.currentDirectoryURL = directory

@@ -95,3 +95,52 @@ struct UsageTests {
         #expect(object["maxEntries"] is NSNull)
     }
 }
+
+/// Messages and output details found by a fresh user.
+@Suite(.serialized)
+struct UsageDetailTests {
+    @Test func tooLargeValueIsOneClearSentence() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["--max-size", "300", "set", "big", String(repeating: "x", count: 1000)])
+        #expect(result.status == 3)
+        #expect(
+            result.errorLines == [
+                "strata: store \(harness.store.path): the value (1000 bytes) does not fit the size limit of 300 "
+                    + "bytes and was not stored; 'big' now has no value"
+            ])
+    }
+
+    @Test func globalOptionErrorShowsTheGlobalUsage() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["--max-size", "-1", "ls"])
+        #expect(result.status == 2)
+        #expect(result.errorLines.first == "strata: option --max-size must not be negative")
+        #expect(result.errorLines.dropFirst().first?.hasPrefix("usage: strata [--store DIR]") == true)
+    }
+
+    @Test func helpForExecHasABlankLineBeforeItsOptions() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["help", "exec"], usesStore: false)
+        #expect(result.status == 0)
+        #expect(result.outputText.contains("as a pipeline would.\n\n--ttl D "))
+    }
+
+    @Test func emptyEnvironmentIsPrintedAsAnEmptyObject() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["exec", "--", "true"]).status == 0)
+        let result = try harness.run(["ls", "--json"])
+        #expect(result.outputText.contains("\"env\" : {},"))
+        #expect(!result.outputText.contains("{\n\n"))
+    }
+
+    @Test func durationUnitsAreCaseSensitive() throws {
+        let harness = try StrataHarness()
+        let upper = try harness.run(["set", "k", "v", "--ttl", "10M"])
+        #expect(upper.status == 2)
+        #expect(upper.errorLines.first?.contains("lower-case unit") == true)
+        // 10m is ten minutes: live 9 minutes later, gone at 10
+        #expect(try harness.run(["set", "k", "v", "--ttl", "10m"]).status == 0)
+        #expect(try harness.run(["get", "k"], clockOffset: 599).status == 0)
+        #expect(try harness.run(["get", "k"], clockOffset: 600).status == 1)
+    }
+}

@@ -5,8 +5,9 @@ import Foundation
 
 /// The cryptographic operations DiskCache needs, all from a vetted library, none hand-written.
 ///
-/// Every requirement is a static, stateless function: it allocates and frees its own library context on
-/// each call, so it is safe to call from any thread at once. Inputs of the wrong size are rejected with
+/// The one-shot requirements are static, stateless functions: each allocates and frees its own library
+/// context, so it is safe to call from any thread at once. The `prepare…` requirements return keys set
+/// up once for many calls (see PreparedKeys.swift); they too may be used from any thread. Inputs of the wrong size are rejected with
 /// ``CryptoFailure/invalidInput(_:)`` before the library is called; nothing here traps on bad input.
 ///
 /// Sizes are fixed by ``CryptoProvider`` extension constants (``aesGCMKeyByteCount`` and the like) so
@@ -74,6 +75,31 @@ protocol CryptoProvider {
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a negative or too large `count`;
     ///   ``CryptoFailure/backend(_:)`` when the generator fails (for example it is not seeded).
     static func randomBytes(count: Int) throws -> Data
+
+    /// Prepares an HMAC-SHA-256 key for many messages (see ``PreparedHMACKey``); a default that calls
+    /// ``hmacSHA256(key:data:)`` each time is provided.
+    ///
+    /// - Parameter key: The MAC key, any length.
+    /// - Returns: A key usable from any thread.
+    /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
+    static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACKey
+
+    /// Prepares an AES-256-GCM key for many seals and opens (see ``PreparedAESGCMKey``); a default that
+    /// calls the one-shot functions each time is provided.
+    ///
+    /// - Parameter key: The 256-bit key, exactly 32 bytes.
+    /// - Returns: A key usable from any thread.
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
+    ///   the library fails.
+    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMKey
+
+    /// Fills `buffer` from the system's cryptographically secure random number generator; a default that
+    /// copies from ``randomBytes(count:)`` is provided.
+    ///
+    /// - Parameter buffer: The bytes to fill; may be empty.
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a buffer over `Int32.max` bytes;
+    ///   ``CryptoFailure/backend(_:)`` when the generator fails.
+    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws
 }
 
 /// Why a ``CryptoProvider`` operation failed.

@@ -18,22 +18,4 @@ extension Data {
     func bytes(at offset: Int, count: Int) -> Data {
         Data(self[(startIndex + offset)..<(startIndex + offset + count)])
     }
-
-    /// The bytes at `offset..<offset + count`, counted from the start, sharing storage (no copy); the
-    /// result's indices do not start at 0, so use it only with APIs that go through `withUnsafeBytes`.
-    func slice(at offset: Int, count: Int) -> Data {
-        self[(startIndex + offset)..<(startIndex + offset + count)]
-    }
-
-    /// Lower-case hexadecimal.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(count * 2)
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
 }

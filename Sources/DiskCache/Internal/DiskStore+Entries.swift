@@ -25,23 +25,24 @@ extension DiskStore {
                 throw readFailed(error, path: path)
             }
             defer { FileSystem.closeFile(fd) }
-            let data: Data
+            let outcome: Result<EntryRecord, CorruptionReason>
             let status: FileStatus
             do {
-                (data, status) = try FileSystem.readAll(fd, path: path)
-            } catch {
-                throw readFailed(error, path: path)
-            }
-            var outcome = try EntryRecord.open(
-                data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey)
-            if case .failure(.oldEpoch) = outcome {
-                // Another process may have started a new epoch since our last look at store.check.
-                let fresh = try currentEpoch(recreating: false)
-                if fresh.id != epoch.id {
-                    epoch = fresh
-                    outcome = try EntryRecord.open(
-                        data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey)
+                (outcome, status) = try FileSystem.withContents(of: fd, path: path) { file, status in
+                    var outcome = try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                    if case .failure(.oldEpoch) = outcome {
+                        // Another process may have started a new epoch since our last look at store.check.
+                        let fresh = try currentEpoch(recreating: false)
+                        if fresh.id != epoch.id {
+                            epoch = fresh
+                            outcome = try EntryRecord.open(
+                                file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                        }
+                    }
+                    return (outcome, status)
                 }
+            } catch let error as FileError {
+                throw readFailed(error, path: path)
             }
             let record: EntryRecord
             switch outcome {
@@ -67,9 +68,15 @@ extension DiskStore {
                 }
                 return nil
             }
-            // Recency lives in the modification time; a store we may not change still serves hits.
-            let touched = (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
-            let stamp = touched ? FileTime.normalized(now) : status.modificationDate
+            // Recency lives in the modification time, kept at `recencyResolution`: a time that recent is
+            // left alone, which saves a metadata write on most hits. A store we may not change still
+            // serves hits.
+            var stamp = status.modificationDate
+            if abs(now.timeIntervalSince(stamp)) >= Self.recencyResolution,
+                (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
+            {
+                stamp = FileTime.normalized(now)
+            }
             state.withLock {
                 $0.indexRecord(name, size: status.size, lastAccess: stamp)
                 $0.pending.hits += 1
@@ -101,6 +108,7 @@ extension DiskStore {
     ///   entry for the key is removed, no other is evicted), or the file-system error.
     func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
         try translatingErrors {
+            try requireWritable("store an entry")
             let now = clock.now
             let name = try fileName(for: keyBytes)
             if let expiresAt, now >= expiresAt {
@@ -127,11 +135,13 @@ extension DiskStore {
                 let header = EntryRecord.Header(
                     epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost,
                     keyLength: keyBytes.count, valueLength: valueBytes.count)
-                let file = try EntryRecord.seal(
-                    keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
-                    encryptionKey: epoch.encryptionKey)
                 do {
-                    try writeAtomically(file, to: layout.entry(name), modified: now, replacing: true)
+                    try EntryRecord.seal(
+                        keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
+                        key: epoch.sealingKey
+                    ) { file in
+                        try writeAtomically(file, to: layout.entry(name), modified: now, replacing: true)
+                    }
                     break
                 } catch  where FileError.isNotFound(error) && attempt == 0 {
                     // The store folder was deleted from outside: recreate it with the same epoch, retry.
@@ -152,42 +162,21 @@ extension DiskStore {
 
     /// Removes the entry for `keyBytes`, if any.
     func remove(keyBytes: Data) throws {
-        try translatingErrors { try removeEntry(named: try fileName(for: keyBytes)) }
-    }
-
-    func removeEntry(named name: String) throws {
-        try FileSystem.unlinkFile(layout.entry(name))
-        state.withLock { $0.indexRemove(name) }
-    }
-
-    /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
-    /// then deletes every entry file. Files that survive an interrupted wipe carry the old epoch id and
-    /// can no longer be decrypted; reads and sweeps remove them.
-    ///
-    /// - Parameter deletingEntries: `false` only in tests that simulate an interrupted wipe.
-    func removeAll(deletingEntries: Bool = true) throws {
         try translatingErrors {
-            try createFolders()
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
-            defer { lock?.unlock() }
-            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-            let record = try KeyCheckRecord.make(salt: salt, master: master)
-            try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
-            let epoch = try Epoch.derive(master: master, salt: salt)
-            let status = try FileSystem.status(atPath: layout.checkRecord)
-            state.withLock {
-                $0.epoch = epoch
-                $0.checkStatus = status
-                $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
-            }
-            guard deletingEntries else { return }
-            for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) {
-                let folderPath = layout.entriesFolder + "/" + folder
-                for name in try FileSystem.contentsOfDirectory(folderPath) {
-                    try FileSystem.unlinkFile(folderPath + "/" + name)
-                }
-            }
+            try requireWritable("remove an entry")
+            try removeEntry(named: try fileName(for: keyBytes))
         }
+    }
+
+    /// Removes the entry file `name`; a foreign directory in its place is moved to `quarantine/`.
+    func removeEntry(named name: String) throws {
+        let path = layout.entry(name)
+        do {
+            try FileSystem.unlinkFile(path)
+        } catch {
+            guard try quarantineIfDirectory(path) else { throw error }
+        }
+        state.withLock { $0.indexRemove(name) }
     }
 
     // MARK: - Per-key locks

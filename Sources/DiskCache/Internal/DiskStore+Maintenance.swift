@@ -59,6 +59,7 @@ extension DiskStore {
     @discardableResult
     func trim(toBytes bytes: Int?, toCount count: Int?, protecting protected: String? = nil) throws -> Int {
         try translatingErrors {
+            try requireWritable("trim")
             let lock = try FileLock.acquire(layout.storeLock, wait: true)
             defer { lock?.unlock() }
             let generation = state.withLock { $0.beginScan() }
@@ -115,14 +116,23 @@ extension DiskStore {
             return .missing
         }
         defer { FileSystem.closeFile(fd) }
-        let (data, status) = try FileSystem.readAll(fd, path: path)
-        switch try EntryRecord.open(data, fileName: name, epochID: epoch.id, encryptionKey: epoch.encryptionKey) {
+        let (outcome, status) = try Self.openEntry(fd, path: path, name: name, epoch: epoch)
+        switch outcome {
         case .failure(let reason):
             return .corrupt(reason, status)
         case .success(let record):
             guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status) }
             if let expiresAt = record.header.expiresAt, now >= expiresAt { return .expired(status) }
             return .live(record, status)
+        }
+    }
+
+    /// Reads and opens the entry file open at `fd`.
+    static func openEntry(
+        _ fd: Int32, path: String, name: String, epoch: Epoch
+    ) throws -> (Result<EntryRecord, CorruptionReason>, FileStatus) {
+        try FileSystem.withContents(of: fd, path: path) { file, status in
+            (try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey), status)
         }
     }
 
@@ -236,7 +246,8 @@ extension DiskStore {
     func flushStatistics() throws {
         try translatingErrors {
             let snapshot = state.withLock { $0.pending }
-            guard !snapshot.isZero else { return }
+            // Counters are advisory: a store opened read-only keeps them in memory, without an error.
+            guard !snapshot.isZero, !isReadOnly else { return }
             let lock: FileLock?
             do {
                 lock = try FileLock.acquire(layout.storeLock, wait: true, creating: false)

@@ -12,6 +12,8 @@ final class DiskStore: Sendable {
         /// The key epoch this process writes with, and the check record it was read from.
         var epoch: Epoch
         var checkStatus: FileStatus?
+        /// Why the store was opened read-only (see DiskStore+Access.swift); `nil` when it is writable.
+        var readOnlyCause: FileError?
         /// `nil` until an operation needs sizes or recency (see `ensureIndex()`).
         var index: StoreIndex?
         /// Counts not yet merged into `store.stats`.
@@ -21,18 +23,27 @@ final class DiskStore: Sendable {
         var activeScans = 0
         var journal: [IndexChange] = []
         var generation = 0
+        /// Numbers this store's temporary files (see `StoreLayout.temporaryFile(sequence:)`).
+        var temporarySequence: UInt64 = 0
     }
 
     /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
     static let staleTemporaryFileAge: TimeInterval = 60
     /// The salt that derives the naming key; fixed so an entry keeps its file name across key epochs.
     static let namingSalt = Data("strata.disk.naming.v1".utf8)
+    /// The granularity of recency on disk, in seconds: a hit rewrites a file's modification time only
+    /// when it is at least this far from now, and a write keeps the kernel's time when the store's clock
+    /// is this close to the real one. A burst of reads of one entry costs one metadata write, not one
+    /// per read; LRU order between accesses less than this apart may follow the earlier access.
+    static let recencyResolution: TimeInterval = 1
 
     let configuration: DiskCacheConfiguration
     let layout: StoreLayout
     let master: MasterKey
     /// HMAC-SHA-256 key for entry and lock file names (stable across `removeAll()`).
     let namingKey: Data
+    /// ``namingKey`` set up once for the HMAC of every operation.
+    let namingMAC: any PreparedHMACKey
     let state: Locked<State>
 
     var clock: any CacheClock { configuration.clock }
@@ -49,15 +60,16 @@ final class DiskStore: Sendable {
         }
         self.master = master
         self.namingKey = namingKey
+        namingMAC = try Self.translatingErrors { try CryptoBackend.prepareHMACSHA256(key: namingKey) }
         state = Locked(State(epoch: epoch, checkStatus: status))
         try translatingErrors {
-            try createFolders()
+            try openFolders()
             let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
             state.withLock {
                 $0.epoch = current
                 $0.checkStatus = currentStatus
             }
-            removeStaleTemporaryFiles()
+            if !isReadOnly { removeStaleTemporaryFiles() }
         }
     }
 
@@ -166,7 +178,24 @@ final class DiskStore: Sendable {
 
     /// The entry (and lock) file name for a key: lower-case hex of HMAC-SHA-256(naming key, key bytes).
     func fileName(for keyBytes: Data) throws -> String {
-        try CryptoBackend.hmacSHA256(key: namingKey, data: keyBytes).hexString
+        var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        try withUnsafeMutableBytes(of: &mac) { output in
+            try keyBytes.withUnsafeBytes { try namingMAC.authenticate($0, into: output) }
+        }
+        return withUnsafeBytes(of: mac) { bytes in
+            String(unsafeUninitializedCapacity: 64) { text in
+                for index in 0..<32 {
+                    text[2 * index] = Self.hexDigit(bytes[index] >> 4)
+                    text[2 * index + 1] = Self.hexDigit(bytes[index] & 0x0f)
+                }
+                return 64
+            }
+        }
+    }
+
+    /// The lower-case hexadecimal digit for a value 0...15.
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
     /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `path` (`replacing`) or
@@ -176,30 +205,68 @@ final class DiskStore: Sendable {
     ///
     /// - Throws: `FileError`; a not-found error means the store folder is gone.
     func writeAtomically(_ data: Data, to path: String, modified: Date?, replacing: Bool) throws {
+        try data.withUnsafeBytes { try writeAtomically($0, to: path, modified: modified, replacing: replacing) }
+    }
+
+    /// ``writeAtomically(_:to:modified:replacing:)`` for bytes in a buffer.
+    func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String, modified: Date?, replacing: Bool) throws {
         let durable = configuration.durability == .fsync
-        let temporary = layout.temporaryFile()
-        let fd = try FileSystem.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+        let (temporary, fd) = try createTemporaryFile()
         defer { FileSystem.closeFile(fd) }
         var placed = false
         defer { if !placed { try? FileSystem.unlinkFile(temporary) } }
-        try FileSystem.writeAll(fd, data, path: temporary)
+        try FileSystem.writeAll(fd, bytes, path: temporary)
         if durable { try FileSystem.syncFile(fd, path: temporary) }
-        let folder = (path as NSString).deletingLastPathComponent
         do {
             try place(temporary, at: path, replacing: replacing)
         } catch  where FileError.isNotFound(error) {
-            try FileSystem.makeDirectory(folder)
+            // Only now is the folder needed; working it out on every write cost more than the write.
+            try FileSystem.makeDirectory(Self.parentFolder(of: path))
             try place(temporary, at: path, replacing: replacing)
         }
         placed = true
-        // Recency is advisory: a failure here leaves the real write time, which is close enough.
-        if let modified { try? FileSystem.setTimes(fd, to: modified, path: path) }
-        if durable { try FileSystem.syncDirectory(folder) }
+        // The kernel stamped the file with the real time of this write; it is reset only when the store's
+        // clock is a recency step away from the real one (an injected or skewed clock), which saves a
+        // system call per write in the usual case. Recency is advisory: a failure leaves the write time.
+        if let modified, abs(modified.timeIntervalSinceNow) >= Self.recencyResolution {
+            try? FileSystem.setTimes(fd, to: modified, path: path)
+        }
+        if durable { try FileSystem.syncDirectory(Self.parentFolder(of: path)) }
+    }
+
+    /// Creates a fresh temporary file in `tmp/`, exclusively (`O_EXCL`).
+    private func createTemporaryFile() throws -> (path: String, fd: Int32) {
+        while true {
+            let sequence = state.withLock { state in
+                state.temporarySequence &+= 1
+                return state.temporarySequence
+            }
+            let temporary = layout.temporaryFile(sequence: sequence)
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 { return (temporary, fd) }
+            let code = errno
+            // EEXIST: left by an earlier process with the same pid and random bits; take the next number.
+            if code != EEXIST && code != EINTR {
+                throw FileError(errno: code, operation: "cannot open file", path: temporary)
+            }
+        }
+    }
+
+    /// The folder part of `path` (everything before the last `/`).
+    static func parentFolder(of path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        return String(path[..<slash])
     }
 
     private func place(_ temporary: String, at path: String, replacing: Bool) throws {
         if replacing {
-            try FileSystem.renameFile(temporary, to: path)
+            do {
+                try FileSystem.renameFile(temporary, to: path)
+            } catch {
+                // rename(2) replaces only a file: move a foreign directory in the way aside, then retry.
+                guard !FileError.isNotFound(error), try quarantineIfDirectory(path) else { throw error }
+                try FileSystem.renameFile(temporary, to: path)
+            }
         } else {
             do {
                 try FileSystem.linkFile(temporary, to: path)

@@ -47,69 +47,102 @@ struct EntryRecord {
 
     // MARK: - Writing
 
-    /// Seals a record for the file `fileName`.
-    static func seal(
-        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, encryptionKey: Data
-    ) throws -> Data {
-        let headerBytes = encodeHeader(header)
-        let nonce = try CryptoBackend.randomBytes(count: nonceSize)
-        var plaintext = keyBytes
-        plaintext.append(valueBytes)
-        let sealed = try CryptoBackend.sealAESGCM(
-            key: encryptionKey, nonce: nonce, plaintext: plaintext,
-            associatedData: associatedData(header: headerBytes, fileName: fileName))
-        var file = Data(capacity: overhead + plaintext.count)
-        file.append(headerBytes)
-        file.append(nonce)
-        file.append(sealed.ciphertext)
-        file.append(sealed.tag)
-        return file
+    /// Seals a record for the file `fileName` and calls `body` with the file's bytes, which live only
+    /// for the call.
+    ///
+    /// The file is built in one buffer: the header is encoded into it, the nonce drawn into it, and the
+    /// key and value encrypted straight into it, so the plaintext is never concatenated or copied.
+    static func seal<R>(
+        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMKey,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        let bodyLength = keyBytes.count + valueBytes.count
+        let file = UnsafeMutableRawBufferPointer.allocate(byteCount: overhead + bodyLength, alignment: 16)
+        defer { file.deallocate() }
+        encodeHeader(header, into: UnsafeMutableRawBufferPointer(rebasing: file[0..<headerSize]))
+        let nonce = UnsafeMutableRawBufferPointer(rebasing: file[headerSize..<headerSize + nonceSize])
+        try CryptoBackend.fillRandom(nonce)
+        let ciphertextStart = headerSize + nonceSize
+        try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: file[0..<headerSize]), fileName: fileName) {
+            associatedData in
+            try keyBytes.withUnsafeBytes { keyPart in
+                try valueBytes.withUnsafeBytes { valuePart in
+                    try key.seal(
+                        nonce: UnsafeRawBufferPointer(nonce), associatedData: associatedData,
+                        first: keyPart, second: valuePart,
+                        ciphertext: UnsafeMutableRawBufferPointer(
+                            rebasing: file[ciphertextStart..<ciphertextStart + bodyLength]),
+                        tag: UnsafeMutableRawBufferPointer(rebasing: file[(ciphertextStart + bodyLength)...]))
+                }
+            }
+        }
+        return try body(UnsafeRawBufferPointer(file))
     }
 
-    static func encodeHeader(_ header: Header) -> Data {
+    /// Writes the 52-byte header into `output` (exactly ``headerSize`` bytes).
+    static func encodeHeader(_ header: Header, into output: UnsafeMutableRawBufferPointer) {
         var flags: UInt8 = 0
         if header.expiresAt != nil { flags |= flagHasExpiry }
         if header.cost != nil { flags |= flagHasCost }
-        var data = Data(capacity: headerSize)
-        data.append(magic)
-        data.append(version)
-        data.append(flags)
-        data.appendBigEndian(UInt16(0))
-        data.appendBigEndian(header.epochID)
-        data.appendBigEndian(header.createdAt.timeIntervalSinceReferenceDate.bitPattern)
-        data.appendBigEndian((header.expiresAt?.timeIntervalSinceReferenceDate ?? 0).bitPattern)
-        data.appendBigEndian(Int64(header.cost ?? 0))
-        data.appendBigEndian(UInt32(header.keyLength))
-        data.appendBigEndian(UInt64(header.valueLength))
-        return data
+        output.copyBytes(from: magic)
+        output[4] = version
+        output[5] = flags
+        output.storeBytes(of: UInt16(0).bigEndian, toByteOffset: 6, as: UInt16.self)
+        output.storeBytes(of: header.epochID.bigEndian, toByteOffset: 8, as: UInt64.self)
+        output.storeBytes(
+            of: header.createdAt.timeIntervalSinceReferenceDate.bitPattern.bigEndian, toByteOffset: 16, as: UInt64.self)
+        output.storeBytes(
+            of: (header.expiresAt?.timeIntervalSinceReferenceDate ?? 0).bitPattern.bigEndian, toByteOffset: 24,
+            as: UInt64.self)
+        output.storeBytes(of: Int64(header.cost ?? 0).bigEndian, toByteOffset: 32, as: Int64.self)
+        output.storeBytes(of: UInt32(header.keyLength).bigEndian, toByteOffset: 40, as: UInt32.self)
+        output.storeBytes(of: UInt64(header.valueLength).bigEndian, toByteOffset: 44, as: UInt64.self)
     }
 
-    static func associatedData(header: Data, fileName: String) -> Data {
-        var data = header
-        data.append(contentsOf: fileName.utf8)
-        return data
+    /// Calls `body` with the associated data: the header followed by the file name's UTF-8 bytes, in a
+    /// temporary buffer (no heap allocation for the usual 116 bytes).
+    static func withAssociatedData<R>(
+        header: UnsafeRawBufferPointer, fileName: String, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        var name = fileName
+        return try name.withUTF8 { nameBytes in
+            try withUnsafeTemporaryAllocation(byteCount: header.count + nameBytes.count, alignment: 1) { buffer in
+                buffer.copyMemory(from: header)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[header.count...]).copyMemory(
+                    from: UnsafeRawBufferPointer(nameBytes))
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
+        }
     }
 
     // MARK: - Reading
 
     /// Parses and checks the header of `file` without decrypting anything.
     static func parseHeader(_ file: Data) -> Result<Header, CorruptionReason> {
+        file.withUnsafeBytes { parseHeader($0) }
+    }
+
+    /// Parses and checks the header at the start of `file` without decrypting anything.
+    static func parseHeader(_ file: UnsafeRawBufferPointer) -> Result<Header, CorruptionReason> {
         guard file.count >= headerSize else { return .failure(.truncated) }
-        guard file.prefix(4) == magic else { return .failure(.badMagic) }
-        guard file[file.startIndex + 4] == version else { return .failure(.unsupportedVersion) }
-        let flags = file[file.startIndex + 5]
-        guard flags & ~(flagHasExpiry | flagHasCost) == 0, file.readBigEndian(UInt16.self, at: 6) == 0 else {
+        guard file[0] == 0x53, file[1] == 0x54, file[2] == 0x52, file[3] == 0x45 else { return .failure(.badMagic) }
+        guard file[4] == version else { return .failure(.unsupportedVersion) }
+        let flags = file[5]
+        func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
+            T(bigEndian: file.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        guard flags & ~(flagHasExpiry | flagHasCost) == 0, load(UInt16.self, at: 6) == 0 else {
             return .failure(.badHeader)
         }
-        let created = Double(bitPattern: file.readBigEndian(UInt64.self, at: 16))
-        let expires = Double(bitPattern: file.readBigEndian(UInt64.self, at: 24))
-        let cost = file.readBigEndian(Int64.self, at: 32)
-        let keyLength = Int(file.readBigEndian(UInt32.self, at: 40))
-        let valueLength = file.readBigEndian(UInt64.self, at: 44)
+        let created = Double(bitPattern: load(UInt64.self, at: 16))
+        let expires = Double(bitPattern: load(UInt64.self, at: 24))
+        let cost = load(Int64.self, at: 32)
+        let keyLength = Int(load(UInt32.self, at: 40))
+        let valueLength = load(UInt64.self, at: 44)
         guard created.isFinite, expires.isFinite, keyLength <= maxKeyLength, valueLength <= UInt64(Int.max / 2)
         else { return .failure(.badHeader) }
         let header = Header(
-            epochID: file.readBigEndian(UInt64.self, at: 8),
+            epochID: load(UInt64.self, at: 8),
             createdAt: Date(timeIntervalSinceReferenceDate: created),
             expiresAt: flags & flagHasExpiry != 0 ? Date(timeIntervalSinceReferenceDate: expires) : nil,
             cost: flags & flagHasCost != 0 ? Int(cost) : nil,
@@ -120,11 +153,14 @@ struct EntryRecord {
 
     /// Parses, authenticates and decrypts `file`, which was read from `fileName`.
     ///
+    /// The key and the value are decrypted straight from `file` into their own buffers (the value's is
+    /// not zero-filled first), so a read passes over the value once after the read itself.
+    ///
     /// - Returns: The record, or why it is corrupt. An epoch mismatch is reported before decryption as
     ///   ``CorruptionReason/oldEpoch`` so the caller can refresh its epoch and retry.
     /// - Throws: Only back-end failures other than authentication (``CacheError/Code/crypto``).
     static func open(
-        _ file: Data, fileName: String, epochID: UInt64, encryptionKey: Data
+        _ file: UnsafeRawBufferPointer, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
     ) throws -> Result<EntryRecord, CorruptionReason> {
         let header: Header
         switch parseHeader(file) {
@@ -136,24 +172,49 @@ struct EntryRecord {
             return .failure(file.count < overhead + bodyLength ? .truncated : .lengthMismatch)
         }
         guard header.epochID == epochID else { return .failure(.oldEpoch) }
-        let plaintext: Data
+        let ciphertextStart = headerSize + nonceSize
+        var keyBytes = Data(count: header.keyLength)
+        let value = UninitializedBytes(count: header.valueLength)
         do {
-            plaintext = try CryptoBackend.openAESGCM(
-                key: encryptionKey,
-                nonce: file.bytes(at: headerSize, count: nonceSize),
-                ciphertext: file.slice(at: headerSize + nonceSize, count: bodyLength),
-                tag: file.bytes(at: headerSize + nonceSize + bodyLength, count: tagSize),
-                associatedData: associatedData(header: file.bytes(at: 0, count: headerSize), fileName: fileName))
+            try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: file[0..<headerSize]), fileName: fileName) {
+                associatedData in
+                try keyBytes.withUnsafeMutableBytes { keyOutput in
+                    try key.open(
+                        nonce: UnsafeRawBufferPointer(rebasing: file[headerSize..<ciphertextStart]),
+                        associatedData: associatedData,
+                        ciphertext: UnsafeRawBufferPointer(
+                            rebasing: file[ciphertextStart..<ciphertextStart + bodyLength]),
+                        tag: UnsafeRawBufferPointer(rebasing: file[(ciphertextStart + bodyLength)...]),
+                        first: keyOutput, second: value.buffer)
+                }
+            }
         } catch CryptoFailure.authenticationFailed {
             return .failure(.authenticationFailed)
         } catch {
             throw CacheError(.crypto, "cannot decrypt entry", path: fileName, cause: error)
         }
-        guard plaintext.count == bodyLength else { return .failure(.authenticationFailed) }
-        return .success(
-            EntryRecord(
-                header: header,
-                keyBytes: plaintext.bytes(at: 0, count: header.keyLength),
-                valueBytes: plaintext.bytes(at: header.keyLength, count: header.valueLength)))
+        return .success(EntryRecord(header: header, keyBytes: keyBytes, valueBytes: value.take()))
+    }
+}
+
+/// A heap buffer handed out without zero-filling it, then passed to a `Data` without a copy; freed
+/// here if it never is.
+final class UninitializedBytes {
+    let buffer: UnsafeMutableRawBufferPointer
+    private var owned = true
+
+    init(count: Int) {
+        buffer = .allocate(byteCount: max(count, 0), alignment: 16)
+    }
+
+    /// The bytes as `Data`, which takes over the buffer (call once, after filling every byte).
+    func take() -> Data {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return Data() }
+        owned = false
+        return Data(bytesNoCopy: base, count: buffer.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+    }
+
+    deinit {
+        if owned { buffer.deallocate() }
     }
 }

@@ -132,6 +132,29 @@ enum FileSystem {
         return (data, status)
     }
 
+    /// Reads a whole file from `fd` into a buffer that is not zero-filled first and calls `body` with the
+    /// bytes read; the buffer lives only for the call.
+    static func withContents<R>(
+        of fd: Int32, path: String, _ body: (UnsafeRawBufferPointer, FileStatus) throws -> R
+    ) throws -> R {
+        let status = try self.status(of: fd, path: path)
+        // One extra byte detects a file that grew since fstat; entries never change after the rename.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: status.size + 1, alignment: 16)
+        defer { buffer.deallocate() }
+        var total = 0
+        while total < buffer.count, let base = buffer.baseAddress {
+            let got = read(fd, base + total, buffer.count - total)
+            if got > 0 {
+                total += got
+            } else if got == 0 {
+                break
+            } else if errno != EINTR {
+                throw FileError(errno: errno, operation: "cannot read file", path: path)
+            }
+        }
+        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<total]), status)
+    }
+
     /// Reads at most `count` bytes from the start of the file.
     static func readPrefix(_ fd: Int32, count: Int, path: String) throws(FileError) -> Data {
         var data = Data(count: count)
@@ -157,22 +180,17 @@ enum FileSystem {
     }
 
     /// Writes all of `data` to `fd`.
-    static func writeAll(_ fd: Int32, _ data: Data, path: String) throws(FileError) {
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var written = 0
-            while written < buffer.count {
-                let put = write(fd, base + written, buffer.count - written)
-                if put >= 0 {
-                    written += put
-                } else if errno != EINTR {
-                    failure = errno
-                    return
-                }
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileError) {
+        guard let base = buffer.baseAddress else { return }
+        var written = 0
+        while written < buffer.count {
+            let put = write(fd, base + written, buffer.count - written)
+            if put >= 0 {
+                written += put
+            } else if errno != EINTR {
+                throw FileError(errno: errno, operation: "cannot write file", path: path)
             }
         }
-        if failure != 0 { throw FileError(errno: failure, operation: "cannot write file", path: path) }
     }
 
     static func syncFile(_ fd: Int32, path: String) throws(FileError) {

@@ -9,11 +9,15 @@ struct Epoch: Sendable {
     var id: UInt64
     /// The AES-256-GCM key for entries.
     var encryptionKey: Data
+    /// ``encryptionKey`` set up once for the many seals and opens of this epoch.
+    var sealingKey: any PreparedAESGCMKey
 
     static func derive(master: MasterKey, salt: Data) throws -> Epoch {
         let keys = try StoreKeys.derive(master: master, epochSalt: salt)
         let tag = try CryptoBackend.hmacSHA256(key: keys.encryptionKey, data: Data("strata.disk.epoch-id.v1".utf8))
-        return Epoch(salt: salt, id: tag.readBigEndian(UInt64.self, at: 0), encryptionKey: keys.encryptionKey)
+        return Epoch(
+            salt: salt, id: tag.readBigEndian(UInt64.self, at: 0), encryptionKey: keys.encryptionKey,
+            sealingKey: try CryptoBackend.prepareAESGCM(key: keys.encryptionKey))
     }
 }
 

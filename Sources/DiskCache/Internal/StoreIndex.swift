@@ -2,9 +2,9 @@ import Foundation
 
 /// The in-memory size and recency index of the entry files, built lazily from one scan of the folder.
 ///
-/// Recency is the file's modification time, which the store sets itself on every write and hit; a
-/// per-process tick breaks ties between accesses at the same instant (a manual clock, a coarse
-/// timer). Not thread-safe: lives inside the store's `Locked` state.
+/// Recency is the file's modification time, which the store keeps itself (to the second) on writes and
+/// hits; a per-process tick breaks ties between accesses the times cannot tell apart (a manual clock, a
+/// coarse timer, accesses within the recency step). Not thread-safe: lives inside the store's `Locked` state.
 struct StoreIndex {
     struct Item {
         var size: Int

@@ -12,27 +12,60 @@ import Foundation
 /// ```
 struct StoreLayout: Sendable {
     let root: String
+    // Built once: every operation needs one of these, and building a path costs an allocation per piece.
+    let checkRecord: String
+    let storeLock: String
+    let statisticsFile: String
+    let temporaryFolder: String
+    let locksFolder: String
+    let entriesFolder: String
+    /// `tmp/<pid>-<64 random bits>-`: with a per-store sequence number, a temporary file name no other
+    /// writer uses (another process has another pid or other random bits; `O_EXCL` catches the rest).
+    let temporaryPrefix: String
 
     init(root: URL) {
         var path = root.path
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         self.root = path
+        checkRecord = path + "/store.check"
+        storeLock = path + "/store.lock"
+        statisticsFile = path + "/store.stats"
+        temporaryFolder = path + "/tmp"
+        locksFolder = path + "/locks"
+        entriesFolder = path + "/entries"
+        temporaryPrefix =
+            temporaryFolder + "/" + String(getpid()) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
     }
 
-    var checkRecord: String { root + "/store.check" }
-    var storeLock: String { root + "/store.lock" }
-    var statisticsFile: String { root + "/store.stats" }
-    var temporaryFolder: String { root + "/tmp" }
-    var locksFolder: String { root + "/locks" }
-    var entriesFolder: String { root + "/entries" }
-
     func fanOutFolder(for name: String) -> String { entriesFolder + "/" + name.prefix(2) }
-    func entry(_ name: String) -> String { fanOutFolder(for: name) + "/" + name }
+    func entry(_ name: String) -> String {
+        // `<entries>/<first two of name>/<name>`, copied in one pass: a chain of appends cost ~2.4k instr.
+        var folder = entriesFolder
+        var file = name
+        return folder.withUTF8 { folderBytes in
+            file.withUTF8 { nameBytes in
+                let prefixCount = min(2, nameBytes.count)
+                let total = folderBytes.count + prefixCount + nameBytes.count + 2
+                return String(unsafeUninitializedCapacity: total) { path in
+                    var position = path.initialize(fromContentsOf: folderBytes)
+                    path[position] = UInt8(ascii: "/")
+                    position += 1
+                    for index in 0..<prefixCount { path[position + index] = nameBytes[index] }
+                    position += prefixCount
+                    path[position] = UInt8(ascii: "/")
+                    position += 1
+                    position += UnsafeMutableBufferPointer(rebasing: path[position...]).initialize(
+                        fromContentsOf: nameBytes)
+                    return position
+                }
+            }
+        }
+    }
     func keyLock(_ name: String) -> String { locksFolder + "/" + name + ".lock" }
 
-    /// A fresh temporary file name: process id plus 64 random bits, so concurrent writers never clash.
-    func temporaryFile() -> String {
-        temporaryFolder + "/" + String(getpid()) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + ".tmp"
+    /// The temporary file name for this store's `sequence`-th write.
+    func temporaryFile(sequence: UInt64) -> String {
+        temporaryPrefix + String(sequence, radix: 16) + ".tmp"
     }
 
     /// Whether `name` looks like an entry file name (64 lower-case hex digits).

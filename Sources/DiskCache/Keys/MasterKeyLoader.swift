@@ -31,8 +31,10 @@ enum MasterKeyLoader {
     ///   - storeName: The store's name, used to name the default key file.
     /// - Returns: The master key.
     /// - Throws: `CacheError`
-    ///   - `.invalidKey`: a given key or key file is not 32 bytes, the key file is not a regular file, or
-    ///     it is open to group or others (the message names the path and the `chmod 600` fix);
+    ///   - `.invalidKey`: a given key or key file is not 32 bytes, the key file is not a regular file, it
+    ///     is open to group or others (the message names the path and the `chmod 600` fix), or it is a
+    ///     symbolic link to a missing file (no key is created through a link; a link to an existing key
+    ///     file is followed);
     ///   - `.invalidArgument`: `storeName` cannot be a file name (empty, `.`, `..`, contains `/` or NUL,
     ///     over 251 bytes) when the default key file is used;
     ///   - `.permissionDenied`, `.readOnly`, `.outOfSpace`, `.io`: the key file or its folder cannot be read

@@ -6,15 +6,24 @@
 /// after the lock is released, so no continuation is ever resumed and no user code ever runs under the
 /// lock. The shape follows swift-async-algorithms' `ChannelStateMachine`.
 ///
-/// Three things are tracked:
+/// Four things are tracked:
 /// - **Loads.** Every load in flight has an id, its waiters (one continuation each) and, once started,
-///   its task. `currentLoad` maps a key to the load a new caller should join; a load that has been fenced
-///   is detached from its key (so the next caller starts a fresh one) but still answers its own waiters.
+///   its task. `currentLoad` maps a key to the load a new caller should join; a load that a write or
+///   removal fenced is detached from its key (so the next caller starts a fresh one) but still answers
+///   its own waiters.
 /// - **Stores.** A write-back or the storing of a loaded value registers here once it has passed its
-///   fence check and unregisters when its tier writes are done.
-/// - **Mutations.** A write or removal fences what is in flight (it bumps ``mutationEpoch`` and marks the
-///   key's loads as fenced), then waits for the stores that had already passed their check, so a store
-///   can never land after the removal that should have erased it.
+///   check and unregisters when its tier writes are done.
+/// - **Mutations.** A write or removal registers for as long as it runs: it fences what is in flight
+///   (it stamps its key and detaches the key's load), waits for the stores that had already passed
+///   their check, touches the tiers, then ends. No store of the key may begin while it is registered.
+/// - **Stamps.** ``mutationEpoch`` is a sequence that every change of any key advances. Per key, the
+///   machine remembers the stamp of its last change and of its last write or removal, so a caller that
+///   noted the sequence before reading the tiers can later ask what happened to *its* key since.
+///
+/// Together they make each store's check-then-write atomic with respect to writes and removals of its
+/// key: a store registers only when no write or removal of the key began since its reader looked and
+/// none is running; a write or removal registers before it waits for the stores that got in first. So
+/// a store's tier writes never overlap a write's or removal's tier calls, and never land after them.
 ///
 /// It is generic over what it parks so that it stays a plain value its tests can drive with stand-ins:
 /// ``MultiCache`` uses a `CheckedContinuation<Value, any Error>` per waiter, a
@@ -24,8 +33,12 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
         var key: Key
         var waiters: [UInt64: Waiter]
         var task: LoadTask?
-        /// Set by a write or removal of `key` that began during the load: its result must not be stored.
-        var isFenced = false
+        /// ``mutationEpoch`` when the load was registered; any change of `key` after it blocks the store.
+        var ticket: UInt64
+        /// The load must not store its result: a write or removal of `key` ran during the load, or ran
+        /// after the miss of the caller that started it (then the load stays joinable: it began after the
+        /// write, so its waiters may share it, but the caller's call was in flight when the write ran).
+        var isFenced: Bool
     }
 
     private struct PendingMutation {
@@ -33,25 +46,53 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
         var continuation: MutationWaiter
     }
 
+    private struct ActiveStore {
+        var key: Key
+        /// A loaded value (a change of the key) rather than a write-back (a copy of what a tier holds).
+        var isLoad: Bool
+    }
+
     private var loads: [UInt64: Load] = [:]
     private var currentLoad: [Key: UInt64] = [:]
     private var loadOfWaiter: [UInt64: UInt64] = [:]
-    private var activeStores: [UInt64: Key] = [:]
+    private var activeStores: [UInt64: ActiveStore] = [:]
+    private var storingKeys: [Key: Int] = [:]
     private var pendingMutations: [UInt64: PendingMutation] = [:]
+    private var mutatingKeys: [Key: Int] = [:]
+    private var activeWipes = 0
     private var lastID: UInt64 = 0
 
-    /// Bumped whenever a load finishes. A caller remembers it before its read; when it changed by the time
-    /// the caller starts a load, a load may have stored the key in between, so the new load reads the tiers
-    /// again before it runs the loader.
-    private(set) var finishedLoads: UInt64 = 0
-    /// Bumped by every write, removal and stored load. A read remembers it; its write-back is dropped when it
-    /// changed, because the entry it read may no longer be the newest one.
+    /// Stamp of the last change (write, removal, stored load) per key; keys absent changed at most at
+    /// `changeFloor`.
+    private var lastChange: [Key: UInt64] = [:]
+    private var changeFloor: UInt64 = 0
+    /// Stamp of the last write or removal (their start and their end) per key; keys absent were written
+    /// at most at `mutationFloor`.
+    private var lastMutation: [Key: UInt64] = [:]
+    private var mutationFloor: UInt64 = 0
+    /// How many keys each stamp table keeps before it is cleared and its floor raised to now. Clearing
+    /// only makes the answers more cautious (callers in flight see a change they may not have had), so
+    /// the tables stay bounded without tracking who still holds an old sequence number.
+    private let stampLimit: Int
+
+    /// The change sequence: advanced by the start and end of every write and removal, and of every store
+    /// of a loaded value. A read notes it before asking the first tier and passes it to
+    /// ``beginWriteBack(key:epochSeen:)``; a load-once caller notes it too and passes it to
+    /// ``join(key:waiterID:continuation:epochSeen:isCancelled:)``.
     private(set) var mutationEpoch: UInt64 = 0
     /// Callers that joined a load another caller had started.
     private(set) var sharedJoins = 0
 
     /// Writes and removals parked until stores already under way end (for tests).
     var parkedMutationCount: Int { pendingMutations.count }
+
+    /// Creates an empty machine.
+    ///
+    /// - Parameter stampLimit: Keys each stamp table remembers before it starts afresh (see the type's
+    ///   discussion); small values serve tests.
+    init(stampLimit: Int = 1_024) {
+        self.stampLimit = max(1, stampLimit)
+    }
 
     /// Returns a fresh id for a waiter, load or store.
     mutating func makeID() -> UInt64 {
@@ -73,18 +114,24 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
 
     /// Registers `continuation` as a waiter for `key`'s load, starting one when none is in flight.
     ///
+    /// A load in flight is joined whatever happened since the caller's read: it is either younger than
+    /// every write or removal of the key (older ones detached it) or fenced already. A new load reads the
+    /// tiers again first when the key changed since the caller's read, since its miss may be stale; and
+    /// when a write or removal of the key began since that read, or was running during it, the new load
+    /// does not store its result, because the caller's call was in flight when the write or removal ran.
+    ///
     /// - Parameters:
     ///   - key: The key that missed.
     ///   - waiterID: The caller's id from ``makeID()``.
     ///   - continuation: Resumed with the load's result.
-    ///   - finishedLoadsSeen: ``finishedLoads`` as the caller read it before its tier reads.
+    ///   - epochSeen: ``mutationEpoch`` as the caller noted it before its tier reads.
     ///   - isCancelled: Whether the caller's task is cancelled, read while the lock is held so that a
     ///     cancellation handler running at the same moment cannot be missed.
     mutating func join(
         key: Key,
         waiterID: UInt64,
         continuation: Waiter,
-        finishedLoadsSeen: UInt64,
+        epochSeen: UInt64,
         isCancelled: Bool
     ) -> JoinAction {
         if isCancelled { return .resumeCancelled(continuation) }
@@ -94,11 +141,13 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
             sharedJoins += 1
             return .wait
         }
+        let written = (lastMutation[key] ?? mutationFloor) > epochSeen || isMutating(key)
         let loadID = makeID()
-        loads[loadID] = Load(key: key, waiters: [waiterID: continuation])
+        loads[loadID] = Load(
+            key: key, waiters: [waiterID: continuation], task: nil, ticket: mutationEpoch, isFenced: written)
         currentLoad[key] = loadID
         loadOfWaiter[waiterID] = loadID
-        return .startLoad(loadID: loadID, recheckTiers: finishedLoads != finishedLoadsSeen)
+        return .startLoad(loadID: loadID, recheckTiers: written || !isQuiet(key, since: epochSeen))
     }
 
     /// Records the task that runs load `loadID`.
@@ -137,7 +186,6 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
 
     /// Ends load `loadID` and hands back its waiters, to be resumed with its result.
     mutating func finishLoad(_ loadID: UInt64) -> [Waiter] {
-        finishedLoads &+= 1
         guard let load = loads.removeValue(forKey: loadID) else { return [] }
         if currentLoad[load.key] == loadID { currentLoad[load.key] = nil }
         for waiterID in load.waiters.keys { loadOfWaiter[waiterID] = nil }
@@ -146,36 +194,38 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
 
     // MARK: - Stores
 
-    /// Lets load `loadID` store its value unless it was fenced or abandoned.
+    /// Lets load `loadID` store its value unless it was fenced or abandoned, its key changed since the
+    /// load was registered, or a write, removal or other store of its key is running.
     ///
     /// - Returns: A store id to pass to ``endStore(_:)`` after the tier writes, or `nil`: do not store.
     mutating func beginStoringLoad(_ loadID: UInt64) -> UInt64? {
-        guard let load = loads[loadID], !load.isFenced else { return nil }
+        guard let load = loads[loadID], !load.isFenced, isQuiet(load.key, since: load.ticket) else { return nil }
         // A stored load is newer than whatever a read in flight may write back.
-        mutationEpoch &+= 1
-        let storeID = makeID()
-        activeStores[storeID] = load.key
-        return storeID
+        stampChange(of: load.key)
+        return registerStore(of: load.key, isLoad: true)
     }
 
-    /// Lets a read write its hit back unless a write or removal began after the read did.
+    /// Lets a read write its hit back unless its key changed since the read began, or a write, removal
+    /// or other store of the key is running.
     ///
     /// - Parameters:
     ///   - key: The key read.
     ///   - epochSeen: ``mutationEpoch`` as the read saw it before asking the first tier.
     /// - Returns: A store id to pass to ``endStore(_:)``, or `nil`: drop the write-back.
     mutating func beginWriteBack(key: Key, epochSeen: UInt64) -> UInt64? {
-        guard epochSeen == mutationEpoch else { return nil }
-        let storeID = makeID()
-        activeStores[storeID] = key
-        return storeID
+        guard isQuiet(key, since: epochSeen) else { return nil }
+        return registerStore(of: key, isLoad: false)
     }
 
     /// Ends store `storeID`.
     ///
     /// - Returns: The writes and removals that were waiting only for this store; resume them.
     mutating func endStore(_ storeID: UInt64) -> [MutationWaiter] {
-        activeStores[storeID] = nil
+        if let store = activeStores.removeValue(forKey: storeID) {
+            Self.decrement(&storingKeys, store.key)
+            // A caller that read while the value was on its way must look again rather than load again.
+            if store.isLoad { stampChange(of: store.key) }
+        }
         var ready: [MutationWaiter] = []
         for (id, var pending) in pendingMutations where pending.stores.contains(storeID) {
             pending.stores.remove(storeID)
@@ -191,22 +241,37 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
 
     // MARK: - Mutations
 
-    /// Fences everything in flight for `key` (every key when `nil`) before a write or removal.
+    /// Registers a write or removal of `key` (of every key when `nil`) and fences what is in flight.
     ///
     /// Loads of the key are marked so their results are not stored and are detached from the key, so the
-    /// next caller starts a new load; reads in flight lose their write-back.
+    /// next caller starts a new load; reads in flight lose their write-back; no store of the key can begin
+    /// until ``endMutation(of:)``.
     ///
     /// - Returns: The stores already under way for the key, which the mutation must wait for (through
     ///   ``waitForStores(_:continuation:)``) before it touches the tiers.
     mutating func beginMutation(of key: Key?) -> Set<UInt64> {
-        mutationEpoch &+= 1
-        if let key {
-            if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
-            return Set(activeStores.filter { $0.value == key }.keys)
+        stampMutation(of: key)
+        guard let key else {
+            activeWipes += 1
+            for loadID in currentLoad.values { loads[loadID]?.isFenced = true }
+            currentLoad.removeAll()
+            return Set(activeStores.keys)
         }
-        for loadID in currentLoad.values { loads[loadID]?.isFenced = true }
-        currentLoad.removeAll()
-        return Set(activeStores.keys)
+        mutatingKeys[key, default: 0] += 1
+        if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
+        return Set(activeStores.filter { $0.value.key == key }.keys)
+    }
+
+    /// Ends a write or removal registered by ``beginMutation(of:)``, once its tier calls have returned
+    /// (whether they succeeded or not).
+    mutating func endMutation(of key: Key?) {
+        // Stamped again so a caller that read while it ran sees that its miss may be stale.
+        stampMutation(of: key)
+        if let key {
+            Self.decrement(&mutatingKeys, key)
+        } else {
+            activeWipes = max(0, activeWipes - 1)
+        }
     }
 
     /// Parks a mutation until `stores` have ended.
@@ -218,5 +283,58 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
         guard !stillActive.isEmpty else { return continuation }
         pendingMutations[makeID()] = PendingMutation(stores: stillActive, continuation: continuation)
         return nil
+    }
+
+    // MARK: - Stamps (lock held)
+
+    /// Whether `key` is unchanged since the sequence stood at `epoch`, with no write, removal or store of
+    /// it running now.
+    private func isQuiet(_ key: Key, since epoch: UInt64) -> Bool {
+        (lastChange[key] ?? changeFloor) <= epoch && !isMutating(key) && storingKeys[key] == nil
+    }
+
+    private func isMutating(_ key: Key) -> Bool {
+        activeWipes > 0 || mutatingKeys[key] != nil
+    }
+
+    private mutating func stampChange(of key: Key) {
+        mutationEpoch &+= 1
+        Self.record(key, at: mutationEpoch, in: &lastChange, floor: &changeFloor, limit: stampLimit)
+    }
+
+    /// Stamps a write or removal, which is a change too; every key when `key` is `nil`.
+    private mutating func stampMutation(of key: Key?) {
+        mutationEpoch &+= 1
+        guard let key else {
+            lastChange.removeAll(keepingCapacity: true)
+            lastMutation.removeAll(keepingCapacity: true)
+            changeFloor = mutationEpoch
+            mutationFloor = mutationEpoch
+            return
+        }
+        Self.record(key, at: mutationEpoch, in: &lastChange, floor: &changeFloor, limit: stampLimit)
+        Self.record(key, at: mutationEpoch, in: &lastMutation, floor: &mutationFloor, limit: stampLimit)
+    }
+
+    private static func record(
+        _ key: Key, at stamp: UInt64, in stamps: inout [Key: UInt64], floor: inout UInt64, limit: Int
+    ) {
+        if stamps.count >= limit, stamps[key] == nil {
+            stamps.removeAll(keepingCapacity: true)
+            floor = stamp
+        }
+        stamps[key] = stamp
+    }
+
+    private mutating func registerStore(of key: Key, isLoad: Bool) -> UInt64 {
+        let storeID = makeID()
+        activeStores[storeID] = ActiveStore(key: key, isLoad: isLoad)
+        storingKeys[key, default: 0] += 1
+        return storeID
+    }
+
+    private static func decrement(_ counts: inout [Key: Int], _ key: Key) {
+        guard let count = counts[key] else { return }
+        counts[key] = count > 1 ? count - 1 : nil
     }
 }

@@ -17,13 +17,17 @@ enum Runner {
     /// Runs the tool.
     ///
     /// - Parameters:
-    ///   - arguments: The argument vector without the program name.
+    ///   - arguments: The argument vector without the program name, as raw bytes.
     ///   - environment: The process environment.
     /// - Returns: The exit status.
-    static func run(arguments: [String], environment: [String: String]) -> Int32 {
+    static func run(arguments: [ByteString], environment: [String: String]) -> Int32 {
         do {
-            return try dispatch(ArgumentParser.parse(arguments), environment: environment)
+            let status = try dispatch(ArgumentParser.parse(arguments), environment: environment)
+            DeferredWarnings.flush()
+            return status
         } catch {
+            // One line for a failure: warnings that led up to it would only say it twice.
+            DeferredWarnings.discard()
             switch error {
             case .usage(let message, let command):
                 StandardStreams.printError("strata: \(oneLine(message))\n\(HelpText.usage(for: command))")
@@ -69,7 +73,7 @@ enum Runner {
         case .verify:
             return try StoreCommands(store: store, storePath: path).verify()
         case .exec(let options):
-            let command = ExecCommand(options: options, store: store, storePath: path, environment: environment)
+            let command = ExecCommand(options: options, store: store, storePath: path)
             if invocation.globals.isBackgroundRefresh {
                 try command.refreshInBackground()
                 return ExitStatus.success

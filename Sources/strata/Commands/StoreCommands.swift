@@ -57,21 +57,38 @@ struct StoreCommands {
     ///
     /// - Returns: 0 when every entry was sound, 1 when bad entries were removed.
     /// - Throws: `CLIFailure.store` when the store cannot be listed, or when some files could not be
-    ///   read (they are left in place and named in warnings on stderr).
+    ///   read (they are left in place, counted in the report, and the first is named in the error).
     func verify() throws(CLIFailure) -> Int32 {
         let progress = VerifyProgress(isEnabled: StandardStreams.isTerminal(STDERR_FILENO))
-        let failuresBefore = store.statistics.readFailures
         let report = try storeCall { try store.verify(progress: { progress.update(done: $0, total: $1) }) }
         progress.finish()
-        let unreadable = store.statistics.readFailures - failuresBefore
+        // Files that could not be read are reported through the observer and skipped by the check; take
+        // them from the held-back warnings so they are counted and named here, once.
+        var unreadable: [CacheEvent] = []
+        for event in DeferredWarnings.take() {
+            if event.kind == .readFailed { unreadable.append(event) } else { DeferredWarnings.add(event) }
+        }
+        // DiskCache's scan lists regular files only; a directory under an entry's name is unreadable too.
+        let nonFiles = EntryFolderScan.nonFileEntries(in: store.configuration.resolvedDirectory)
+        let unreadableCount = unreadable.count + nonFiles.count
         let bad = report.issues.filter { $0.reason != "expired" }
         let expired = report.issues.count - bad.count
         var lines = bad.map { "removed \($0.path): \($0.reason)\n" }
-        let noun = report.checked == 1 ? "entry" : "entries"
-        lines.append("checked \(report.checked) \(noun): removed \(bad.count) bad, \(expired) expired\n")
+        let checked = report.checked + unreadableCount
+        let noun = checked == 1 ? "entry" : "entries"
+        let unreadableNote = unreadableCount == 0 ? "" : ", \(unreadableCount) unreadable (left in place)"
+        lines.append("checked \(checked) \(noun): removed \(bad.count) bad, \(expired) expired\(unreadableNote)\n")
         try printOutput(lines.joined())
-        if unreadable > 0 {
-            throw .store("store \(storePath): \(unreadable) entry files could not be read and were left in place")
+        if unreadableCount > 0 {
+            let others = unreadableCount > 1 ? " and \(unreadableCount - 1) more" : ""
+            let first: String
+            if let event = unreadable.first {
+                let reason = event.error.map { ": \(oneLine(String(describing: $0)))" } ?? ""
+                first = (event.path ?? "an entry file") + reason
+            } else {
+                first = (nonFiles.first ?? "an entry file") + ": not a regular file"
+            }
+            throw .store("store \(storePath): cannot read \(first)\(others); left in place")
         }
         return bad.isEmpty ? ExitStatus.success : ExitStatus.miss
     }

@@ -7,21 +7,28 @@ struct ValueCommands {
     var store: DiskCache<String, Data>
     var storePath: String
 
-    /// `strata set KEY [VALUE] [--ttl D]`: stores VALUE's UTF-8 bytes, or all of stdin.
+    /// `strata set KEY [VALUE] [--ttl D]`: stores VALUE's bytes exactly as given, or all of stdin.
     ///
     /// - Returns: 0.
     /// - Throws: `CLIFailure.usage` for a reserved key, `CLIFailure.store` when the write fails.
-    func set(key: String, value: String?, timeToLive: TimeInterval?) throws(CLIFailure) -> Int32 {
+    func set(key: String, value: Data?, timeToLive: TimeInterval?) throws(CLIFailure) -> Int32 {
         try refuseReserved(key, command: "set")
         let bytes: Data
         if let value {
-            bytes = Data(value.utf8)
+            bytes = value
         } else {
             bytes = try StandardStreams.readToEnd(STDIN_FILENO)
         }
         let expiry: Expiry = timeToLive.map { .seconds($0) } ?? .never
         do {
             try store.setValue(bytes, forKey: key, expiry: expiry)
+        } catch let error as CacheError where error.code == .entryTooLarge {
+            // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
+            // the sentence holds whether or not there was one.
+            let limit = store.configuration.maxBytes.map { " of \($0) bytes" } ?? ""
+            throw .store(
+                "store \(storePath): the value (\(bytes.count) bytes) does not fit the size limit\(limit) "
+                    + "and was not stored; '\(key)' now has no value")
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }

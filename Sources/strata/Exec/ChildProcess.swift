@@ -10,18 +10,32 @@ import Darwin
 
 /// What a finished command produced.
 struct ChildResult {
+    /// How the collection ended.
+    enum Outcome: Equatable {
+        /// Both outputs were collected whole.
+        case complete
+        /// This process's stdout was closed (`EPIPE`): the command was stopped; outputs are incomplete.
+        case outputClosed
+        /// The outputs together passed the cap: collection stopped (the outputs here are empty), the
+        /// echo went on.
+        case overLimit
+    }
+
     /// Exit status, or 128 + the signal number when a signal ended the command (as a shell reports it).
     var status: Int32
-    /// Everything written to standard output.
+    /// Everything written to standard output (empty unless ``outcome`` is `.complete`).
     var standardOutput: Data
-    /// Everything written to standard error.
+    /// Everything written to standard error (empty unless ``outcome`` is `.complete`).
     var standardError: Data
+    /// Whether the outputs are whole, and if not, why.
+    var outcome: Outcome = .complete
 }
 
 /// Starts commands with `posix_spawn` and collects their output.
 ///
 /// Both output pipes are drained in one `poll(2)` loop on the calling thread, so a command that fills
-/// one pipe while we wait on the other cannot deadlock, and outputs of any size are collected.
+/// one pipe while we wait on the other cannot deadlock. Collection stops at a cap, so memory stays
+/// bounded however much a command writes; the echo goes on past it.
 /// The child gets the default disposition for every signal and an empty signal mask, so it behaves as
 /// if a shell had started it even though this process ignores `SIGPIPE`.
 enum ChildProcess {
@@ -30,19 +44,24 @@ enum ChildProcess {
     /// - Parameters:
     ///   - arguments: The command (looked up in `PATH` like a shell does) and its arguments.
     ///   - echoesOutput: When `true`, copies the command's output to this process's stdout and stderr as
-    ///     it arrives, so a first run is seen live.
-    /// - Returns: The exit status and both outputs.
+    ///     it arrives, so a first run is seen live. When stdout turns out to be closed (`EPIPE`, the
+    ///     reader of a pipeline went away), the read end of the command's stdout pipe is closed, so its
+    ///     next write meets `SIGPIPE` as in a shell pipeline, and the command is sent `SIGTERM`.
+    ///   - outputLimit: Bytes of stdout plus stderr to collect at most; `nil` for no cap.
+    /// - Returns: The exit status, both outputs, and whether they are whole.
     /// - Throws: `CLIFailure.launch` (127 not found, 126 not executable) when the command cannot start,
     ///   `CLIFailure.store` when a pipe cannot be created.
-    static func run(_ arguments: [String], echoesOutput: Bool) throws(CLIFailure) -> ChildResult {
-        let path = try ExecutableLookup.resolve(arguments[0])
+    static func run(_ arguments: [ByteString], echoesOutput: Bool, outputLimit: Int?) throws(CLIFailure) -> ChildResult
+    {
+        let program = arguments.first ?? ByteString("")
+        let path = try ExecutableLookup.resolve(program)
         DescriptorHygiene.protectOwnDescriptors()
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
         guard makePipe(&outputPipe), makePipe(&errorPipe) else {
             let reason = String(cString: strerror(errno))
             for descriptor in outputPipe + errorPipe where descriptor >= 0 { close(descriptor) }
-            throw .store("cannot create a pipe for \(arguments[0]): \(reason)")
+            throw .store("cannot create a pipe for \(program.escaped): \(reason)")
         }
         let pid: pid_t
         do {
@@ -55,10 +74,11 @@ enum ChildProcess {
         }
         close(outputPipe[1])
         close(errorPipe[1])
-        let (output, error) = drain(output: outputPipe[0], error: errorPipe[0], echoes: echoesOutput)
-        close(outputPipe[0])
-        close(errorPipe[0])
-        return ChildResult(status: waitForExit(pid), standardOutput: output, standardError: error)
+        var collector = OutputCollector(limit: outputLimit, echoes: echoesOutput, child: pid)
+        collector.drain(output: outputPipe[0], error: errorPipe[0])
+        return ChildResult(
+            status: waitForExit(pid), standardOutput: collector.collected[0], standardError: collector.collected[1],
+            outcome: collector.outcome)
     }
 
     /// Starts `arguments` in a new session with stdin, stdout and stderr on `/dev/null`, and does not
@@ -70,7 +90,7 @@ enum ChildProcess {
     ///   - arguments: Its argument vector, `argv[0]` included.
     /// - Returns: `true` when the child started.
     @discardableResult
-    static func spawnDetached(path: String, arguments: [String]) -> Bool {
+    static func spawnDetached(path: ByteString, arguments: [ByteString]) -> Bool {
         let null = open("/dev/null", O_RDWR)
         guard null >= 0 else { return false }
         defer { close(null) }
@@ -92,7 +112,7 @@ enum ChildProcess {
     }
 
     private static func spawn(
-        path: String, arguments: [String], redirect: [(Int32, Int32)], newSession: Bool
+        path: ByteString, arguments: [ByteString], redirect: [(Int32, Int32)], newSession: Bool
     ) throws(CLIFailure) -> pid_t {
         #if canImport(Darwin)
         var actions: posix_spawn_file_actions_t? = nil
@@ -119,55 +139,25 @@ enum ChildProcess {
         if newSession { flags |= spawnNewSessionFlag }
         posix_spawnattr_setflags(&attributes, Int16(truncatingIfNeeded: flags))
 
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        // The child gets the exact bytes it was given: no UTF-8 round trip.
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { argument in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: argument.bytes.count + 1)
+            for (offset, byte) in argument.bytes.enumerated() { copy[offset] = CChar(bitPattern: byte) }
+            copy[argument.bytes.count] = 0
+            return copy
+        }
         argv.append(nil)
-        defer { for pointer in argv { free(pointer) } }
+        defer { for pointer in argv { pointer?.deallocate() } }
 
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, argv, currentEnvironment())
+        let result = path.withCString { posix_spawn(&pid, $0, &actions, &attributes, argv, currentEnvironment()) }
         guard result == 0 else {
             let reason = String(cString: strerror(result))
             let status = result == ENOENT ? ExitStatus.notFound : ExitStatus.notExecutable
-            throw .launch("\(arguments[0]): cannot execute: \(reason)", status: status)
+            throw .launch(
+                "\((arguments.first ?? path).escaped): cannot execute: \(reason)", status: status)
         }
         return pid
-    }
-
-    // MARK: - Collecting output
-
-    private static func drain(output: Int32, error: Int32, echoes: Bool) -> (Data, Data) {
-        var collected = [Data(), Data()]
-        var echoing = [echoes, echoes]
-        var descriptors = [
-            pollfd(fd: output, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: error, events: Int16(POLLIN), revents: 0),
-        ]
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while descriptors.contains(where: { $0.fd >= 0 }) {
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                break
-            }
-            for index in descriptors.indices where descriptors[index].fd >= 0 && descriptors[index].revents != 0 {
-                let count = buffer.withUnsafeMutableBytes {
-                    systemRead(descriptors[index].fd, $0.baseAddress, $0.count)
-                }
-                if count < 0, errno == EINTR || errno == EAGAIN { continue }
-                guard count > 0 else {
-                    // End of file (or an unreadable pipe): a negative fd makes poll skip it.
-                    descriptors[index].fd = -1
-                    continue
-                }
-                let chunk = Data(buffer[0..<count])
-                collected[index].append(chunk)
-                if echoing[index] {
-                    // A closed stdout (EPIPE) stops the echo, not the collection.
-                    echoing[index] = StandardStreams.write(chunk, to: index == 0 ? STDOUT_FILENO : STDERR_FILENO)
-                }
-            }
-        }
-        return (collected[0], collected[1])
     }
 
     private static func waitForExit(_ pid: pid_t) -> Int32 {

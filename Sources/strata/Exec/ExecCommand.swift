@@ -15,7 +15,9 @@ struct ExecCommand {
     var options: ExecOptions
     var store: DiskCache<String, Data>
     var storePath: String
-    var environment: [String: String]
+
+    /// The default cap on collected output when `--max-output` is not given: 1 GiB (2^30 bytes).
+    static let defaultOutputLimit = 1 << 30
 
     /// How a record looks from now.
     private enum Freshness {
@@ -35,8 +37,19 @@ struct ExecCommand {
         return try locked(key) { () throws(CLIFailure) -> Int32 in
             // Another process may have stored the result while this one waited for the lock.
             if let status = try serveStored(key) { return status }
-            let result = try ChildProcess.run(options.arguments, echoesOutput: true)
-            keep(result, key: key)
+            let result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
+            switch result.outcome {
+            case .complete:
+                keep(result, key: key)
+            case .outputClosed:
+                // Like a pipeline member whose reader went away: quiet, nothing kept, the status a shell
+                // reports for a command that SIGPIPE ended.
+                return 128 + SIGPIPE
+            case .overLimit:
+                StandardStreams.printError(
+                    "strata: warning: result not cached: the command's output passed the cap of "
+                        + "\(outputLimit ?? 0) bytes (\(outputLimitSource)); it was shown but not kept")
+            }
             return result.status
         }
     }
@@ -49,14 +62,29 @@ struct ExecCommand {
         let key = makeKey().storeKey
         try locked(key) { () throws(CLIFailure) in
             if let record = try lookUp(key), freshness(of: record) == .fresh { return }
-            keep(try ChildProcess.run(options.arguments, echoesOutput: false), key: key, warns: false)
+            let result = try ChildProcess.run(options.arguments, echoesOutput: false, outputLimit: outputLimit)
+            if result.outcome == .complete { keep(result, key: key, warns: false) }
         }
     }
 
     // MARK: - Store access
 
     private func makeKey() -> ExecKey {
-        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment, environment: environment)
+        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment)
+    }
+
+    /// `--max-output`, or by default 1 GiB or the store's `--max-size` when that is smaller (a result
+    /// larger than the store's limit could not be stored anyway).
+    private var outputLimit: Int? {
+        if options.hasOutputLimit { return options.outputLimit }
+        return min(Self.defaultOutputLimit, store.configuration.maxBytes ?? Int.max)
+    }
+
+    /// Which setting ``outputLimit`` comes from, for the warning.
+    private var outputLimitSource: String {
+        if options.hasOutputLimit { return "--max-output" }
+        if let maxBytes = store.configuration.maxBytes, maxBytes < Self.defaultOutputLimit { return "--max-size" }
+        return "the default --max-output"
     }
 
     private func lookUp(_ key: String) throws(CLIFailure) -> ExecRecord? {
@@ -138,9 +166,9 @@ struct ExecCommand {
     /// session with its standard streams on /dev/null; the environment and working directory are
     /// inherited, so the refresh computes the same key.
     private func startBackgroundRefresh() {
-        let arguments = CommandLine.arguments
-        let executable = Bundle.main.executablePath ?? arguments.first ?? "strata"
+        let program = RawProcess.programName
+        let executable = Bundle.main.executablePath.map { ByteString($0) } ?? program
         ChildProcess.spawnDetached(
-            path: executable, arguments: [arguments.first ?? "strata", "--background-refresh"] + arguments.dropFirst())
+            path: executable, arguments: [program, ByteString("--background-refresh")] + RawProcess.arguments)
     }
 }

@@ -14,32 +14,35 @@ enum ExecutableLookup {
     /// `PATH` when the environment has none (the `confstr(_CS_PATH)` default on glibc).
     static let fallbackSearchPath = "/usr/local/bin:/usr/bin:/bin"
 
-    /// Resolves `name` to an executable file.
+    /// Resolves `name` to an executable file. Works on raw bytes: a name or a `PATH` entry that is not
+    /// UTF-8 is found as the shell would find it.
     ///
     /// - Parameter name: `argv[0]` of the command.
     /// - Returns: The path to execute.
     /// - Throws: `CLIFailure.launch` with status 127 when nothing is found, 126 when only a file without
     ///   execute permission (or a directory) is found.
-    static func resolve(_ name: String) throws(CLIFailure) -> String {
-        if name.contains("/") {
+    static func resolve(_ name: ByteString) throws(CLIFailure) -> ByteString {
+        let slash = UInt8(ascii: "/")
+        if name.bytes.contains(slash) {
             switch check(name) {
             case .executable: return name
-            case .missing: throw .launch("\(name): no such file or directory", status: ExitStatus.notFound)
-            case .notExecutable(let why): throw .launch("\(name): \(why)", status: ExitStatus.notExecutable)
+            case .missing: throw .launch("\(name.escaped): no such file or directory", status: ExitStatus.notFound)
+            case .notExecutable(let why):
+                throw .launch("\(name.escaped): \(why)", status: ExitStatus.notExecutable)
             }
         }
-        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? fallbackSearchPath
+        let searchPath = RawProcess.environmentValue("PATH") ?? ByteString(fallbackSearchPath)
         var refusal: String?
-        for entry in searchPath.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = entry.isEmpty ? name : "\(entry)/\(name)"
+        for entry in searchPath.bytes.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false) {
+            let candidate = entry.isEmpty ? name : ByteString(Array(entry) + [slash] + name.bytes)
             switch check(candidate) {
             case .executable: return candidate
             case .missing: continue
-            case .notExecutable(let why): refusal = refusal ?? "\(candidate): \(why)"
+            case .notExecutable(let why): refusal = refusal ?? "\(candidate.escaped): \(why)"
             }
         }
         if let refusal { throw .launch(refusal, status: ExitStatus.notExecutable) }
-        throw .launch("\(name): command not found", status: ExitStatus.notFound)
+        throw .launch("\(name.escaped): command not found", status: ExitStatus.notFound)
     }
 
     private enum Verdict {
@@ -48,12 +51,14 @@ enum ExecutableLookup {
         case notExecutable(String)
     }
 
-    private static func check(_ path: String) -> Verdict {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
-        if (info.st_mode & S_IFMT) == S_IFDIR { return .notExecutable("is a directory") }
-        guard access(path, X_OK) == 0 else { return .notExecutable("permission denied") }
-        return .executable
+    private static func check(_ path: ByteString) -> Verdict {
+        path.withCString { pointer in
+            var info = stat()
+            guard stat(pointer, &info) == 0 else { return .missing }
+            if (info.st_mode & S_IFMT) == S_IFDIR { return .notExecutable("is a directory") }
+            guard access(pointer, X_OK) == 0 else { return .notExecutable("permission denied") }
+            return .executable
+        }
     }
 }
 

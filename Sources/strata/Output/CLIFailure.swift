@@ -47,7 +47,7 @@ enum CLIFailure: Error {
         case .outOfSpace:
             cause = "out of space: \(cacheError.message)"
         case .entryTooLarge:
-            cause = "the entry exceeds the store's limits and was not stored: \(cacheError.message)"
+            cause = "the entry does not fit the store's size limit and was not stored"
         default:
             cause = cacheError.description
         }

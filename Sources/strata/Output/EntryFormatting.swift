@@ -38,18 +38,24 @@ enum EntryFormatting {
             ]
             if let exec = ExecKey(storeKey: entry.key) {
                 object["kind"] = "exec"
-                object["argv"] = exec.arguments
-                object["cwd"] = exec.directory
-                object["env"] = exec.environment.mapValues { $0 ?? NSNull() as Any }
+                object["argv"] = exec.arguments.map(jsonValue)
+                object["cwd"] = jsonValue(exec.directory)
+                object["env"] = exec.environment.mapValues { $0.map(jsonValue) ?? NSNull() as Any }
             }
             return object
         }
         return JSONText.render(objects)
     }
 
+    /// A JSON string for valid UTF-8; otherwise `{"base64": …}` holding the exact bytes, since a JSON
+    /// string cannot carry a byte that is not part of a character.
+    private static func jsonValue(_ text: ByteString) -> Any {
+        text.validText ?? ["base64": Data(text.bytes).base64EncodedString()]
+    }
+
     /// How a key reads in the text listing.
     static func displayKey(_ key: String) -> String {
-        guard let exec = ExecKey(storeKey: key) else { return escaped(key) }
+        guard let exec = ExecKey(storeKey: key) else { return escaped(ByteString(key)) }
         var details = ["in \(escaped(exec.directory))"]
         if !exec.environment.isEmpty {
             let pairs = exec.environment.keys.sorted().map { name in
@@ -66,15 +72,17 @@ enum EntryFormatting {
         return formatter.string(from: date)
     }
 
-    /// Escapes control characters (and, unless `keepsBackslashes`, backslashes) so text stays on one line.
-    private static func escaped(_ text: String, keepsBackslashes: Bool = false) -> String {
-        text.unicodeScalars.map { scalar in
-            switch scalar {
-            case "\n": return "\\n"
-            case "\t": return "\\t"
-            case "\r": return "\\r"
-            case "\\" where !keepsBackslashes: return "\\\\"
-            default:
+    /// Escapes control characters, backslashes and bytes that are not UTF-8 (`\xHH`) so that text stays
+    /// on one line and different bytes never read the same.
+    private static func escaped(_ text: ByteString) -> String {
+        text.pieces.map { piece in
+            switch piece {
+            case .invalid(let byte): return ByteString.hexEscape(byte)
+            case .scalar("\n"): return "\\n"
+            case .scalar("\t"): return "\\t"
+            case .scalar("\r"): return "\\r"
+            case .scalar("\\"): return "\\\\"
+            case .scalar(let scalar):
                 if scalar.value < 0x20 || scalar.value == 0x7F {
                     return "\\u{\(String(scalar.value, radix: 16))}"
                 }
@@ -83,12 +91,34 @@ enum EntryFormatting {
         }.joined()
     }
 
-    /// Quotes an argument for display the way a POSIX shell would read it back (backslashes are literal
-    /// inside single quotes; control characters are shown escaped, so use `--json` for exact bytes).
-    private static func shellQuoted(_ text: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%")
-        if !text.isEmpty, text.allSatisfy({ safe.contains($0) }) { return text }
-        return "'" + escaped(text, keepsBackslashes: true).replacingOccurrences(of: "'", with: "'\\''") + "'"
+    /// Quotes an argument for display the way a shell would read it back: bare when safe, in single
+    /// quotes when it is printable UTF-8, otherwise in ANSI-C quotes (`$'…'`, read by bash, zsh and ksh)
+    /// with `\xHH` for bytes that are not UTF-8 and for control characters.
+    private static func shellQuoted(_ text: ByteString) -> String {
+        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%".utf8)
+        if !text.bytes.isEmpty, text.bytes.allSatisfy({ safe.contains($0) }) { return text.lossyText }
+        let pieces = text.pieces
+        let needsEscapes = pieces.contains { piece in
+            guard case .scalar(let scalar) = piece else { return true }
+            return scalar.value < 0x20 || scalar.value == 0x7F
+        }
+        guard needsEscapes else {
+            return "'" + text.lossyText.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        }
+        let body = pieces.map { piece -> String in
+            switch piece {
+            case .invalid(let byte): return ByteString.hexEscape(byte)
+            case .scalar("\n"): return "\\n"
+            case .scalar("\t"): return "\\t"
+            case .scalar("\r"): return "\\r"
+            case .scalar("\\"): return "\\\\"
+            case .scalar("'"): return "\\'"
+            case .scalar(let scalar):
+                if scalar.value < 0x20 || scalar.value == 0x7F { return ByteString.hexEscape(UInt8(scalar.value)) }
+                return String(scalar)
+            }
+        }
+        return "$'" + body.joined() + "'"
     }
 }
 
@@ -104,6 +134,9 @@ enum JSONText {
                 withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
             let text = String(data: data, encoding: .utf8)
         else { return "null\n" }
-        return text + "\n"
+        // The pretty printer writes an empty object or array as a brace, a blank line and a brace.
+        let compacted = text.replacingOccurrences(
+            of: "([\\[{])\\n\\s*\\n\\s*([\\]}])", with: "$1$2", options: .regularExpression)
+        return compacted + "\n"
     }
 }

@@ -13,16 +13,19 @@ enum HelpText {
         "stats": "strata stats [--json]",
         "trim": "strata trim",
         "verify": "strata verify",
-        "exec": "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] -- CMD [ARG...]",
+        "exec":
+            "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] [--max-output SIZE] -- CMD [ARG...]",
         "help": "strata help [COMMAND]",
     ]
 
     /// What each command does, for `strata help COMMAND`.
     static let details: [String: String] = [
         "set": """
-        Stores VALUE (or, when VALUE is omitted, all of standard input, byte for byte) under KEY.
-        --ttl DURATION   expire the entry after DURATION (90s, 10m, 2h, 7d, 1h30m, or plain seconds)
-        Keys starting with "exec:" are reserved for exec.
+        Stores VALUE's bytes (or, when VALUE is omitted, all of standard input, byte for byte) under
+        KEY. KEY must be UTF-8 text; keys starting with "exec:" are reserved for exec.
+
+        --ttl DURATION   expire the entry after DURATION: 90s, 10m, 2h, 7d, 1h30m, or plain seconds
+                         (units ms s m h d w, lower case; m is minutes)
         """,
         "get": """
         Writes the value stored under KEY to standard output, unchanged.
@@ -51,11 +54,17 @@ enum HelpText {
         argument list, the working directory and the variables named by --key-env. While the
         result is fresh, replays it (stdout, then stderr) with the same exit status, without
         running CMD. Concurrent runs of one key, from any process, run CMD once.
+        If standard output is closed while CMD runs (strata exec -- yes | head), CMD is stopped,
+        nothing is kept, and strata exits 141 without a message, as a pipeline would.
+
         --ttl D            keep the result fresh for D (default: until removed or evicted)
         --key-env VAR      make VAR's value (or its absence) part of the key; repeatable
         --cache-failures   keep runs that exit non-zero too (default: only exit status 0)
         --stale D          up to D after it went stale, replay the old result at once and refresh
                            it in a detached background process
+        --max-output SIZE  keep at most SIZE bytes of stdout plus stderr (default: 1GiB, or
+                           --max-size when smaller; none for no cap); a larger output is still
+                           shown, but not kept, with one warning
         """,
         "help": "Shows help for a command.",
     ]
@@ -84,7 +93,7 @@ enum HelpText {
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error
               3 store, key or I/O failure   126 command not executable   127 command not found
-              exec replays or passes through the command's own status.
+              exec replays or passes through the command's own status; 141 when its stdout was closed.
 
             See Docs/CLI.md for details.
 

@@ -16,6 +16,11 @@ struct ArgumentParser {
     private struct OptionSpec {
         var takesValue: Bool
         var scope: Scope
+
+        var isGlobal: Bool {
+            if case .global = scope { return true }
+            return false
+        }
     }
 
     private static let options: [String: OptionSpec] = [
@@ -30,6 +35,7 @@ struct ArgumentParser {
         "key-env": OptionSpec(takesValue: true, scope: .commands(["exec"])),
         "cache-failures": OptionSpec(takesValue: false, scope: .commands(["exec"])),
         "stale": OptionSpec(takesValue: true, scope: .commands(["exec"])),
+        "max-output": OptionSpec(takesValue: true, scope: .commands(["exec"])),
     ]
 
     private static let shortOptions = ["-h": "help", "-V": "version"]
@@ -39,49 +45,60 @@ struct ArgumentParser {
 
     /// Parses `arguments` (without the program name).
     ///
-    /// - Parameter arguments: The argument vector after `argv[0]`.
+    /// Option names, option values and the command name must be UTF-8 text; keys are checked by the
+    /// command; values and `exec`'s command line are kept byte for byte.
+    ///
+    /// - Parameter rawArguments: The argument vector after `argv[0]`, as the raw bytes.
     /// - Returns: The invocation.
     /// - Throws: `CLIFailure.usage` naming the first problem found.
-    static func parse(_ arguments: [String]) throws(CLIFailure) -> Invocation {
+    static func parse(_ rawArguments: [ByteString]) throws(CLIFailure) -> Invocation {
         var commandName: String?
-        var positionals: [String] = []
-        var given: [(name: String, value: String?)] = []
-        var commandArguments: [String]?
+        var positionals: [ByteString] = []
+        var given: [(name: String, value: ByteString?)] = []
+        var commandArguments: [ByteString]?
         var index = 0
         var optionsEnded = false
+        // Options are ASCII, so matching on the lossy text never mistakes one byte string for another.
+        let arguments = rawArguments.map(\.lossyText)
 
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
-                commandArguments = Array(arguments[(index - 1)...])
+                commandArguments = Array(rawArguments[(index - 1)...])
                 break
             }
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
-                if commandName == nil { commandName = argument } else { positionals.append(argument) }
+                if commandName == nil {
+                    commandName = rawArguments[index - 1].validText ?? rawArguments[index - 1].escaped
+                } else {
+                    positionals.append(rawArguments[index - 1])
+                }
                 continue
             }
             if argument == "--" {
                 optionsEnded = true
                 if commandName == "exec" {
-                    commandArguments = Array(arguments[index...])
+                    commandArguments = Array(rawArguments[index...])
                     break
                 }
                 continue
             }
-            let (name, inlineValue) = try splitOption(argument, command: commandName)
+            let (name, inlineValue) = try splitOption(rawArguments[index - 1], command: commandName)
             guard let spec = options[name] else {
-                throw .usage("unknown option \(argument)", command: commandName)
+                throw .usage("unknown option \(rawArguments[index - 1].escaped)", command: commandName)
             }
+            // A global option's mistake is shown with the global usage, whatever the command.
+            let usageTopic = spec.isGlobal ? nil : commandName
             var value = inlineValue
             if spec.takesValue, value == nil {
                 guard index < arguments.count else {
-                    throw .usage("option --\(name) needs a value", command: commandName)
+                    throw .usage("option --\(name) needs a value", command: usageTopic)
                 }
-                value = arguments[index]
+                value = rawArguments[index]
                 index += 1
             } else if !spec.takesValue, value != nil {
-                throw .usage("option --\(name) takes no value", command: commandName)
+                throw .usage("option --\(name) takes no value", command: usageTopic)
             }
             given.append((name, value))
         }
@@ -91,27 +108,30 @@ struct ArgumentParser {
             commandArguments: commandArguments)
     }
 
-    private static func splitOption(_ argument: String, command: String?) throws(CLIFailure) -> (String, String?) {
-        if let long = shortOptions[argument] { return (long, nil) }
-        guard argument.hasPrefix("--") else {
+    private static func splitOption(
+        _ argument: ByteString, command: String?
+    ) throws(CLIFailure) -> (String, ByteString?) {
+        let text = argument.lossyText
+        if let long = shortOptions[text] { return (long, nil) }
+        guard text.hasPrefix("--") else {
             throw .usage(
-                "unknown option \(argument) (options start with --; use -- before a value that starts with -)",
+                "unknown option \(argument.escaped) (options start with --; use -- before a value that starts with -)",
                 command: command)
         }
-        let body = argument.dropFirst(2)
-        if let equals = body.firstIndex(of: "=") {
-            return (String(body[..<equals]), String(body[body.index(after: equals)...]))
+        let body = argument.bytes.dropFirst(2)
+        if let equals = body.firstIndex(of: UInt8(ascii: "=")) {
+            return (String(decoding: body[..<equals], as: UTF8.self), ByteString(Array(body[(equals + 1)...])))
         }
-        return (String(body), nil)
+        return (String(decoding: body, as: UTF8.self), nil)
     }
 
     // MARK: - Building the invocation
 
     private static func build(
         commandName: String?,
-        positionals: [String],
-        options: [(name: String, value: String?)],
-        commandArguments: [String]?
+        positionals: [ByteString],
+        options: [(name: String, value: ByteString?)],
+        commandArguments: [ByteString]?
     ) throws(CLIFailure) -> Invocation {
         var globals = GlobalOptions()
         var exec = ExecOptions()
@@ -129,15 +149,23 @@ struct ArgumentParser {
                     "option --\(name) does not apply to \(commandName.map { "'\($0)'" } ?? "this command")",
                     command: commandName)
             }
-            let text = value ?? ""
+            let usageTopic = Self.options[name]?.isGlobal == true ? nil : commandName
+            guard let text = (value ?? ByteString("")).validText else {
+                throw .usage(
+                    "option --\(name) has a value that is not valid UTF-8: \(value?.escaped ?? "")", command: usageTopic
+                )
+            }
             switch name {
             case "store":
-                guard !text.isEmpty else { throw .usage("option --store needs a folder", command: commandName) }
+                guard !text.isEmpty else { throw .usage("option --store needs a folder", command: nil) }
                 globals.storePath = text
             case "max-size":
-                globals.maxBytes = try unit(name, commandName) { () throws(UnitError) in try Units.size(text) }
+                globals.maxBytes = try unit(name, nil) { () throws(UnitError) in try Units.size(text) }
             case "max-entries":
-                globals.maxEntries = try unit(name, commandName) { () throws(UnitError) in try Units.count(text) }
+                globals.maxEntries = try unit(name, nil) { () throws(UnitError) in try Units.count(text) }
+            case "max-output":
+                exec.outputLimit = try unit(name, commandName) { () throws(UnitError) in try Units.size(text) }
+                exec.hasOutputLimit = true
             case "help": wantsHelp = true
             case "version": wantsVersion = true
             case "background-refresh": globals.isBackgroundRefresh = true
@@ -177,27 +205,33 @@ struct ArgumentParser {
 
     private static func makeCommand(
         _ name: String,
-        positionals: [String],
+        positionals: [ByteString],
         timeToLive: TimeInterval?,
         json: Bool,
         exec: ExecOptions,
-        commandArguments: [String]?
+        commandArguments: [ByteString]?
     ) throws(CLIFailure) -> Command {
         func expect(_ range: ClosedRange<Int>, _ what: String) throws(CLIFailure) {
             if positionals.count < range.lowerBound { throw .usage("missing \(what)", command: name) }
             if positionals.count > range.upperBound {
-                throw .usage("unexpected argument '\(positionals[range.upperBound])'", command: name)
+                throw .usage("unexpected argument '\(positionals[range.upperBound].escaped)'", command: name)
             }
         }
         func key() throws(CLIFailure) -> String {
-            let key = positionals[0]
+            // Keys are text (compared in Unicode NFC); a stray byte would otherwise be silently replaced.
+            guard let key = positionals[0].validText else {
+                throw .usage(
+                    "the key '\(positionals[0].escaped)' is not valid UTF-8 (keys are text; values may be any bytes)",
+                    command: name)
+            }
             guard !key.isEmpty else { throw .usage("the key must not be empty", command: name) }
             return key
         }
         switch name {
         case "set":
             try expect(1...2, "key")
-            return .set(key: try key(), value: positionals.count > 1 ? positionals[1] : nil, timeToLive: timeToLive)
+            let value = positionals.count > 1 ? Data(positionals[1].bytes) : nil
+            return .set(key: try key(), value: value, timeToLive: timeToLive)
         case "get":
             try expect(1...1, "key")
             return .get(key: try key())
@@ -221,12 +255,13 @@ struct ArgumentParser {
             return .verify
         case "help":
             try expect(0...1, "")
-            if let topic = positionals.first, !commandNames.contains(topic) {
+            let topic = positionals.first.map { $0.validText ?? $0.escaped }
+            if let topic, !commandNames.contains(topic) {
                 throw .usage("no help for unknown command '\(topic)'", command: nil)
             }
-            return .help(command: positionals.first)
+            return .help(command: topic)
         default:  // "exec"
-            guard let commandArguments, let program = commandArguments.first, !program.isEmpty else {
+            guard let commandArguments, let program = commandArguments.first, !program.bytes.isEmpty else {
                 throw .usage("missing the command to run after --", command: name)
             }
             if exec.staleWindow != nil, timeToLive == nil {

@@ -23,13 +23,19 @@ struct ExecOptions {
     /// `--stale`: seconds past freshness during which a result is replayed while refreshing it in the
     /// background; `nil` never serves a stale result.
     var staleWindow: TimeInterval?
-    /// The command and its arguments, exactly as given.
-    var arguments: [String] = []
+    /// `--max-output`: bytes of stdout plus stderr collected at most; past it the output is still shown
+    /// but not kept. `nil` (`none`) for no cap; meaningful only when ``hasOutputLimit``.
+    var outputLimit: Int?
+    /// Whether `--max-output` was given (otherwise the default cap applies).
+    var hasOutputLimit = false
+    /// The command and its arguments, byte for byte as given.
+    var arguments: [ByteString] = []
 }
 
 /// One parsed command line.
 enum Command {
-    case set(key: String, value: String?, timeToLive: TimeInterval?)
+    /// `value` holds the argument's raw bytes, or `nil` to read stdin.
+    case set(key: String, value: Data?, timeToLive: TimeInterval?)
     case get(key: String)
     case remove(key: String)
     case clear

@@ -18,7 +18,7 @@ enum Units {
         "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
     ]
 
-    /// Longest accepted duration: 100 years keeps every instant representable as a `Date`.
+    /// Longest accepted duration, 3,162,240,000 s (100 × 366 days): far inside what a `Date` represents.
     private static let maximumDuration: Double = 100 * 366 * 86_400
 
     /// Parses a duration such as `90s`, `10m`, `2h`, `7d`, `1h30m`, `1.5h` or `45` (seconds).
@@ -40,8 +40,10 @@ enum Units {
             rest = rest.dropFirst(number.count)
             let unit = rest.prefix { $0.isASCII && $0.isLetter }
             rest = rest.dropFirst(unit.count)
-            guard let value = Double(number), let scale = durationUnits[unit.lowercased()], !unit.isEmpty else {
-                throw UnitError("is not a duration; expected a number and a unit (ms, s, m, h, d, w), e.g. 90s or 10m")
+            // Units are case-sensitive: `M` would read as mega to anyone used to sizes, so it is refused.
+            guard let value = Double(number), let scale = durationUnits[String(unit)], !unit.isEmpty else {
+                throw UnitError(
+                    "is not a duration; expected a number and a lower-case unit (ms, s, m, h, d, w), e.g. 90s or 10m")
             }
             total += value * scale
         }
@@ -50,7 +52,9 @@ enum Units {
 
     private static func checkedDuration(_ seconds: Double) throws(UnitError) -> TimeInterval {
         guard seconds.isFinite, seconds >= 0 else { throw UnitError("must be a finite, non-negative duration") }
-        guard seconds <= maximumDuration else { throw UnitError("is too long (at most 100 years)") }
+        guard seconds <= maximumDuration else {
+            throw UnitError("is too long (at most 3162240000 seconds: 100 years of 366 days)")
+        }
         return seconds
     }
 

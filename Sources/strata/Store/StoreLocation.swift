@@ -10,9 +10,11 @@ import Foundation
 ///   `<keys>/strata-stores/<last path component>-<16 hex digits>.key`, next to DiskCache's default key
 ///   files (`<keys>` is `$XDG_DATA_HOME/strata/keys`, `~/.local/share/strata/keys`, or
 ///   `~/Library/Application Support/Strata/keys` on Apple platforms), where the hex digits are a
-///   64-bit FNV-1a hash of DIR's absolute, standardized path (a name, not a secret: a collision would
-///   show up as a wrong-key error, never as silent sharing). Two different folders thus get two keys,
-///   and the same folder always finds its key again.
+///   64-bit FNV-1a hash of DIR's absolute path with symbolic links resolved (a name, not a secret: a
+///   collision would show up as a wrong-key error, never as silent sharing). Two different folders thus
+///   get two keys, and the same folder, named through any path or link, always finds its key again.
+///   When the key file is missing but the folder already holds a store, the tool stops (exit 3) rather
+///   than create a key that cannot open it.
 /// - `STRATA_KEY` (base64 of 32 bytes) overrides either key file.
 struct StoreLocation {
     /// The configuration to open the store with.
@@ -35,8 +37,8 @@ struct StoreLocation {
             let directory = Self.absoluteURL(forPath: path)
             configuration.directory = directory
             configuration.keySource = .keyFile(Self.keyFileURL(forStore: directory, environment: environment))
-            if directory.standardizedFileURL.path
-                == DiskCacheConfiguration(name: "strata").resolvedDirectory.standardizedFileURL.path
+            if Self.resolvedPath(directory.path)
+                == Self.resolvedPath(DiskCacheConfiguration(name: "strata").resolvedDirectory.path)
             {
                 // The default folder named explicitly is still the default store, with its key.
                 configuration.keySource = .defaultKeyFile
@@ -45,8 +47,23 @@ struct StoreLocation {
         self.displayPath = configuration.resolvedDirectory.path
         if let encoded = environment["STRATA_KEY"] {
             configuration.keySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
+        } else if case .keyFile(let keyFile) = configuration.keySource {
+            try Self.refuseNewKeyForExistingStore(keyFile: keyFile, store: configuration.resolvedDirectory)
         }
         self.configuration = configuration
+    }
+
+    /// A store that already has a key-check record was created with some key; a key file created now
+    /// would hold a new random key that can only fail the check, and would be left behind as junk. So
+    /// when the per-store key file is missing for such a store, say so instead of creating one.
+    private static func refuseNewKeyForExistingStore(keyFile: URL, store: URL) throws(CLIFailure) {
+        let checkRecord = store.appendingPathComponent("store.check").path
+        guard FileManager.default.fileExists(atPath: checkRecord),
+            !FileManager.default.fileExists(atPath: keyFile.path)
+        else { return }
+        throw .store(
+            "store \(store.path): no key file for this store at \(keyFile.path); "
+                + "set STRATA_KEY to the key it was created with")
     }
 
     /// Opens the store.
@@ -61,12 +78,13 @@ struct StoreLocation {
         }
     }
 
-    /// Prints a warning for the events a user must hear about: a file that could not be read (left in
-    /// place) and failed housekeeping. Corrupt entries removed are silent: they are misses by design,
-    /// counted in `stats` and listed by `verify`.
+    /// Keeps a warning for the events a user must hear about: a file that could not be read (left in
+    /// place) and failed housekeeping. They are printed only when the command succeeds (see
+    /// ``DeferredWarnings``). Corrupt entries removed are silent: they are misses by design, counted in
+    /// `stats` and listed by `verify`.
     private static let reportTroubleOnStandardError: CacheObserver = { event in
         guard event.kind == .readFailed || event.kind == .maintenanceFailed else { return }
-        StandardStreams.printError("strata: warning: \(oneLine(event.description))")
+        DeferredWarnings.add(event)
     }
 
     // MARK: - Key
@@ -94,10 +112,12 @@ struct StoreLocation {
 
     /// The per-store key file for `--store DIR` when `STRATA_KEY` is not set.
     static func keyFileURL(forStore directory: URL, environment: [String: String]) -> URL {
-        let path = directory.standardizedFileURL.path
+        let path = resolvedPath(directory.path)
         let hash = String(fnv1a64(Data(path.utf8)), radix: 16)
         let padded = String(repeating: "0", count: 16 - hash.count) + hash
-        let name = directory.lastPathComponent.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }
+        let name = URL(fileURLWithPath: path).lastPathComponent.map {
+            $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_"
+        }
         let prefix = String(String(name).prefix(64))
         return keysDirectory(environment: environment)
             .appendingPathComponent("strata-stores", isDirectory: true)
@@ -129,6 +149,21 @@ struct StoreLocation {
             hash = hash &* 0x0000_0100_0000_01b3
         }
         return hash
+    }
+
+    /// `path` with every symbolic link resolved (`realpath(3)`), so that every path naming one folder
+    /// gives one key file. For a folder that does not exist yet, its nearest existing ancestor is
+    /// resolved and the rest appended.
+    static func resolvedPath(_ path: String) -> String {
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let parent = url.deletingLastPathComponent().path
+        guard parent != url.path, !url.lastPathComponent.isEmpty else { return url.path }
+        let resolvedParent = resolvedPath(parent)
+        return (resolvedParent == "/" ? "" : resolvedParent) + "/" + url.lastPathComponent
     }
 
     private static func absoluteURL(forPath path: String) -> URL {

@@ -220,7 +220,7 @@ enum OpenSSLBackend: CryptoProvider {
 extension OpenSSLBackend {
     /// Throws the library's queued errors unless `status` reports success (EVP functions return 1, or
     /// a positive value, on success and 0 or a negative value on failure).
-    fileprivate static func check(_ status: Int32, _ operation: @autoclosure () -> String) throws {
+    static func check(_ status: Int32, _ operation: @autoclosure () -> String) throws {
         guard status > 0 else { throw libraryFailure(operation()) }
     }
 
@@ -228,7 +228,7 @@ extension OpenSSLBackend {
     ///
     /// Draining the queue matters: OpenSSL's error queue is per thread, and reasons left behind would be
     /// blamed on the next unrelated call made on this thread.
-    fileprivate static func libraryFailure(_ operation: String) -> CryptoFailure {
+    static func libraryFailure(_ operation: String) -> CryptoFailure {
         var reasons: [String] = []
         var code = ERR_get_error()
         while code != 0 {
@@ -255,7 +255,7 @@ extension OpenSSLBackend {
     /// An `OSSL_PARAM` keeps the raw `char *` it was built with until the call that reads it, while the
     /// pointer Swift makes for a `String` argument lives only for the one call it is passed to: building an
     /// `OSSL_PARAM` from it would leave a dangling pointer behind.
-    fileprivate static func withCStrings<Result>(
+    static func withCStrings<Result>(
         _ strings: [String], _ body: ([UnsafeMutablePointer<CChar>]) throws -> Result
     ) throws -> Result {
         var copies: [UnsafeMutablePointer<CChar>] = []

@@ -15,14 +15,29 @@ enum KeyFile {
     /// Reads the key at `path`.
     ///
     /// - Returns: The key, or `nil` when no file exists at `path`.
+    /// A symbolic link to an existing key file is followed (the checks apply to the file it points to).
+    ///
     /// - Throws: `CacheError` `.invalidKey` when the file is not a regular file, is open to group or others,
-    ///   or is not exactly 32 bytes; `.permissionDenied` or `.io` when it cannot be opened or read.
+    ///   is not exactly 32 bytes, or is a symbolic link to a missing file; `.permissionDenied` or `.io` when
+    ///   it cannot be opened or read.
     static func readKey(at path: String) throws -> MasterKey? {
         // O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then rejects it as not a regular file.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         if descriptor < 0 {
             let error = errno
-            if error == ENOENT { return nil }
+            if error == ENOENT {
+                if let target = danglingLinkTarget(at: path) {
+                    // Creating a key through the link would put it wherever the link points, unseen by the
+                    // user; and `link(2)` cannot replace the link, so creation would never succeed either.
+                    throw CacheError(
+                        .invalidKey,
+                        "the key file is a symbolic link to a missing file (\(target)); restore the file it points "
+                            + "to, or remove the link so a new key is created (entries written under the old key "
+                            + "are then lost)",
+                        path: path)
+                }
+                return nil
+            }
             throw CacheError.posix(error, "cannot open the key file", path: path)
         }
         defer { close(descriptor) }
@@ -63,6 +78,17 @@ enum KeyFile {
         }
         guard total == MasterKey.byteCount else { throw sizeError(byteCount: total, path: path) }
         return try MasterKey(bytes: Data(buffer[0..<total]))
+    }
+
+    /// The target of a symbolic link at `path`, when `path` is one (its target, or a link in the chain,
+    /// being missing); `nil` when nothing is at `path`.
+    private static func danglingLinkTarget(at path: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return "target unknown" }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: - Creating

@@ -1,0 +1,121 @@
+import CacheCore
+import Foundation
+
+extension DiskStore {
+    /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
+    /// then deletes every entry file. Files that survive an interrupted wipe carry the old epoch id and
+    /// can no longer be decrypted; reads and sweeps remove them.
+    ///
+    /// Foreign directories where entry files belong are moved to `quarantine/` (see
+    /// DiskStore+ForeignItems.swift). An item that can be neither deleted nor moved does not stop the
+    /// wipe: the rest is deleted and the call then throws, naming how many are left.
+    ///
+    /// On a full disk (`ENOSPC`, `EDQUOT`) the new record cannot be written before anything is freed, so
+    /// the order flips: entry files are deleted first, still under `store.lock`, then the record is
+    /// written again, then the folder is swept once more for entries written meanwhile. A crash between
+    /// the two steps leaves a subset of the old entries, each still whole and authenticated: exactly what
+    /// a crash before the wipe began would leave, minus some entries; never a wrong value. When even the
+    /// second attempt finds no room, the entries are gone but the epoch stays; that is reported to the
+    /// observer and the call succeeds, since every entry it was asked to remove was removed.
+    ///
+    /// - Parameter deletingEntries: `false` only in tests that simulate an interrupted wipe.
+    /// - Throws: `CacheError` `.readOnly` for a store opened read-only; the record's write error (nothing
+    ///   changed); or, after the new epoch is in place, the first failure among the items left behind.
+    func removeAll(deletingEntries: Bool = true) throws {
+        try translatingErrors {
+            try requireWritable("remove all entries")
+            try createFolders()
+            let lock = try FileLock.acquire(layout.storeLock, wait: true)
+            defer { lock?.unlock() }
+            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+            let record = try KeyCheckRecord.make(salt: salt, master: master)
+            do {
+                try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
+            } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
+                let early = deleteEntryFiles()
+                state.withLock { $0.resetIndex(to: nil) }
+                do {
+                    try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
+                } catch let retry as FileError where Self.isOutOfSpace(retry) {
+                    try throwIfIncomplete(early, epochChanged: false)
+                    report(
+                        .maintenanceFailed,
+                        "the disk is full: every entry file was deleted, but the new key-check record could not be "
+                            + "written, so the store keeps its key epoch", path: layout.checkRecord, error: retry)
+                    return
+                }
+            }
+            let epoch = try Epoch.derive(master: master, salt: salt)
+            let status = try FileSystem.status(atPath: layout.checkRecord)
+            state.withLock {
+                $0.epoch = epoch
+                $0.checkStatus = status
+                $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
+            }
+            guard deletingEntries else { return }
+            try throwIfIncomplete(deleteEntryFiles(), epochChanged: true)
+        }
+    }
+
+    private static func isOutOfSpace(_ error: FileError) -> Bool {
+        error.errno == ENOSPC || error.errno == EDQUOT
+    }
+
+    /// Deletes every file in the fan-out folders, moving foreign directories aside; carries on past
+    /// failures.
+    ///
+    /// - Returns: The paths that could not be deleted or listed, with their errors.
+    /// - Complexity: O(*n*) file-system calls for *n* files.
+    private func deleteEntryFiles() -> [(path: String, error: any Error)] {
+        var failures: [(path: String, error: any Error)] = []
+        let folders: [String]
+        do {
+            folders = try FileSystem.contentsOfDirectory(layout.entriesFolder)
+        } catch {
+            return [(layout.entriesFolder, error)]
+        }
+        for folder in folders {
+            let folderPath = layout.entriesFolder + "/" + folder
+            let names: [String]
+            do {
+                names = try FileSystem.contentsOfDirectory(folderPath)
+            } catch {
+                failures.append((folderPath, error))
+                continue
+            }
+            for name in names {
+                let path = folderPath + "/" + name
+                do {
+                    try FileSystem.unlinkFile(path)
+                } catch {
+                    do {
+                        if try !quarantineIfDirectory(path) { failures.append((path, error)) }
+                    } catch let quarantineError {
+                        failures.append((path, quarantineError))
+                    }
+                }
+            }
+        }
+        return failures
+    }
+
+    /// Throws one error summing up `failures`, if any, saying whether earlier entries are still readable.
+    private func throwIfIncomplete(_ failures: [(path: String, error: any Error)], epochChanged: Bool) throws {
+        guard let first = failures.first else { return }
+        let code: CacheError.Code
+        switch first.error {
+        case let error as CacheError: code = error.code
+        case let error as FileError: code = error.cacheError.code
+        default: code = .io
+        }
+        let state =
+            epochChanged
+            ? "a new key epoch is in place, so none of them can be read any more"
+            : "the key epoch could not be renewed (the disk is full), so they can still be read"
+        throw CacheError(
+            code,
+            "store '\(storeName)': removeAll deleted what it could, but \(failures.count) item(s) under "
+                + "\(layout.entriesFolder) could not be removed; \(state). Remove them by hand. First: \(first.error)",
+            path: first.path, cause: first.error)
+    }
+}

@@ -1,0 +1,157 @@
+import CacheCore
+
+extension LRUTable {
+    // MARK: - Reads
+
+    /// Reads `key` without a clock reading: answers only when the entry is absent or never expires.
+    ///
+    /// A hit refreshes recency, counts a hit and fills in `value`, `expiresAt` and (when `wantsCost`)
+    /// `cost`; a miss counts a miss; ``LRUReadStatus/needsClock`` changes nothing, and the caller
+    /// retries with ``read(_:now:wantsCost:value:expiresAt:cost:)``.
+    @inlinable
+    func readWithoutClock(
+        _ key: Key, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int
+    ) -> LRUReadStatus {
+        guard let entry = index[key] else {
+            counters.misses += 1
+            return .miss
+        }
+        guard !entry.canExpire else { return .needsClock }
+        touch(entry.slot)
+        counters.hits += 1
+        value = entry.value
+        expiresAt = .infinity
+        // The cost sits in its own buffer: read it only for callers that return it.
+        if wantsCost { cost = costs[Int(entry.slot)] }
+        return .hit
+    }
+
+    /// Reads `key` at `now` (seconds since the reference date), dropping it if it has expired.
+    ///
+    /// Fills in the outputs like ``readWithoutClock(_:wantsCost:value:expiresAt:cost:)``; an expired
+    /// entry's value is put in `value` too, to be released by the caller outside the lock.
+    @inlinable
+    func read(
+        _ key: Key, now: Double, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int
+    ) -> LRUReadStatus {
+        guard let entry = index[key] else {
+            counters.misses += 1
+            return .miss
+        }
+        let entryExpiresAt = expiry(of: entry)
+        if entryExpiresAt <= now {
+            counters.misses += 1
+            counters.expirations += 1
+            index.removeValue(forKey: key)
+            freeSlot(entry.slot)
+            value = entry.value
+            return .expired
+        }
+        touch(entry.slot)
+        counters.hits += 1
+        value = entry.value
+        expiresAt = entryExpiresAt
+        if wantsCost { cost = costs[Int(entry.slot)] }
+        return .hit
+    }
+
+    // MARK: - Writes
+
+    /// Stores `value` under `key` as the most recently used entry, then evicts from the least recently
+    /// used end until the table is within its limits.
+    ///
+    /// An entry that cannot be kept — the table keeps nothing, its cost alone exceeds the cost limit, or
+    /// it has already expired at `now` — is not stored, evicts nothing, and removes the earlier entry for
+    /// `key`, because the caller replaced it.
+    ///
+    /// - Parameters:
+    ///   - cost: The entry's cost, already made non-negative.
+    ///   - expiresAt: Seconds since the reference date, `.infinity` for never; NaN counts as expired.
+    ///   - now: The clock reading for an entry that can expire, `-.infinity` when none was taken.
+    /// - Returns: The values that left the table (the replaced one and any evicted ones).
+    @inlinable
+    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) -> Released {
+        var released = Released()
+        // `!(expiresAt > now)` rather than `expiresAt <= now`: a NaN expiry counts as already expired,
+        // not as one that never comes.
+        if countLimit == 0 || costLimit == 0 || cost > costLimit || !(expiresAt > now) {
+            if let old = index.removeValue(forKey: key) {
+                freeSlot(old.slot)
+                released.first = old.value
+            }
+            return released
+        }
+        // Keep the running total representable: costs near `Int.max` (with no cost limit, or a limit
+        // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way.
+        while Int.max - totalCost < cost && !index.isEmpty {
+            released.append(evictLeastRecentlyUsed())
+        }
+        // A replaced entry moves to a fresh slot, so that one hash operation both stores the new entry
+        // and hands back the old one.
+        let slot = allocateSlot()
+        (keys + Int(slot)).initialize(to: key)
+        let canExpire = expiresAt != .infinity
+        if canExpire { expiries[Int(slot)] = expiresAt }
+        if let old = index.updateValue(Entry(value: value, slot: slot, canExpire: canExpire), forKey: key) {
+            freeSlot(old.slot)
+            released.first = old.value
+        }
+        costs[Int(slot)] = cost
+        totalCost += cost
+        record(slot)
+        counters.insertions += 1
+        while index.count > countLimit || totalCost > costLimit {
+            released.append(evictLeastRecentlyUsed())
+        }
+        return released
+    }
+
+    /// Removes the entry for `key`.
+    ///
+    /// - Returns: The removed value with its expiry (seconds since the reference date), or `nil`.
+    @inlinable
+    func remove(_ key: Key) -> (value: Value, expiresAt: Double)? {
+        guard let entry = index.removeValue(forKey: key) else { return nil }
+        let expiresAt = expiry(of: entry)
+        freeSlot(entry.slot)
+        return (entry.value, expiresAt)
+    }
+
+    /// Removes every entry whose expiry is at or before `now`, counting each as an expiration.
+    ///
+    /// - Complexity: O(*n*) in the number of entries held.
+    func removeExpired(now: Double, into released: inout Released) -> Int {
+        let expired = index.filter { expiry(of: $0.value) <= now }
+        for (key, entry) in expired {
+            index.removeValue(forKey: key)
+            freeSlot(entry.slot)
+            released.append(entry.value)
+        }
+        counters.expirations += expired.count
+        return expired.count
+    }
+
+    /// Evicts least recently used entries until at most `count` remain.
+    ///
+    /// - Complexity: O(*k*) in the number of entries evicted.
+    func trim(toCount count: Int, into released: inout Released) {
+        while index.count > max(count, 0) {
+            released.append(evictLeastRecentlyUsed())
+        }
+    }
+
+    /// Evicts least recently used entries until the total cost is at most `cost`.
+    ///
+    /// - Complexity: O(*k*) in the number of entries evicted.
+    func trim(toCost cost: Int, into released: inout Released) {
+        while totalCost > max(cost, 0) && !index.isEmpty {
+            released.append(evictLeastRecentlyUsed())
+        }
+    }
+
+    /// The expiry of `entry`, in seconds since the reference date; `.infinity` for never.
+    @inlinable
+    func expiry(of entry: Entry) -> Double {
+        entry.canExpire ? expiries[Int(entry.slot)] : .infinity
+    }
+}

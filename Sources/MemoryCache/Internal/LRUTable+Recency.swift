@@ -1,0 +1,152 @@
+import CacheCore
+
+extension LRUTable {
+    // MARK: - Slots
+
+    /// Takes a slot for a new entry: the last free slot, else the next unused one.
+    @inlinable
+    func allocateSlot() -> Int32 {
+        if let slot = freeSlots.popLast() { return slot }
+        if used == capacity { grow() }
+        used += 1
+        return Int32(truncatingIfNeeded: used - 1)
+    }
+
+    /// Doubles the slot buffers. Runs only when no slot is free, so every slot below `used` is live.
+    @usableFromInline
+    func grow() {
+        let newCapacity = min(max(capacity * 2, 8), Self.maximumSlots)
+        let newStamps = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
+        let newKeys = UnsafeMutablePointer<Key>.allocate(capacity: newCapacity)
+        let newCosts = UnsafeMutablePointer<Int>.allocate(capacity: newCapacity)
+        let newExpiries = UnsafeMutablePointer<Double>.allocate(capacity: newCapacity)
+        newStamps.moveInitialize(from: stamps, count: used)
+        newKeys.moveInitialize(from: keys, count: used)
+        newCosts.moveInitialize(from: costs, count: used)
+        newExpiries.moveInitialize(from: expiries, count: used)
+        stamps.deallocate()
+        keys.deallocate()
+        costs.deallocate()
+        expiries.deallocate()
+        stamps = newStamps
+        keys = newKeys
+        costs = newCosts
+        expiries = newExpiries
+        capacity = newCapacity
+    }
+
+    /// Removes the least recently used entry, counting an eviction.
+    ///
+    /// - Returns: Its value, to be released outside the lock, or `nil` when the table is empty.
+    @inlinable
+    func evictLeastRecentlyUsed() -> Value? {
+        guard let slot = leastRecentlyUsedSlot() else { return nil }
+        counters.evictions += 1
+        // Copy the key out before the slot is freed: the index still needs it to find the entry.
+        let key = keys[Int(slot)]
+        let entry = index.removeValue(forKey: key)
+        freeSlot(slot)
+        return entry?.value
+    }
+
+    /// Drops a slot whose entry has left the index: its key, its cost and its stamp (which makes its
+    /// records stale), and puts it on the free list.
+    @inlinable
+    func freeSlot(_ slot: Int32) {
+        stamps[Int(slot)] = 0
+        (keys + Int(slot)).deinitialize(count: 1)
+        totalCost -= costs[Int(slot)]
+        freeSlots.append(slot)
+        if index.isEmpty { releaseSpareStorage() }
+    }
+
+    /// Returns the slot buffers to their initial size once the table is empty, so a trim to zero or an
+    /// emptied shard gives its memory back.
+    @usableFromInline
+    func releaseSpareStorage() {
+        freeSlots = []
+        used = 0
+        queue = []
+        queueStart = 0
+        guard capacity > 8 else { return }
+        stamps.deallocate()
+        keys.deallocate()
+        costs.deallocate()
+        expiries.deallocate()
+        capacity = min(8, countLimit + 1)
+        stamps = .allocate(capacity: capacity)
+        keys = .allocate(capacity: capacity)
+        costs = .allocate(capacity: capacity)
+        expiries = .allocate(capacity: capacity)
+        index = [:]
+    }
+
+    // MARK: - Recency
+
+    /// Records a use of live slot `slot`, making it the most recently used.
+    ///
+    /// An exact table records every use without reading the slot's stamp first: a store the CPU need
+    /// not wait for, where a read of a line that missed the cache would stall the hit. (A repeated use
+    /// of the newest entry then leaves a stale record behind, which compaction drops.)
+    ///
+    /// A table that approximates recency (a shard of a sharded cache) skips the record when fewer
+    /// uses than half its entries came after the slot's latest one: then at most that many entries are
+    /// more recent, so the entry is in the recent half and far from eviction. That saves the writes on
+    /// most hits of a hot entry, and with them lock hold time.
+    @inlinable
+    func touch(_ slot: Int32) {
+        if approximatesRecency && tick &- stamps[Int(slot)] < UInt32(truncatingIfNeeded: liveCount / 2) {
+            return
+        }
+        record(slot)
+    }
+
+    /// The number of live slots, `index.count`, read without touching the index: unspecialized code
+    /// would look up the index's generic type metadata for that.
+    @inlinable
+    var liveCount: Int { used - freeSlots.count }
+
+    /// Stamps `slot` with the next tick and appends its record, compacting the queue when it has grown
+    /// to twice the live entries (plus slack, so small tables do not compact on every use).
+    @inlinable
+    func record(_ slot: Int32) {
+        tick &+= 1
+        if tick == 0 { tick = 1 }
+        stamps[Int(slot)] = tick
+        queue.append(RecencyRecord(slot: slot, stamp: tick))
+        // The bound on the slack keeps a stale record's life far below 2^32 ticks, so a wrapped tick
+        // never makes one look current again.
+        if queue.count - queueStart > liveCount + min(liveCount, 1 << 24) + 16 { compactQueue() }
+    }
+
+    /// Drops spent and stale records, keeping the live ones in order.
+    ///
+    /// - Complexity: O(*q*) in the records held; runs once per at least *n* + 16 uses, so O(1) amortized.
+    @usableFromInline
+    func compactQueue() {
+        var kept = 0
+        queue.withUnsafeMutableBufferPointer { records in
+            for position in queueStart..<records.count {
+                let record = records[position]
+                if stamps[Int(record.slot)] == record.stamp {
+                    records[kept] = record
+                    kept += 1
+                }
+            }
+        }
+        queue.removeLast(queue.count - kept)
+        queueStart = 0
+    }
+
+    /// The least recently used live slot (spending the stale records in front of it), or `nil` when the
+    /// table is empty.
+    @inlinable
+    func leastRecentlyUsedSlot() -> Int32? {
+        while queueStart < queue.count {
+            let record = queue[queueStart]
+            if stamps[Int(record.slot)] == record.stamp { return record.slot }
+            queueStart += 1
+        }
+        return nil
+    }
+}

@@ -1,0 +1,37 @@
+import CacheCore
+import Foundation
+
+/// Warnings reported by the store while a command runs, held back until the command's outcome is known.
+///
+/// A failing command prints exactly one line, its error; the warnings that led to it (say the
+/// `readFailed` event of the very file `get` then fails on) would only repeat it. So the store's
+/// observer adds its events here, and the runner prints them when the command succeeds and drops them
+/// when it fails. `verify` takes the `readFailed` events itself to count and name unreadable files.
+///
+/// Thread safety: the observer may run on any thread; the list is guarded by `Locked`.
+enum DeferredWarnings {
+    private static let pending = Locked<[CacheEvent]>([])
+
+    /// Holds `event` back until ``flush()`` or ``discard()``.
+    static func add(_ event: CacheEvent) {
+        pending.withLock { $0.append(event) }
+    }
+
+    /// Removes and returns the events held back so far, oldest first.
+    static func take() -> [CacheEvent] {
+        pending.withLock { events in
+            defer { events = [] }
+            return events
+        }
+    }
+
+    /// Prints each held-back event as one `strata: warning:` line on stderr, and forgets them.
+    static func flush() {
+        for event in take() { StandardStreams.printError("strata: warning: \(oneLine(event.description))") }
+    }
+
+    /// Forgets the held-back events: the command failed, and its one error line says what matters.
+    static func discard() {
+        _ = take()
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Bytes handed over by the operating system — an argument, an environment value, a path — kept
+/// exactly as given.
+///
+/// `CommandLine.arguments`, `ProcessInfo.environment` and `FileManager.currentDirectoryPath` decode
+/// these as UTF-8 and replace every invalid byte with U+FFFD, so `$'\xff'` and `$'\xfe'` would become
+/// one string. The tool reads the raw bytes instead (`CommandLine.unsafeArgv`, `getenv`, `getcwd`) and
+/// decodes only where text is required.
+struct ByteString: Hashable {
+    /// The bytes, without a terminating NUL.
+    var bytes: [UInt8]
+
+    /// Wraps `bytes`.
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The UTF-8 bytes of `text`.
+    init(_ text: String) { self.bytes = Array(text.utf8) }
+
+    /// Copies a NUL-terminated C string.
+    init(cString: UnsafePointer<CChar>) {
+        self.bytes = Array(UnsafeBufferPointer(start: cString, count: strlen(cString))).map {
+            UInt8(bitPattern: $0)
+        }
+    }
+
+    /// The text, when the bytes are valid UTF-8; `nil` otherwise.
+    var validText: String? { String(validating: bytes, as: UTF8.self) }
+
+    /// The text with each invalid byte replaced by U+FFFD: for matching option names and for messages
+    /// that also show ``escaped``.
+    var lossyText: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The text with each byte that is not part of valid UTF-8 written as `\xHH` and each backslash as
+    /// `\\`, so that different byte strings always read differently.
+    var escaped: String {
+        pieces.map { piece in
+            switch piece {
+            case .scalar("\\"): return "\\\\"
+            case .scalar(let scalar): return String(scalar)
+            case .invalid(let byte): return Self.hexEscape(byte)
+            }
+        }.joined()
+    }
+
+    /// One decoded part of the bytes.
+    enum Piece: Equatable {
+        /// A well-formed UTF-8 sequence.
+        case scalar(Unicode.Scalar)
+        /// A byte that does not start a well-formed sequence.
+        case invalid(UInt8)
+    }
+
+    /// The bytes split into Unicode scalars and stray bytes, in order.
+    ///
+    /// - Complexity: O(n) in the byte count.
+    var pieces: [Piece] {
+        if let text = validText { return text.unicodeScalars.map { .scalar($0) } }
+        var result: [Piece] = []
+        var index = 0
+        while index < bytes.count {
+            var matched = false
+            // A well-formed sequence has exactly one length (1 to 4) that decodes as a single scalar.
+            for length in 1...4 where index + length <= bytes.count {
+                if let text = String(validating: bytes[index..<(index + length)], as: UTF8.self),
+                    let scalar = text.unicodeScalars.first, text.unicodeScalars.count == 1
+                {
+                    result.append(.scalar(scalar))
+                    index += length
+                    matched = true
+                    break
+                }
+            }
+            if !matched {
+                result.append(.invalid(bytes[index]))
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// `\xHH` with two lower-case hex digits.
+    static func hexEscape(_ byte: UInt8) -> String {
+        let hex = String(byte, radix: 16)
+        return "\\x" + (byte < 16 ? "0" : "") + hex
+    }
+
+    /// Calls `body` with a NUL-terminated copy of the bytes.
+    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+        let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+        defer { pointer.deallocate() }
+        for (offset, byte) in bytes.enumerated() { pointer[offset] = CChar(bitPattern: byte) }
+        pointer[bytes.count] = 0
+        return try body(pointer)
+    }
+}
+
+/// Raw views of the process's arguments, environment and working directory.
+enum RawProcess {
+    /// The argument vector after the program name, byte for byte.
+    static var arguments: [ByteString] {
+        (1..<Int(CommandLine.argc)).compactMap { index in
+            CommandLine.unsafeArgv[index].map { ByteString(cString: $0) }
+        }
+    }
+
+    /// The program name as invoked (`argv[0]`).
+    static var programName: ByteString {
+        guard CommandLine.argc > 0, let name = CommandLine.unsafeArgv[0] else { return ByteString("strata") }
+        return ByteString(cString: name)
+    }
+
+    /// The value of environment variable `name`, byte for byte, or `nil` when it is unset.
+    static func environmentValue(_ name: String) -> ByteString? {
+        getenv(name).map { ByteString(cString: $0) }
+    }
+
+    /// The working directory as `getcwd(3)` reports it (symbolic links resolved), byte for byte; empty
+    /// when it cannot be determined (for example it was deleted).
+    static var currentDirectory: ByteString {
+        var capacity = Int(PATH_MAX) + 1
+        while capacity <= 1 << 20 {
+            let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
+            defer { buffer.deallocate() }
+            if getcwd(buffer, capacity) != nil { return ByteString(cString: buffer) }
+            guard errno == ERANGE else { break }
+            capacity *= 2
+        }
+        return ByteString([])
+    }
+}

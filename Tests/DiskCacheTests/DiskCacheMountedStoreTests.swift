@@ -1,0 +1,130 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+/// Stores on file systems that refuse writes (a read-only bind mount) or run out of space (a tiny tmpfs).
+@Suite(.enabled(if: Mounts.available, Mounts.requirement))
+struct DiskCacheMountedStoreTests {
+    let folder = TemporaryFolder()
+    let events = EventRecorder()
+
+    /// Opens the store in `folder` through a read-only bind mount at `<folder>/readonly`.
+    func openReadOnlyView() throws -> (DiskCache<String, Data>, MountPoint) {
+        let view = folder.url.appendingPathComponent("readonly", isDirectory: true)
+        try FileManager.default.createDirectory(at: view, withIntermediateDirectories: true)
+        let mount = try Mounts.bindReadOnly(folder.store, at: view)
+        do {
+            let cache = try DiskCache<String, Data>(
+                configuration: DiskCacheConfiguration(
+                    name: "tests", directory: view, maxBytes: 1 << 20, keySource: .key(TestKeys.primary),
+                    clock: ManualClock(), observer: events.observer))
+            return (cache, mount)
+        } catch {
+            mount.unmount()
+            throw error
+        }
+    }
+
+    // MARK: - Read-only stores
+
+    @Test func readOnlyStoreServesHitsListingStatisticsAndVerify() throws {
+        // Given a store with two entries and flushed counters
+        let writer = try makeCache(folder)
+        try writer.setValue(Data("one".utf8), forKey: "a")
+        try writer.setValue(Data("two".utf8), forKey: "b")
+        _ = try writer.value(forKey: "a")
+        try writer.flushStatistics()
+
+        // When it is opened through a read-only mount
+        let (cache, mount) = try openReadOnlyView()
+        defer { mount.unmount() }
+
+        // Then every read works
+        #expect(try cache.value(forKey: "a") == Data("one".utf8))
+        #expect(try cache.value(forKey: "missing") == nil)
+        #expect(try cache.listEntries().map(\.key).sorted() == ["a", "b"])
+        let statistics = cache.statistics
+        #expect(statistics.base.count == 2)
+        #expect(statistics.base.hits == 2)  // one flushed by the writer, one of this instance
+        #expect(try cache.verify().checked == 2)
+        #expect(try cache.removeExpired() == 0)
+        // and flushing counters is silently skipped (nothing to write to)
+        try cache.flushStatistics()
+    }
+
+    @Test func readOnlyStoreRefusesEveryChangeWithOneClearErrorAndDeletesNothing() throws {
+        // Given a store with an entry, opened through a read-only mount
+        let writer = try makeCache(folder)
+        try writer.setValue(Data("kept".utf8), forKey: "a")
+        let filesBefore = allFiles(under: folder.store)
+        let (cache, mount) = try openReadOnlyView()
+        defer { mount.unmount() }
+
+        // When anything would change it
+        let changes: [(String, () throws -> Void)] = [
+            ("store an entry", { try cache.setValue(Data("new".utf8), forKey: "b") }),
+            ("remove an entry", { try cache.removeEntry(forKey: "a") }),
+            ("remove all entries", { try cache.removeAll() }),
+            ("trim", { _ = try cache.trim(toBytes: 0) }),
+        ]
+        for (operation, change) in changes {
+            // Then it throws readOnly naming the store and what was refused
+            let error = #expect(throws: CacheError.self, "\(operation)") { try change() }
+            #expect(error?.code == .readOnly)
+            #expect(error?.message.contains("cannot \(operation) in store 'tests'") == true)
+            #expect(error?.message.contains("read-only file system") == true)
+        }
+
+        // And nothing was changed or deleted
+        #expect(allFiles(under: folder.store) == filesBefore)
+        #expect(try cache.value(forKey: "a") == Data("kept".utf8))
+    }
+
+    @Test func readOnlyFolderWithoutAStoreFailsToOpenAsReadOnly() throws {
+        // Given an empty folder (no store yet) seen read-only
+        try FileManager.default.createDirectory(at: folder.store, withIntermediateDirectories: true)
+
+        // When it is opened
+        let error = #expect(throws: CacheError.self) { _ = try openReadOnlyView() }
+
+        // Then the creation failure is reported as such: there is nothing to read
+        #expect(error?.code == .readOnly)
+    }
+
+    // MARK: - Full disk
+
+    @Test func removeAllOnAFullDiskDeletesTheEntriesThenStartsANewEpoch() throws {
+        // Given a store on a 128 KiB file system, filled until a write fails for lack of space
+        let mount = try Mounts.tmpfs(at: folder.store, bytes: 128 << 10)
+        defer { mount.unmount() }
+        let cache = try makeCache(folder, observer: events.observer)
+        var stored = 0
+        var full = false
+        while !full && stored < 1_000 {
+            do {
+                try cache.setValue(Data(repeating: 7, count: 3_000), forKey: "k\(stored)")
+                stored += 1
+            } catch let error as CacheError where error.code == .outOfSpace {
+                full = true
+            }
+        }
+        #expect(full)
+        #expect(stored > 0)
+        let checkURL = folder.store.appendingPathComponent("store.check")
+        let saltBefore = try Data(contentsOf: checkURL).subdata(in: 8..<40)
+
+        // When the store is cleared
+        try cache.removeAll()
+
+        // Then every entry is gone, a new epoch is in place, and the store takes writes again
+        #expect(entryFiles(folder).isEmpty)
+        #expect(try Data(contentsOf: checkURL).subdata(in: 8..<40) != saltBefore)
+        #expect(try cache.value(forKey: "k0") == nil)
+        try cache.setValue(Data([1]), forKey: "after")
+        #expect(try cache.value(forKey: "after") == Data([1]))
+        #expect(try makeCache(folder).value(forKey: "after") == Data([1]))
+    }
+}

@@ -1,0 +1,58 @@
+import Testing
+
+@testable import MemoryCache
+
+/// The recency queue: records of uses, stale ones dropped by compaction, eviction of the oldest
+/// current record.
+extension MemoryCacheTests {
+    @Test func repeatedHitsOnOneKeyKeepTheQueueBoundedAndTheOrderExact() throws {
+        // Given three entries, "a" the least recently used
+        let cache = try makeCache(countLimit: 3)
+        for key in ["a", "b", "c"] { cache.setValue(0, forKey: key) }
+        // When "a" is read many times (each read appends a record)
+        for _ in 0..<10_000 { #expect(cache["a"] == 0) }
+        // Then compaction has kept the queue within twice the entries plus its slack
+        let queued = cache.shards[0].withLock { $0.queue.count - $0.queueStart }
+        #expect(queued <= 2 * 3 + 16 + 1)
+        #expect(cache.checkInvariants())
+        // And the next insertion evicts "b", the least recently used, not "a"
+        cache.setValue(0, forKey: "d")
+        #expect(cache["b"] == nil)
+        #expect(cache["a"] == 0 && cache["c"] == 0 && cache["d"] == 0)
+    }
+
+    @Test func trimAfterManyCompactionsKeepsExactlyTheMostRecentlyUsed() throws {
+        // Given 100 entries read in a random order, long enough for many compactions
+        let cache = try MemoryCache<Int, Int>()
+        var model = ReferenceLRU(countLimit: 100, costLimit: Int.max)
+        for key in 0..<100 {
+            cache.setValue(key, forKey: key, cost: 1)
+            model.setValue(key, forKey: key, cost: 1)
+        }
+        var random = SplitMix64(seed: 7)
+        for _ in 0..<50_000 {
+            let key = Int(random.next(upperBound: 100 as UInt64))
+            #expect(cache.value(forKey: key) == model.value(forKey: key))
+        }
+        // When the cache is trimmed to its ten most recent entries
+        cache.trim(toCount: 10)
+        // Then exactly the model's ten most recently used keys remain
+        let expected = Set(model.order.suffix(10).map(\.key))
+        #expect(Set((0..<100).filter { cache.entry(forKey: $0) != nil }) == expected)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func shardedCacheKeepsAHotKeyWhileColdKeysChurn() throws {
+        // Given a sharded cache, whose hits may skip recording a use of a recent entry
+        let cache = try makeCache(countLimit: 64, shardCount: 4)
+        cache.setValue(-1, forKey: "hot")
+        // When cold keys stream through while the hot key is read between insertions
+        for index in 0..<10_000 {
+            cache.setValue(index, forKey: "cold\(index)")
+            #expect(cache["hot"] == -1, "evicted after \(index) insertions")
+        }
+        // Then the hot key was never evicted and the shards are consistent and within their limits
+        #expect(cache.count <= 64)
+        #expect(cache.checkInvariants())
+    }
+}

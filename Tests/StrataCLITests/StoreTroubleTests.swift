@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// Unreadable entries, symbolic links to a store, and missing key files.
+@Suite(.serialized)
+struct StoreTroubleTests {
+    /// Stores k1…k8, then replaces one entry file with a directory; returns that key.
+    private func storeWithOneDirectoryEntry(_ harness: StrataHarness) throws -> String {
+        for index in 1...8 { #expect(try harness.run(["set", "k\(index)", "v\(index)"]).status == 0) }
+        let entries = harness.store.appendingPathComponent("entries")
+        let files = try FileManager.default.subpathsOfDirectory(atPath: entries.path).filter { $0.count == 67 }
+        let victim = entries.appendingPathComponent(try #require(files.sorted().first))
+        try FileManager.default.removeItem(at: victim)
+        try FileManager.default.createDirectory(at: victim, withIntermediateDirectories: false)
+        for index in 1...8 where try harness.run(["get", "k\(index)"]).status != 0 { return "k\(index)" }
+        return ""
+    }
+
+    @Test func failingGetOfAnUnreadableEntryPrintsExactlyOneLine() throws {
+        // Given a store whose entry for one key is a directory
+        let harness = try StrataHarness()
+        let key = try storeWithOneDirectoryEntry(harness)
+
+        // When that key is read
+        let result = try harness.run(["get", key])
+
+        // Then it fails with one line, the error, and no separate warning
+        #expect(result.status == 3)
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.hasPrefix("strata: store ") == true)
+    }
+
+    @Test func verifyCountsTheUnreadableEntryAndExitsThree() throws {
+        let harness = try StrataHarness()
+        _ = try storeWithOneDirectoryEntry(harness)
+
+        let result = try harness.run(["verify"])
+
+        #expect(result.status == 3)
+        #expect(result.outputText == "checked 8 entries: removed 0 bad, 0 expired, 1 unreadable (left in place)\n")
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.contains("not a regular file; left in place") == true)
+    }
+
+    @Test func storeNamedThroughASymbolicLinkFindsTheSameKeyFile() throws {
+        // Given a store created by its real path with a per-store key file (no STRATA_KEY)
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"], key: .some(nil)).status == 0)
+        let link = harness.root.appendingPathComponent("link")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: harness.store)
+
+        // When it is read through a symbolic link
+        let result = try harness.run(["--store", link.path, "get", "k"], key: .some(nil), usesStore: false)
+
+        // Then the same key opens it, and no second key file appeared
+        #expect(result.status == 0)
+        #expect(result.outputText == "v")
+        let keys = try FileManager.default.contentsOfDirectory(atPath: harness.path("data/strata/keys/strata-stores"))
+        #expect(keys.count == 1)
+    }
+
+    @Test func existingStoreWithoutItsKeyFileIsReportedAndNoKeyIsCreated() throws {
+        // Given a store whose per-store key file was lost
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"], key: .some(nil)).status == 0)
+        let keys = harness.path("data/strata/keys/strata-stores")
+        for name in try FileManager.default.contentsOfDirectory(atPath: keys) {
+            try FileManager.default.removeItem(atPath: keys + "/" + name)
+        }
+
+        // When it is opened without STRATA_KEY
+        let result = try harness.run(["get", "k"], key: .some(nil))
+
+        // Then it fails with one line saying so, and creates no useless key
+        #expect(result.status == 3)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.contains("no key file for this store at ") == true)
+        #expect(result.errorLines.first?.hasSuffix("set STRATA_KEY to the key it was created with") == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: keys).isEmpty)
+    }
+}
