@@ -3,7 +3,7 @@
 
 The workload (the same in both): 10,000 keys ("key-0" ...), values of 100 bytes or 4 KiB of random
 bytes; "set" stores every key once (after the warm-up round every set replaces an entry), "get" reads
-every key once in a seeded random order. One untimed warm-up round, then 9 timed rounds (--quick: 1,000
+every key once in a seeded random order. One untimed warm-up round, then 9 timed rounds (--quick: 500
 keys, 3 rounds, as `strata-bench --quick`); the median round's operations per second is reported.
 Both stores run with their default durability (Strata: no fsync; python-diskcache: SQLite in WAL mode
 with synchronous=NORMAL), in a fresh folder under $TMPDIR.
@@ -108,14 +108,14 @@ def run_strata_side(args, work):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="1,000 keys and 3 rounds instead of 10,000 and 9")
+    parser.add_argument("--quick", action="store_true", help="500 keys and 3 rounds instead of 10,000 and 9")
     parser.add_argument("--strata-bin", help="an already built strata-bench binary")
     parser.add_argument("--json", help="also write the table as JSON to this file")
     args = parser.parse_args()
     ensure_diskcache()
     import diskcache
 
-    key_count = 1_000 if args.quick else 10_000
+    key_count = 500 if args.quick else 10_000
     rounds = 3 if args.quick else 9
     work = tempfile.mkdtemp(prefix="strata-peer-")
     try:

@@ -84,11 +84,16 @@ enum StrataBench {
         var failures = 0
         for scenario in selected {
             do {
+                let start = monotonicNanoseconds()
                 let rows = try await scenario.run(context).filter { options.selects($0.name) }
+                let seconds = Double(monotonicNanoseconds() - start) / 1e9
                 for row in rows {
                     print(Report.line(for: row))
                     for detail in Report.details(for: row) { print(detail) }
                 }
+                print("    (\(scenario.names.joined(separator: ", ")): \(formatNumber(seconds)) s with setup)")
+                // Rows reach a file or pipe as they are measured, not only when the run ends (nil: every stream).
+                fflush(nil)
                 results += rows
             } catch {
                 failures += 1

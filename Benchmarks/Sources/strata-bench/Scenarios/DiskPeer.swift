@@ -9,7 +9,7 @@ enum DiskPeer {
     static let scenario = Scenario(
         "disk-peer-set-100b", "disk-peer-get-100b", "disk-peer-set-4k", "disk-peer-get-4k"
     ) { context in
-        let keyCount = context.size(full: 10_000, quick: 1_000)
+        let keyCount = context.size(full: 10_000, quick: 500)
         let keys = DiskFixture.keys(keyCount)
         let lookups = [Int].shuffledIndices(keyCount, seed: 0x9EE2).map { keys[$0] }
         var results: [ScenarioResult] = []

@@ -6,7 +6,7 @@ import Foundation
 /// DiskCache default, `.none`); the keys cycle, so after the first pass every write replaces a file.
 enum DiskSet4K {
     static let scenario = Scenario("disk-set-4k") { context in
-        let keyCount = context.size(full: 10_000, quick: 1_000)
+        let keyCount = context.size(full: 10_000, quick: 500)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(4096, seed: 4)
         let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-set-4k-strata"))

@@ -13,7 +13,7 @@ enum MemoryConcurrent {
     static let scenario = Scenario("memory-concurrent") { context in
         let keyCount = 100_000
         let threadCount = 2
-        let operationsPerThread = context.size(full: 500_000, quick: 200_000)
+        let operationsPerThread = context.size(full: 500_000, quick: 100_000)
         let keys = (0..<keyCount).map { "key-\($0)" }
         // Each thread replays its own seeded key sequence; every tenth operation is a set.
         let sequences = (0..<threadCount).map { thread in
@@ -39,10 +39,11 @@ enum MemoryConcurrent {
                 return totalOperations / elapsed * 1e3
             }
         )
-        // The same work at more shards, for information: how much of the shortfall is lock contention.
+        // The same work at more shards, for information (full runs only): how much of the shortfall is
+        // lock contention.
         let sweepRounds = AlternatingRounds(warmUpRounds: 1, rounds: context.quick ? 1 : 3)
         var sweep: [(label: String, value: Double)] = []
-        for shards in [64, 256] {
+        for shards in context.quick ? [] : [64, 256] {
             let wider = try MemoryCache<String, Int>(countLimit: keyCount, shardCount: shards)
             for (index, key) in keys.enumerated() { wider.setValue(index, forKey: key) }
             let (two, one) = sweepRounds.run(
@@ -58,7 +59,8 @@ enum MemoryConcurrent {
             )
             sweep.append(("speed-up at shardCount \(shards)", two.median / one.median))
         }
-        let headroom = parallelHeadroom(rounds: context.alternatingRounds)
+        let headroom = parallelHeadroom(
+            rounds: context.alternatingRounds, iterations: context.size(full: 5_000_000, quick: 1_000_000))
         var notes = [
             "strata = \(threadCount) threads on one cache, baseline = same work on 1 thread; "
                 + "shardCount \(shardCount), \(keyCount) String keys, 90% get / 10% set"
@@ -104,8 +106,7 @@ enum MemoryConcurrent {
     /// The speed-up two threads get over one on independent, cache-resident spin loops: what the machine
     /// offers for parallel work right now (2 on an idle two-core machine, about 1 when other processes
     /// keep a core busy). It tells a scaling problem in the cache apart from a busy machine.
-    private static func parallelHeadroom(rounds: AlternatingRounds) -> Double {
-        let iterations = 5_000_000
+    private static func parallelHeadroom(rounds: AlternatingRounds, iterations: Int) -> Double {
         @Sendable func spin(_ seed: Int) {
             var generator = SplitMix64(seed: UInt64(seed))
             var sum: UInt64 = 0

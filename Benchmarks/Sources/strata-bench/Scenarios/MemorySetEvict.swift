@@ -62,7 +62,7 @@ struct SetEvictWorkload {
 
     init(context: RunContext, countLimit: Int) {
         self.countLimit = countLimit
-        batch = context.size(full: 100_000, quick: 50_000)
+        batch = context.size(full: 100_000, quick: 20_000)
         keys = (0..<(countLimit * 20)).map { "key-\($0)" }
     }
 

@@ -11,7 +11,8 @@ import MultiCache
 /// Both loops run in one nonisolated async function, so neither pays an executor hop per call.
 enum MultiCacheHit {
     static let scenario = Scenario("multicache-hit") { context in
-        let keyCount = 10_000
+        // Every key is also written to the disk tier (one file each), so --quick keeps the set small.
+        let keyCount = context.size(full: 10_000, quick: 2_000)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(100, seed: 0x3C)
         let memory = try MemoryCache<String, Data>()
