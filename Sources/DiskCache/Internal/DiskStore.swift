@@ -115,12 +115,10 @@ final class DiskStore: Sendable {
             try FileSystem.makeDirectory(folder)
         }
         // The store lock file exists whenever the store does, so a flush can tell a deleted store.
-        // Created only when missing: opening it for writing would fail on a read-only volume, where the
-        // store must still open and serve reads.
-        if (try? FileSystem.status(atPath: layout.storeLock)) == nil {
-            let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
-            FileSystem.closeFile(fd)
-        }
+        // On a read-only volume this open fails with EROFS, which is what switches the store to read-only
+        // mode (DiskStore+Access.swift); skipping it when the file exists would hide that.
+        let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
+        FileSystem.closeFile(fd)
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.
