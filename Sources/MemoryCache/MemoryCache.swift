@@ -14,8 +14,10 @@ import Foundation
 /// Reads and writes make an entry the most recently used. When an insertion takes the cache over a
 /// limit, entries are evicted from the least recently used end until it is within both limits again;
 /// the entry just written is never evicted by its own insertion. With the default `shardCount` of 1 the
-/// order is exact LRU. The list is intrusive and kept in one contiguous buffer indexed by a hash table,
-/// so reads, writes, removals and each eviction are O(1) on average.
+/// order is exact LRU; each shard of a sharded cache evicts by second chance (CLOCK), an approximation
+/// whose hits write no line the shard's other users share. The recency order is kept in contiguous
+/// buffers indexed by a hash table, so reads, writes, removals and each eviction are O(1) on average
+/// (amortized).
 ///
 /// ## Limits
 /// `nil` means unlimited, 0 means the cache keeps nothing, a negative limit is rejected. An entry whose
@@ -82,8 +84,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache
     ///   - defaultExpiry: The expiry of values stored without one; `.never` by default.
     ///   - shardCount: The number of independent LRU tables, each owning the keys whose hash falls to it
     ///     and an equal share of each limit. 1 (the default) gives one exact LRU behind one lock; more
-    ///     shards let threads work in parallel at the price of an approximate LRU order, and an entry is
-    ///     then stored only if its cost fits its shard's share of the cost limit.
+    ///     shards let threads work in parallel at the price of an approximate LRU order (second chance
+    ///     within each shard), and an entry is then stored only if its cost fits its shard's share of the
+    ///     cost limit. 64 suits a few threads sharing one cache.
     ///   - clock: The clock that decides expiry; the system clock by default.
     ///   - cost: Computes a value's cost when none is given; 1 per entry by default. Called on the
     ///     caller's thread, outside the cache's lock. A negative result counts as 0.

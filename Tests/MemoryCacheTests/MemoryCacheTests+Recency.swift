@@ -55,4 +55,35 @@ extension MemoryCacheTests {
         #expect(cache.count <= 64)
         #expect(cache.checkInvariants())
     }
+
+    @Test func shardTablesGiveAReadEntryASecondChanceWithoutQueueingTheRead() {
+        // Given a shard's table (approximate recency) holding a, b, c, "a" the oldest
+        let table = LRUTable<String, Int>(countLimit: 3, costLimit: nil, approximatesRecency: true)
+        func store(_ key: String) { _ = table.store(0, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
+        func holds(_ key: String) -> Bool { table.index[key] != nil }
+        for key in ["a", "b", "c"] { store(key) }
+        // When "a" is read many times
+        for _ in 0..<1_000 {
+            var value: Int?
+            var expiresAt = 0.0
+            var cost = 0
+            let status = table.readWithoutClock(
+                "a", wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost)
+            #expect(status == .hit && value == 0)
+        }
+        // Then the reads queued nothing (a hit only marks the entry), so two cores reading one shard
+        // never write its queue
+        #expect(table.queue.count - table.queueStart == 3)
+        // And the next insertion evicts "b": "a" is spared once and moves behind "d"
+        store("d")
+        #expect(!holds("b") && holds("a") && holds("c") && holds("d"))
+        store("e")
+        #expect(!holds("c") && holds("a"))
+        store("f")
+        #expect(!holds("d") && holds("a"))
+        // And having spent its second chance unread, "a" is evicted next
+        store("g")
+        #expect(!holds("a") && holds("e") && holds("f") && holds("g"))
+        #expect(table.invariantViolation() == nil)
+    }
 }

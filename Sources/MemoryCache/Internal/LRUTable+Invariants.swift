@@ -40,7 +40,7 @@ extension LRUTable {
             guard record.slot >= 0, Int(record.slot) < used else {
                 return "queue names slot \(record.slot) outside 0..<\(used)"
             }
-            if record.stamp == stamps[Int(record.slot)] { current += 1 }
+            if isCurrent(record) { current += 1 }
         }
         guard current == index.count else { return "queue holds \(current) current records for \(index.count) keys" }
         guard costSum == totalCost else { return "total cost \(totalCost) != sum of costs \(costSum)" }

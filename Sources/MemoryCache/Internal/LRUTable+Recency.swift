@@ -89,16 +89,29 @@ extension LRUTable {
     /// not wait for, where a read of a line that missed the cache would stall the hit. (A repeated use
     /// of the newest entry then leaves a stale record behind, which compaction drops.)
     ///
-    /// A table that approximates recency (a shard of a sharded cache) skips the record when fewer
-    /// uses than half its entries came after the slot's latest one: then at most that many entries are
-    /// more recent, so the entry is in the recent half and far from eviction. That saves the writes on
-    /// most hits of a hot entry, and with them lock hold time.
+    /// A table that approximates recency (a shard of a sharded cache) gives entries a second chance
+    /// instead (the CLOCK policy, Corbató 1968): a hit only sets the slot's referenced bit, once, and
+    /// eviction moves a referenced entry to the back of the queue rather than evicting it. A hit then
+    /// writes no line that every use of the shard shares (the tick, the queue's tail), which is what
+    /// keeps two cores from trading those lines on every read.
     @inlinable
     func touch(_ slot: Int32) {
-        if approximatesRecency && tick &- stamps[Int(slot)] < UInt32(truncatingIfNeeded: liveCount / 2) {
+        if approximatesRecency {
+            let stamp = stamps[Int(slot)]
+            if stamp & Self.referencedBit == 0 { stamps[Int(slot)] = stamp | Self.referencedBit }
             return
         }
         record(slot)
+    }
+
+    /// The stamp bit that marks a slot of an approximate table as used since it was queued.
+    @inlinable static var referencedBit: UInt32 { 1 << 31 }
+
+    /// Whether `record` is the slot's current record: its stamp matches the slot's, the referenced bit
+    /// aside.
+    @inlinable
+    func isCurrent(_ record: RecencyRecord) -> Bool {
+        stamps[Int(record.slot)] & ~(approximatesRecency ? Self.referencedBit : 0) == record.stamp
     }
 
     /// The number of live slots, `index.count`, read without touching the index: unspecialized code
@@ -111,7 +124,8 @@ extension LRUTable {
     @inlinable
     func record(_ slot: Int32) {
         tick &+= 1
-        if tick == 0 { tick = 1 }
+        // An approximate table keeps the top bit for `referencedBit`, so its ticks wrap at 2^31.
+        if tick == 0 || (approximatesRecency && tick == Self.referencedBit) { tick = 1 }
         stamps[Int(slot)] = tick
         queue.append(RecencyRecord(slot: slot, stamp: tick))
         // The bound on the slack keeps a stale record's life far below 2^32 ticks, so a wrapped tick
@@ -128,7 +142,7 @@ extension LRUTable {
         queue.withUnsafeMutableBufferPointer { records in
             for position in queueStart..<records.count {
                 let record = records[position]
-                if stamps[Int(record.slot)] == record.stamp {
+                if isCurrent(record) {
                     records[kept] = record
                     kept += 1
                 }
@@ -139,13 +153,22 @@ extension LRUTable {
     }
 
     /// The least recently used live slot (spending the stale records in front of it), or `nil` when the
-    /// table is empty.
+    /// table is empty. In an approximate table a referenced slot met on the way loses its bit and goes
+    /// to the back of the queue.
+    ///
+    /// - Complexity: O(1) amortized: each record is spent once, and each hit sets at most one bit, which
+    ///   at most one second chance clears.
     @inlinable
     func leastRecentlyUsedSlot() -> Int32? {
         while queueStart < queue.count {
             let record = queue[queueStart]
-            if stamps[Int(record.slot)] == record.stamp { return record.slot }
             queueStart += 1
+            guard isCurrent(record) else { continue }
+            if stamps[Int(record.slot)] == record.stamp {
+                queueStart -= 1
+                return record.slot
+            }
+            self.record(record.slot)
         }
         return nil
     }

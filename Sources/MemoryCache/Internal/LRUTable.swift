@@ -92,8 +92,8 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline let countLimit: Int
     /// The highest total cost this table keeps (its share of the cache's cost limit).
     @usableFromInline let costLimit: Int
-    /// Whether a hit may skip recording a use of an entry that was used recently (see `touch`): true for
-    /// the shards of a sharded cache, whose order is approximate anyway.
+    /// Whether hits mark entries for a second chance instead of moving them to the front (see `touch`):
+    /// true for the shards of a sharded cache, whose order is approximate anyway.
     @usableFromInline let approximatesRecency: Bool
 
     // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
@@ -101,7 +101,8 @@ final class LRUTable<Key: Hashable, Value> {
     // it is safe: every access runs under the shard's lock, and no method overlaps two accesses to one
     // property.
     @usableFromInline @exclusivity(unchecked) var index: [Key: Entry] = [:]
-    /// Per slot: the tick of the slot's latest use, 0 for a free slot.
+    /// Per slot: the tick of the slot's latest use, 0 for a free slot; in an approximate table, plus
+    /// `referencedBit` once a hit has used the slot since that tick.
     @usableFromInline @exclusivity(unchecked) var stamps: UnsafeMutablePointer<UInt32>
     @usableFromInline @exclusivity(unchecked) var keys: UnsafeMutablePointer<Key>
     @usableFromInline @exclusivity(unchecked) var costs: UnsafeMutablePointer<Int>
@@ -125,7 +126,7 @@ final class LRUTable<Key: Hashable, Value> {
     /// - Parameters:
     ///   - countLimit: The most entries to keep, `nil` for no limit; never negative.
     ///   - costLimit: The highest total cost to keep, `nil` for no limit; never negative.
-    ///   - approximatesRecency: Whether hits may skip refreshing entries moved to the front recently.
+    ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them.
     ///   - counters: Counters carried over from a table this one replaces.
     init(
         countLimit: Int?, costLimit: Int?, approximatesRecency: Bool = false,
