@@ -1,14 +1,14 @@
 import Dispatch
 import MemoryCache
 
-/// memory-concurrent: two threads sharing one MemoryCache (16 shards), 90% gets and 10% sets over 100k
+/// memory-concurrent: two threads sharing one MemoryCache (64 shards), 90% gets and 10% sets over 100k
 /// keys, against the same operations run on one thread. The ratio is one-thread throughput over
 /// two-thread throughput, so 1/1.3 means two threads do 1.3× the work per second.
 ///
 /// On a two-core machine this is the whole budget: any other process running takes a core away, so this
 /// row is the noisiest of the report.
 enum MemoryConcurrent {
-    static let shardCount = 16
+    static let shardCount = 64
 
     static let scenario = Scenario("memory-concurrent") { context in
         let keyCount = 100_000
@@ -43,7 +43,7 @@ enum MemoryConcurrent {
         // lock contention.
         let sweepRounds = AlternatingRounds(warmUpRounds: 1, rounds: context.quick ? 1 : 3)
         var sweep: [(label: String, value: Double)] = []
-        for shards in context.quick ? [] : [64, 256] {
+        for shards in context.quick ? [] : [16, 256] {
             let wider = try MemoryCache<String, Int>(countLimit: keyCount, shardCount: shards)
             for (index, key) in keys.enumerated() { wider.setValue(index, forKey: key) }
             let (two, one) = sweepRounds.run(
