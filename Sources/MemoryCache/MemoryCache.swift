@@ -45,7 +45,7 @@ import Foundation
 ///
 /// The synchronous methods also witness the `async` requirements of ``Cache``, so the cache can be
 /// handed to code written against `any Cache<Key, Value>`; nothing here waits.
-public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: SynchronousCache {
     /// The clock that decides expiry; relative ``Expiry`` values are resolved against it at write time.
     public let clock: any CacheClock
     /// The most entries the cache keeps (a count of entries), or `nil` for no limit; 0 keeps nothing.

@@ -14,7 +14,9 @@ extension MultiCache {
     /// - Throws: ``CacheError/Code/tierFailure`` when every tier threw, listing each; `CancellationError`
     ///   when a tier threw it.
     /// - Complexity: At most one read per tier, one after another, then at most one write per faster tier,
-    ///   concurrently; plus one short lock operation for the statistics (a few more when a write-back runs).
+    ///   concurrently; plus one atomic add for the statistics on a tier-0 hit, one short lock operation
+    ///   otherwise (a few more when a write-back runs). A first tier that is a `SynchronousCache` is read
+    ///   without suspending.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     @inlinable
@@ -22,6 +24,22 @@ extension MultiCache {
         // Inlinable so that a caller who names the key and value types gets this fast path compiled for
         // them: unspecialized, each read looks up the metadata of `CacheEntry<Value>?` at run time.
         let epoch = mutationEpochBeforeRead()
+        // A first tier that reads without suspending (memory) is read here without an `await`: this
+        // function is then small enough to be inlined into the caller, and a hit costs no async call,
+        // no task allocation and no executor check.
+        if let readAtOnce = tiers[0].readAtOnce {
+            if let found = readAtOnce(key) {
+                countTierZeroHit()
+                return found
+            }
+            return try await entry(forKey: key, fromTier: 1, misses: [0], failures: [], epochSeen: epoch)
+        }
+        return try await entry(forKey: key, startingAtTierZeroAfter: epoch)
+    }
+
+    /// Reads tier 0 through its `async` API, then the rest on a miss or a failure.
+    @usableFromInline
+    func entry(forKey key: Key, startingAtTierZeroAfter epoch: UInt64) async throws -> CacheEntry<Value>? {
         // Tier 0 first, on its own: a hit there needs no write-back and no list of misses or failures, so
         // the commonest read takes one tier call and one counter update. `init` guarantees a tier 0.
         let found: CacheEntry<Value>?
@@ -39,8 +57,6 @@ extension MultiCache {
         return found
     }
 
-    /// The mutation epoch a read remembers before it asks the first tier, to drop its write-back when a
-    /// write or removal begins while it runs; read without a lock (see ``EpochMirror``).
     @usableFromInline
     func mutationEpochBeforeRead() -> UInt64 {
         publishedEpoch.load()
@@ -49,10 +65,7 @@ extension MultiCache {
     /// Counts a read that tier 0 answered, in one lock operation.
     @usableFromInline
     func countTierZeroHit() {
-        counters.withLock { statistics in
-            statistics.tiers[0].hits += 1
-            statistics.hits += 1
-        }
+        tierZeroHits.increment()
     }
 
     /// Goes on with a read whose tier 0 threw: reports the failure and asks the slower tiers.

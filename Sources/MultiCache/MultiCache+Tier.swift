@@ -29,6 +29,12 @@ extension MultiCache {
         /// hit path is one such call, so this is most of what a tier-0 hit costs.
         @usableFromInline let read: @Sendable (Key) async throws -> CacheEntry<Value>?
 
+        /// Reads an entry from ``cache`` without suspending, when the cache is a `SynchronousCache`;
+        /// `nil` otherwise. A `MultiCache` reads its first tier through this when it can: an `async` call
+        /// costs a task allocation and an executor check even when it never suspends, which is more than
+        /// an in-memory hit itself.
+        @usableFromInline let readAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+
         /// Creates a tier.
         ///
         /// Takes the cache as a generic argument so that, where its concrete type is known, the tier's reads
@@ -51,6 +57,28 @@ extension MultiCache {
             self.name = name ?? String(describing: type(of: cache))
             self.maximumLifetime = maximumLifetime
             read = { key in try await cache.entry(forKey: key) }
+            readAtOnce = nil
+        }
+
+        /// Creates a tier over a cache that reads without suspending (an in-memory tier); as first tier
+        /// of a ``MultiCache``, its hits then cost no `async` call.
+        ///
+        /// - Parameters:
+        ///   - cache: The tier's cache.
+        ///   - name: A readable name; `nil` uses the cache's type name (for example `MemoryCache<String, Data>`).
+        ///   - maximumLifetime: A cap on the lifetime of copies written into this tier, or `nil` for none.
+        ///     Must be positive; checked by ``MultiCache/init(tiers:clock:observer:)``.
+        @inlinable
+        public init<TierCache: SynchronousCache<Key, Value>>(
+            _ cache: TierCache,
+            name: String? = nil,
+            maximumLifetime: Duration? = nil
+        ) {
+            self.cache = cache
+            self.name = name ?? String(describing: type(of: cache))
+            self.maximumLifetime = maximumLifetime
+            read = { key in try await cache.entry(forKey: key) }
+            readAtOnce = { key in cache.entry(forKey: key) }
         }
 
         /// `entry` as this tier should hold it when written at `now`: its expiry capped by

@@ -89,6 +89,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     /// The coordinator's mutation epoch, readable without its lock; published whenever the epoch changes.
     let publishedEpoch = EpochMirror()
     let counters: Locked<MultiCacheStatistics>
+    /// Tier-0 hits, counted apart from `counters` so that the commonest read takes no lock for them.
+    let tierZeroHits = HitCounter()
 
     /// Creates a cache over `tiers`, fastest first.
     ///
@@ -137,14 +139,17 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
 
     /// A snapshot of the counters: per tier, overall, and for load-once.
     ///
-    /// The counters and ``MultiCacheStatistics/loadsShared`` are read under two separate locks, one after
-    /// the other, so while other tasks are working the two parts may be a moment apart.
+    /// The counters, the tier-0 hit count and ``MultiCacheStatistics/loadsShared`` are read one after
+    /// the other, so while other tasks are working the parts may be a moment apart.
     ///
     /// Thread-safe.
     ///
     /// - Complexity: O(number of tiers), for the copy.
     public var statistics: MultiCacheStatistics {
         var snapshot = counters.value
+        let hitsInTierZero = tierZeroHits.load()
+        snapshot.tiers[0].hits += hitsInTierZero
+        snapshot.hits += hitsInTierZero
         snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }
         return snapshot
     }
