@@ -100,8 +100,11 @@ extension LRUTable {
         totalCost += cost
         record(slot)
         counters.insertions += 1
+        // The new entry fits on its own (checked above), so sparing it always leaves something to evict
+        // while the table is over a limit; the `break` only guards against looping forever.
         while index.count > countLimit || totalCost > costLimit {
-            released.append(evictLeastRecentlyUsed())
+            guard let evicted = evictLeastRecentlyUsed(sparing: slot) else { break }
+            released.append(evicted)
         }
         return released
     }

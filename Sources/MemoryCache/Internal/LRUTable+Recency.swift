@@ -35,12 +35,13 @@ extension LRUTable {
         capacity = newCapacity
     }
 
-    /// Removes the least recently used entry, counting an eviction.
+    /// Removes the least recently used entry other than the one in slot `spared`, counting an eviction.
     ///
-    /// - Returns: Its value, to be released outside the lock, or `nil` when the table is empty.
+    /// - Parameter spared: A slot never to evict (the entry an insertion just stored), or `none`.
+    /// - Returns: Its value, to be released outside the lock, or `nil` when no entry but `spared` is left.
     @inlinable
-    func evictLeastRecentlyUsed() -> Value? {
-        guard let slot = leastRecentlyUsedSlot() else { return nil }
+    func evictLeastRecentlyUsed(sparing spared: Int32 = none) -> Value? {
+        guard let slot = leastRecentlyUsedSlot(sparing: spared) else { return nil }
         counters.evictions += 1
         // Copy the key out before the slot is freed: the index still needs it to find the entry.
         let key = keys[Int(slot)]
@@ -152,19 +153,32 @@ extension LRUTable {
         queueStart = 0
     }
 
-    /// The least recently used live slot (spending the stale records in front of it), or `nil` when the
-    /// table is empty. In an approximate table a referenced slot met on the way loses its bit and goes
-    /// to the back of the queue.
+    /// The least recently used live slot other than `spared` (spending the stale records in front of it),
+    /// or `nil` when no other slot is live. In an approximate table a referenced slot met on the way loses
+    /// its bit and goes to the back of the queue.
+    ///
+    /// `spared` goes to the back too when it is met. An insertion spares its own entry: the second
+    /// chances it hands out queue read entries behind the new one, which would otherwise come up first
+    /// and be evicted by its own insertion (every entry read since the last pass is one such case).
+    /// Once re-queued it can come up again only after every other slot, each of which is then unread
+    /// (its bit was cleared when it was re-queued) and evicted first.
     ///
     /// - Complexity: O(1) amortized: each record is spent once, and each hit sets at most one bit, which
-    ///   at most one second chance clears.
+    ///   at most one second chance clears; `spared` is re-queued at most once per call.
     @inlinable
-    func leastRecentlyUsedSlot() -> Int32? {
+    func leastRecentlyUsedSlot(sparing spared: Int32 = none) -> Int32? {
+        var sparedOnce = false
         while queueStart < queue.count {
             let record = queue[queueStart]
             queueStart += 1
             guard isCurrent(record) else { continue }
-            if stamps[Int(record.slot)] == record.stamp {
+            if record.slot == spared {
+                if sparedOnce {
+                    queueStart -= 1
+                    return nil
+                }
+                sparedOnce = true
+            } else if stamps[Int(record.slot)] == record.stamp {
                 queueStart -= 1
                 return record.slot
             }

@@ -1,0 +1,315 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import MemoryCache
+
+/// Adversarial probes of second-chance eviction in the shards of a sharded cache, and of the exact LRU
+/// order that a one-shard cache must keep unchanged.
+@Suite struct ShardedEvictionProbeTests {
+    /// A shard's table (approximate recency) of `Int` keys and values.
+    typealias Table = LRUTable<Int, Int>
+
+    func store(_ key: Int, cost: Int = 1, in table: Table) {
+        _ = table.store(key, forKey: key, cost: cost, expiresAt: .infinity, now: 0)
+    }
+
+    func read(_ key: Int, in table: Table) -> Int? {
+        var value: Int?
+        var expiresAt = 0.0
+        var cost = 0
+        let status = table.readWithoutClock(key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost)
+        return status == .hit ? value : nil
+    }
+
+    func holds(_ key: Int, in table: Table) -> Bool { table.index[key] != nil }
+
+    // MARK: - The entry just written
+
+    @Test func insertionIntoAShardWhoseEntriesWereAllReadKeepsTheNewEntry() {
+        // Given a shard holding 1 and 2 at its count limit, both read since they were queued
+        let table = Table(countLimit: 2, costLimit: nil, approximatesRecency: true)
+        store(1, in: table)
+        store(2, in: table)
+        #expect(read(1, in: table) == 1 && read(2, in: table) == 2)
+
+        // When 3 is inserted
+        store(3, in: table)
+
+        // Then 3 is held (an insertion never evicts its own entry) and 1, the oldest, made room
+        #expect(holds(3, in: table))
+        #expect(!holds(1, in: table) && holds(2, in: table))
+        #expect(table.invariantViolation() == nil)
+    }
+
+    @Test func costlyInsertionIntoAShardOfReadEntriesKeepsTheNewEntry() {
+        // Given a shard at cost 9 of 10, every entry read since it was queued
+        let table = Table(countLimit: nil, costLimit: 10, approximatesRecency: true)
+        store(1, cost: 5, in: table)
+        store(2, cost: 4, in: table)
+        #expect(read(1, in: table) == 1 && read(2, in: table) == 2)
+
+        // When an entry of cost 5 is inserted
+        store(3, cost: 5, in: table)
+
+        // Then it is held and the total is within the limit
+        #expect(holds(3, in: table))
+        #expect(!holds(1, in: table) && holds(2, in: table))
+        #expect(table.totalCost == 9)
+        #expect(table.invariantViolation() == nil)
+    }
+
+    @Test func insertionThatEvictsManyReadEntriesKeepsTheNewEntryAndEvictsOnlyWhatItMust() {
+        // Given a shard of 100 entries of cost 1, all read, after enough replacements to leave stale
+        // records (so the second chances re-queue into a queue that compacts while evicting)
+        let table = Table(countLimit: nil, costLimit: 100, approximatesRecency: true)
+        for round in 0..<3 {
+            for key in 0..<100 { _ = table.store(key + round, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
+        }
+        for key in 0..<100 { #expect(table.index[key] != nil && read(key, in: table) != nil) }
+
+        // When an entry of cost 60 is inserted
+        store(1_000, cost: 60, in: table)
+
+        // Then it is held, exactly 60 entries made room, and the table is consistent
+        #expect(holds(1_000, in: table))
+        #expect(table.count == 41)
+        #expect(table.totalCost == 100)
+        #expect(table.counters.evictions == 60)
+        #expect(table.invariantViolation() == nil)
+    }
+
+    @Test func shardedCacheReturnsEveryValueRightAfterStoringIt() throws {
+        // Given a sharded cache at its limits whose entries are read between insertions
+        let cache = try MemoryCache<Int, Int>(countLimit: 64, shardCount: 8, clock: ManualClock())
+        var random = SplitMix64(seed: 11)
+        for step in 0..<20_000 {
+            let key = Int(random.next(upperBound: 200 as UInt64))
+            if random.next(upperBound: 3 as UInt64) == 0 {
+                // When a value is stored
+                cache.setValue(step, forKey: key)
+                // Then it is returned at once: its own insertion did not evict it
+                #expect(cache.value(forKey: key) == step, "key \(key) lost at step \(step)")
+            } else if let value = cache.value(forKey: key) {
+                #expect(value <= step)
+            }
+        }
+        #expect(cache.count <= 64)
+        #expect(cache.checkInvariants())
+    }
+
+    // MARK: - Tick wrap-around
+
+    @Test func approximateTicksWrapBelowTheReferencedBitAndKeepTheOrder() {
+        // Given a shard whose tick is about to reach 2^31
+        let table = Table(countLimit: 4, costLimit: nil, approximatesRecency: true)
+        table.tick = (1 << 31) - 3
+        for key in 0..<4 { store(key, in: table) }
+        #expect(table.tick == 2)
+
+        // When entries are read and new ones inserted across the wrap
+        #expect(read(0, in: table) == 0)
+        store(10, in: table)
+        store(11, in: table)
+
+        // Then no stamp or tick uses the referenced bit as part of a tick, the unread entries went first,
+        // and the read entry got its second chance
+        #expect(table.tick & (1 << 31) == 0)
+        #expect(holds(0, in: table) && holds(10, in: table) && holds(11, in: table))
+        #expect(!holds(1, in: table) && !holds(2, in: table))
+        #expect(table.invariantViolation() == nil)
+        for slot in 0..<table.used where table.stamps[slot] != 0 {
+            #expect(table.stamps[slot] & ~(1 << 31) != 0, "slot \(slot) stamped with tick 0")
+        }
+    }
+
+    @Test func approximateTableStaysConsistentAcrossAWrap() {
+        // Given a shard whose tick wraps a few thousand uses in
+        let table = Table(countLimit: 16, costLimit: 40, approximatesRecency: true)
+        var random = SplitMix64(seed: 3)
+        var latest: [Int: Int] = [:]
+        // (Set once: moving the tick back by hand would make stale records current, which no real run of
+        // 2^31 uses can do before compaction drops them.)
+        table.tick = (1 << 31) - 5_000
+        for step in 0..<20_000 {
+            let key = Int(random.next(upperBound: 40 as UInt64))
+            switch random.next(upperBound: 10 as UInt64) {
+            case 0...3:
+                let cost = Int(random.next(upperBound: 6 as UInt64))
+                _ = table.store(step, forKey: key, cost: cost, expiresAt: .infinity, now: 0)
+                latest[key] = step
+                #expect(holds(key, in: table), "entry \(key) evicted by its own insertion at step \(step)")
+            case 4:
+                _ = table.remove(key)
+                latest[key] = nil
+            case 5:
+                var released = Table.Released()
+                table.trim(toCount: Int(random.next(upperBound: 16 as UInt64)), into: &released)
+            default:
+                // Then a read never returns a value other than the latest stored for its key
+                if let value = read(key, in: table) { #expect(value == latest[key]) }
+            }
+            if let problem = table.invariantViolation() {
+                Issue.record("step \(step): \(problem)")
+                return
+            }
+        }
+    }
+
+    @Test func exactTicksWrapAt2To32AndKeepTheExactOrder() {
+        // Given a one-shard table (exact LRU) whose tick is about to wrap
+        let table = Table(countLimit: 3, costLimit: nil)
+        table.tick = UInt32.max - 2
+        for key in 0..<3 { store(key, in: table) }
+        // When 0 is read after the wrap and 3 inserted
+        #expect(read(0, in: table) == 0)
+        store(3, in: table)
+        // Then 1, the least recently used, is evicted, as exact LRU requires
+        #expect(!holds(1, in: table) && holds(0, in: table) && holds(2, in: table) && holds(3, in: table))
+        #expect(table.invariantViolation() == nil)
+    }
+
+    // MARK: - Limits and bad input
+
+    @Test func hugeCostsInAShardNeverOverflowTheTotal() {
+        // Given a shard without a cost limit holding two entries whose costs sum near Int.max, both read
+        let table = Table(countLimit: nil, costLimit: nil, approximatesRecency: true)
+        store(1, cost: Int.max / 2, in: table)
+        store(2, cost: Int.max / 2, in: table)
+        #expect(read(1, in: table) == 1 && read(2, in: table) == 2)
+
+        // When an entry of cost Int.max arrives
+        store(3, cost: Int.max, in: table)
+
+        // Then it is held alone and the total is exact
+        #expect(holds(3, in: table) && table.count == 1)
+        #expect(table.totalCost == Int.max)
+        #expect(table.invariantViolation() == nil)
+    }
+
+    @Test func shardedCacheStaysWithinEveryShareUnderRandomWork() throws {
+        // Given a sharded cache with both limits, on a manual clock
+        let clock = ManualClock()
+        let cache = try MemoryCache<Int, Int>(
+            countLimit: 50, costLimit: 200, shardCount: 4, clock: clock, cost: { $0 % 11 })
+        var random = SplitMix64(seed: 99)
+        var latest: [Int: (value: Int, expiresAt: Date?)] = [:]
+        for step in 0..<20_000 {
+            let key = Int(random.next(upperBound: 120 as UInt64))
+            switch random.next(upperBound: 20 as UInt64) {
+            case 0...6:
+                let expiry: Expiry = random.next(upperBound: 2 as UInt64) == 0 ? .never : .after(.seconds(5))
+                cache.setValue(step, forKey: key, expiry: expiry)
+                latest[key] = (step, expiry == .never ? nil : clock.now.addingTimeInterval(5))
+            case 7:
+                cache.removeValue(forKey: key)
+                latest[key] = nil
+            case 8:
+                clock.advance(by: .seconds(1))
+            case 9:
+                if random.next(upperBound: 20 as UInt64) == 0 { cache.trim(toCount: 20) }
+            case 10:
+                if random.next(upperBound: 20 as UInt64) == 0 { cache.trim(toCost: 60) }
+            case 11:
+                if random.next(upperBound: 50 as UInt64) == 0 { cache.removeExpired() }
+            case 12:
+                if random.next(upperBound: 500 as UInt64) == 0 {
+                    cache.removeAll()
+                    latest = [:]
+                }
+            default:
+                // Then a read returns the latest value for the key, only while it is live
+                if let value = cache.value(forKey: key) {
+                    let expected = latest[key]
+                    #expect(value == expected?.value, "step \(step): wrong value for \(key)")
+                    if let expiresAt = expected?.expiresAt { #expect(clock.now < expiresAt, "expired \(key)") }
+                }
+            }
+            if step % 97 == 0, let problem = cache.invariantViolation() {
+                Issue.record("step \(step): \(problem)")
+                return
+            }
+        }
+        #expect(cache.count <= 50 && cache.totalCost <= 200)
+        #expect(cache.checkInvariants())
+    }
+
+    // MARK: - Exact LRU is unchanged
+
+    @Test func oneShardCacheMatchesTheReferenceLRUWithCostsRemovalsAndTrims() throws {
+        // Given a one-shard cache and the reference model with the same limits
+        let cache = try MemoryCache<Int, Int>(countLimit: 30, costLimit: 90, clock: ManualClock())
+        var model = ExactLRUModel(countLimit: 30, costLimit: 90)
+        var random = SplitMix64(seed: 2_024)
+        for step in 0..<20_000 {
+            let key = Int(random.next(upperBound: 60 as UInt64))
+            switch random.next(upperBound: 10 as UInt64) {
+            case 0...3:
+                let cost = Int(random.next(upperBound: 8 as UInt64))
+                cache.setValue(step, forKey: key, cost: cost)
+                model.setValue(step, forKey: key, cost: cost)
+            case 4:
+                cache.removeValue(forKey: key)
+                model.removeValue(forKey: key)
+            case 5:
+                if random.next(upperBound: 10 as UInt64) == 0 {
+                    let keep = Int(random.next(upperBound: 30 as UInt64))
+                    cache.trim(toCount: keep)
+                    model.trim(toCount: keep)
+                }
+            default:
+                // Then every read agrees with the model, hit for hit
+                #expect(cache.value(forKey: key) == model.value(forKey: key), "step \(step), key \(key)")
+            }
+        }
+        // And the entries, their order-dependent survivors and the counters agree
+        let held = cache.shards[0].withLock { table in Set(table.index.keys) }
+        #expect(held == Set(model.order.map(\.key)))
+        #expect(cache.totalCost == model.totalCost)
+        #expect(cache.statistics.hits == model.hits && cache.statistics.misses == model.misses)
+        #expect(cache.statistics.evictions == model.evictions)
+        #expect(cache.checkInvariants())
+    }
+}
+
+/// An exact LRU model with removal and trimming: an array from least to most recently used.
+struct ExactLRUModel {
+    var order: [(key: Int, value: Int, cost: Int)] = []
+    let countLimit: Int
+    let costLimit: Int
+    var hits = 0
+    var misses = 0
+    var evictions = 0
+
+    var totalCost: Int { order.reduce(0) { $0 + $1.cost } }
+
+    mutating func value(forKey key: Int) -> Int? {
+        guard let position = order.firstIndex(where: { $0.key == key }) else {
+            misses += 1
+            return nil
+        }
+        hits += 1
+        let entry = order.remove(at: position)
+        order.append(entry)
+        return entry.value
+    }
+
+    mutating func setValue(_ value: Int, forKey key: Int, cost: Int) {
+        order.removeAll { $0.key == key }
+        guard cost <= costLimit else { return }
+        order.append((key, value, cost))
+        while order.count > countLimit || totalCost > costLimit { evictOne() }
+    }
+
+    mutating func removeValue(forKey key: Int) { order.removeAll { $0.key == key } }
+
+    mutating func trim(toCount count: Int) {
+        while order.count > count { evictOne() }
+    }
+
+    private mutating func evictOne() {
+        order.removeFirst()
+        evictions += 1
+    }
+}
