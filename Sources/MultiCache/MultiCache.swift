@@ -123,6 +123,10 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     /// Creates a cache over `caches`, fastest first, each named after its type and without a maximum
     /// lifetime.
     ///
+    /// A cache whose type is a `SynchronousCache` (a `MemoryCache`) becomes a tier with a synchronous
+    /// read, as ``Tier/init(_:name:maximumLifetime:)`` makes it from the concrete type, so a first tier
+    /// given here is read without `await` too.
+    ///
     /// - Parameters:
     ///   - caches: The tiers in lookup order; at least one.
     ///   - clock: The clock for relative expiries; `nil` uses the first tier's clock.
@@ -134,7 +138,14 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         clock: (any CacheClock)? = nil,
         observer: CacheObserver? = nil
     ) throws {
-        try self.init(tiers: caches.map { Tier($0) }, clock: clock, observer: observer)
+        try self.init(tiers: caches.map(Self.tier(for:)), clock: clock, observer: observer)
+    }
+
+    /// A tier over `cache` that keeps its synchronous read when its dynamic type has one: the array's
+    /// element type hides it from overload resolution, which would otherwise pick the `async`-only tier.
+    private static func tier(for cache: any Cache<Key, Value>) -> Tier {
+        if let synchronous = cache as? any SynchronousCache<Key, Value> { return Tier(synchronous) }
+        return Tier(cache)
     }
 
     /// A snapshot of the counters: per tier, overall, and for load-once.
