@@ -53,7 +53,8 @@ import Testing
                             if let found = cache.entry(forKey: key) {
                                 tally.hits += 1
                                 if found.value != latest[key] {
-                                    tally.problems.append("key \(key): \(found.value), last wrote \(String(describing: latest[key]))")
+                                    tally.problems.append(
+                                        "key \(key): \(found.value), last wrote \(String(describing: latest[key]))")
                                 }
                                 if let expiresAt = found.expiresAt, expiresAt <= before {
                                     tally.problems.append("key \(key) returned after its expiry")

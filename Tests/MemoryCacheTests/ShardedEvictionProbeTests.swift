@@ -99,6 +99,26 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
+    @Test func shardOfOptionalValuesEvictsNilValuesLikeAnyOther() {
+        // Given a shard of optional values at its limit, holding nil values that were all read
+        let table = LRUTable<Int, Int?>(countLimit: 2, costLimit: nil, approximatesRecency: true)
+        for key in 0..<2 { _ = table.store(nil, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
+        for key in 0..<2 {
+            var value: Int??
+            var expiresAt = 0.0
+            var cost = 0
+            #expect(
+                table.readWithoutClock(key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost) == .hit
+            )
+        }
+        // When a third is stored
+        let released = table.store(nil, forKey: 2, cost: 1, expiresAt: .infinity, now: 0)
+        // Then one nil value was evicted and handed back, and the new entry is held
+        #expect(released.first == .some(nil) && released.rest.isEmpty)
+        #expect(table.index[2] != nil && table.index[0] == nil && table.count == 2)
+        #expect(table.invariantViolation() == nil)
+    }
+
     // MARK: - Tick wrap-around
 
     @Test func approximateTicksWrapBelowTheReferencedBitAndKeepTheOrder() {

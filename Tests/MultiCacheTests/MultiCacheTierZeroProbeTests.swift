@@ -280,12 +280,16 @@ struct MultiCacheTierZeroProbeTests {
                         let key = (task * 7 + read * 3) % 40
                         let value = try await cache.value(forKey: "\(key)")
                         if value != nil { found += 1 }
-                        if value != (key < 30 ? key : nil) { Issue.record("key \(key) read \(String(describing: value))") }
+                        if value != (key < 30 ? key : nil) {
+                            Issue.record("key \(key) read \(String(describing: value))")
+                        }
                     }
                     return (400, found)
                 }
             }
-            return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+            return try await group.reduce(into: (0, 0)) {
+                $0.0 += $1.0; $0.1 += $1.1
+            }
         }
 
         // Then every read was counted once, every tier-1 hit wrote back once, and the parts add up
