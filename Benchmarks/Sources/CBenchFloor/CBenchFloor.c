@@ -52,7 +52,7 @@ void strata_floor_cipher_free(strata_floor_cipher *cipher) {
     free(cipher);
 }
 
-int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, char *name) {
+int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *name) {
     static const char digits[] = "0123456789abcdef";
     unsigned char mac[mac_bytes];
     size_t length = 0;
@@ -65,7 +65,6 @@ int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t 
         name[2 * index] = digits[mac[index] >> 4];
         name[2 * index + 1] = digits[mac[index] & 15];
     }
-    name[2 * mac_bytes] = 0;
     return 1;
 }
 

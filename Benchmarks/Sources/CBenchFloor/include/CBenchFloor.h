@@ -23,8 +23,8 @@ strata_floor_cipher *strata_floor_cipher_create(const unsigned char *encryption_
 /// Frees a context (NULL is allowed).
 void strata_floor_cipher_free(strata_floor_cipher *cipher);
 
-/// Writes HMAC-SHA-256(naming key, key) as 64 lowercase hex digits and a NUL into `name`. Returns 1 or 0.
-int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, char *name);
+/// Writes HMAC-SHA-256(naming key, key) as 64 lowercase hex digits (no NUL) into `name`. Returns 1 or 0.
+int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *name);
 
 /// Encrypts `length` bytes under a fresh random nonce (RAND_bytes) into `sealed`, which holds
 /// `length + STRATA_FLOOR_OVERHEAD` bytes. Returns 1 or 0.

@@ -62,15 +62,13 @@ final class FloorStore {
 
     private func fileName(_ key: String) throws -> String {
         var key = key
-        var name = [UInt8](repeating: 0, count: 65)
-        let status = name.withUnsafeMutableBytes { output in
-            key.withUTF8 { bytes in
-                strata_floor_file_name(
-                    cipher, bytes.baseAddress, bytes.count, output.baseAddress?.assumingMemoryBound(to: CChar.self))
-            }
+        var status: Int32 = 0
+        let name = String(unsafeUninitializedCapacity: 64) { output in
+            status = key.withUTF8 { strata_floor_file_name(cipher, $0.baseAddress, $0.count, output.baseAddress) }
+            return status == 1 ? 64 : 0
         }
         guard status == 1 else { throw PlainFileStore.IOError(description: "HMAC-SHA-256 failed") }
-        return String(decoding: name.prefix(64), as: UTF8.self)
+        return name
     }
     #else
     static func open(in directory: URL) throws -> FloorStore? { nil }
