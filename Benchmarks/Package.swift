@@ -13,10 +13,24 @@ let package = Package(
     targets: [
         // glibc malloc statistics for the memory-overhead scenario (not exported by Swift's Glibc module).
         .target(name: "CBenchSupport"),
+        // The system libcrypto (found with pkg-config), for the floor measurement only. Named apart from the
+        // root package's COpenSSL because module names must be unique across the package graph.
+        .systemLibrary(
+            name: "CBenchOpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        // The cryptography any AES-256-GCM-encrypted cache must do, called straight through libcrypto's EVP
+        // interface: the "floor" printed beside the disk rows. Linux only; elsewhere the floor is skipped.
+        .target(
+            name: "CBenchFloor",
+            dependencies: [.target(name: "CBenchOpenSSL", condition: .when(platforms: [.linux]))]
+        ),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
                 "CBenchSupport",
+                .target(name: "CBenchFloor", condition: .when(platforms: [.linux])),
                 .product(name: "CacheCore", package: "Strata"),
                 .product(name: "MemoryCache", package: "Strata"),
                 .product(name: "DiskCache", package: "Strata"),

@@ -143,9 +143,14 @@ enum FileSystem {
         defer { buffer.deallocate() }
         var total = 0
         while total < buffer.count, let base = buffer.baseAddress {
-            let got = read(fd, base + total, buffer.count - total)
+            let requested = buffer.count - total
+            let got = read(fd, base + total, requested)
             if got > 0 {
                 total += got
+                // A read that stops short exactly at fstat's size has met the end of the file, so the
+                // extra byte found nothing: a file that had grown would have filled it. Stopping here
+                // saves the read that would only return 0 (one system call of seven on a 4 KiB hit).
+                if got < requested && total == status.size { break }
             } else if got == 0 {
                 break
             } else if errno != EINTR {
