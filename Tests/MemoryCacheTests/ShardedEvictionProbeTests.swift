@@ -260,7 +260,7 @@ import Testing
     @Test func oneShardCacheMatchesTheReferenceLRUWithCostsRemovalsAndTrims() throws {
         // Given a one-shard cache and the reference model with the same limits
         let cache = try MemoryCache<Int, Int>(countLimit: 30, costLimit: 90, clock: ManualClock())
-        var model = ExactLRUModel(countLimit: 30, costLimit: 90)
+        var model = ReferenceLRU(countLimit: 30, costLimit: 90)
         var random = SplitMix64(seed: 2_024)
         for step in 0..<20_000 {
             let key = Int(random.next(upperBound: 60 as UInt64))
@@ -290,46 +290,5 @@ import Testing
         #expect(cache.statistics.hits == model.hits && cache.statistics.misses == model.misses)
         #expect(cache.statistics.evictions == model.evictions)
         #expect(cache.checkInvariants())
-    }
-}
-
-/// An exact LRU model with removal and trimming: an array from least to most recently used.
-struct ExactLRUModel {
-    var order: [(key: Int, value: Int, cost: Int)] = []
-    let countLimit: Int
-    let costLimit: Int
-    var hits = 0
-    var misses = 0
-    var evictions = 0
-
-    var totalCost: Int { order.reduce(0) { $0 + $1.cost } }
-
-    mutating func value(forKey key: Int) -> Int? {
-        guard let position = order.firstIndex(where: { $0.key == key }) else {
-            misses += 1
-            return nil
-        }
-        hits += 1
-        let entry = order.remove(at: position)
-        order.append(entry)
-        return entry.value
-    }
-
-    mutating func setValue(_ value: Int, forKey key: Int, cost: Int) {
-        order.removeAll { $0.key == key }
-        guard cost <= costLimit else { return }
-        order.append((key, value, cost))
-        while order.count > countLimit || totalCost > costLimit { evictOne() }
-    }
-
-    mutating func removeValue(forKey key: Int) { order.removeAll { $0.key == key } }
-
-    mutating func trim(toCount count: Int) {
-        while order.count > count { evictOne() }
-    }
-
-    private mutating func evictOne() {
-        order.removeFirst()
-        evictions += 1
     }
 }

@@ -102,7 +102,7 @@ struct MultiCacheTierZeroProbeTests {
 
         // When both run the same mix of reads at expiry boundaries, write-backs, failures, removals,
         // loads, cancelled reads and wipes
-        var random = SplitMix64(seed: 5)
+        var random = SeededGenerator(seed: 5)
         for index in 0..<600 {
             let step = Int(random.next(upperBound: 1_000 as UInt64))
             let expected = await Self.run(step, on: slow)
@@ -307,20 +307,5 @@ struct MultiCacheTierZeroProbeTests {
         // And once the reads are over, memory holds every key the slow tier answered
         let missing = (10..<30).filter { key in memory.entry(forKey: String(key))?.value != key }
         #expect(missing == [])
-    }
-}
-
-/// SplitMix64, so that randomized steps are the same on every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }

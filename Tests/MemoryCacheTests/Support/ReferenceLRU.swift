@@ -30,10 +30,18 @@ struct ReferenceLRU {
         order.removeAll { $0.key == key }
         guard cost <= costLimit else { return }
         order.append((key, value, cost))
-        while order.count > countLimit || totalCost > costLimit {
-            order.removeFirst()
-            evictions += 1
-        }
+        while order.count > countLimit || totalCost > costLimit { evictOne() }
+    }
+
+    mutating func removeValue(forKey key: Int) { order.removeAll { $0.key == key } }
+
+    mutating func trim(toCount count: Int) {
+        while order.count > count { evictOne() }
+    }
+
+    private mutating func evictOne() {
+        order.removeFirst()
+        evictions += 1
     }
 }
 
