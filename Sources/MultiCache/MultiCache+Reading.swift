@@ -57,12 +57,14 @@ extension MultiCache {
         return found
     }
 
+    /// The mutation epoch a read remembers before it asks the first tier, to drop its write-back when a
+    /// write or removal begins while it runs; read without a lock (see ``EpochMirror``).
     @usableFromInline
     func mutationEpochBeforeRead() -> UInt64 {
         publishedEpoch.load()
     }
 
-    /// Counts a read that tier 0 answered, in one lock operation.
+    /// Counts a read that tier 0 answered, with one atomic add (see ``HitCounter``).
     @usableFromInline
     func countTierZeroHit() {
         tierZeroHits.increment()
