@@ -13,19 +13,24 @@ import Testing
         // Given a crashed writer's temporary file (an hour old) and a live writer's (just written)
         _ = try makeCache(folder)
         let tmp = folder.store.appendingPathComponent("tmp")
-        let stale = tmp.appendingPathComponent("1-dead.tmp")
-        let fresh = tmp.appendingPathComponent("2-live.tmp")
-        try Data("partial".utf8).write(to: stale)
-        try Data("partial".utf8).write(to: fresh)
-        try FileManager.default.setAttributes(
-            [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: stale.path)
+        let stale = tmp.appendingPathComponent("1-dead-1.tmp")
+        let fresh = tmp.appendingPathComponent("\(getpid())-beef-1.tmp")
+        let foreign = tmp.appendingPathComponent("notes.txt")
+        for file in [stale, fresh, foreign] {
+            try Data("partial".utf8).write(to: file)
+        }
+        for file in [stale, foreign] {
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
+        }
 
         // When the store is opened
         _ = try makeCache(folder, observer: events.observer)
 
-        // Then only the stale one is gone
+        // Then only the stale one is gone: a name not of Strata's temporary-file form is never deleted
         #expect(!FileManager.default.fileExists(atPath: stale.path))
         #expect(FileManager.default.fileExists(atPath: fresh.path))
+        #expect(FileManager.default.fileExists(atPath: foreign.path))
         #expect(events.count(of: .staleFilesRemoved) == 1)
     }
 

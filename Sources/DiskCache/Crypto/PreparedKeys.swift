@@ -48,6 +48,22 @@ protocol PreparedAESGCMKey: Sendable {
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws
 
+    /// Encrypts `first` followed by `second` like ``seal(nonce:associatedData:first:second:ciphertext:tag:)``,
+    /// but hands the ciphertext to `output` in pieces of at most `chunkSize` bytes instead of into one
+    /// buffer, so a large value is never held twice (once as plaintext, once as ciphertext).
+    ///
+    /// - Parameters:
+    ///   - chunkSize: The largest piece, in bytes (at least 1).
+    ///   - output: Called with each piece in order; the bytes live only for the call.
+    /// - Throws: What `output` throws, or what the one-buffer seal throws.
+    /// - Complexity: O(n) in the size of the plaintext; memory O(`chunkSize`) in back ends that can stream
+    ///   (OpenSSL), O(n) in the others (CryptoKit seals in one call).
+    func seal(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
+        output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
+    ) throws
+
     /// Checks the tag and decrypts `ciphertext` into `first` (its first `first.count` bytes) and `second`
     /// (the rest).
     ///
@@ -69,6 +85,27 @@ protocol PreparedAESGCMKey: Sendable {
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
     ) throws
+}
+
+extension PreparedAESGCMKey {
+    /// The fallback for back ends that cannot stream: seals into one buffer, then hands it out in pieces.
+    func seal(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
+        output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
+    ) throws {
+        let ciphertext = UnsafeMutableRawBufferPointer.allocate(byteCount: first.count + second.count, alignment: 16)
+        defer { ciphertext.deallocate() }
+        try seal(
+            nonce: nonce, associatedData: associatedData, first: first, second: second, ciphertext: ciphertext,
+            tag: tag)
+        var start = 0
+        while start < ciphertext.count {
+            let end = min(start + max(chunkSize, 1), ciphertext.count)
+            try output(UnsafeRawBufferPointer(rebasing: ciphertext[start..<end]))
+            start = end
+        }
+    }
 }
 
 extension CryptoProvider {

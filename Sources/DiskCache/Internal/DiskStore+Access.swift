@@ -15,7 +15,8 @@ extension DiskStore {
             try createFolders()
         } catch let error as FileError where Self.isWriteRefusal(error.errno) {
             // Reading needs the key-check record; without one there is no store to read.
-            guard (try? FileSystem.status(atPath: layout.checkRecord)) ?? nil != nil else { throw error }
+            let existing = try? openStoreFolders(creating: false)
+            guard (try? existing?.root.status(StoreLayout.checkRecordName)) ?? nil != nil else { throw error }
             state.withLock { $0.readOnlyCause = error }
         }
     }

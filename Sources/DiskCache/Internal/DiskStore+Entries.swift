@@ -7,60 +7,65 @@ extension DiskStore {
     /// Reads the live record for `keyBytes`.
     ///
     /// A missing, expired, corrupt or old-epoch file is a miss (the last three are removed and
-    /// counted). A file that cannot be read for a passing reason is reported and left in place.
+    /// counted). A file that cannot be read for a passing reason, or a foreign item at the entry's name
+    /// (a folder, a link, a FIFO: the store did not make it), is reported and left in place.
     ///
     /// - Throws: `CacheError` for read failures other than "not found".
     func read(keyBytes: Data) throws -> EntryRecord? {
         try translatingErrors {
             var epoch = try currentEpoch(recreating: false)
             let name = try fileName(for: keyBytes)
-            let path = layout.entry(name)
-            let fd: Int32
+            let opened: (fd: Int32, folder: Directory)?
             do {
-                fd = try FileSystem.openFile(path, O_RDONLY | O_NOFOLLOW)
-            } catch  where FileError.isNotFound(error) {
+                opened = try openEntryFile(name)
+            } catch {
+                throw readFailed(error, path: layout.entry(name))
+            }
+            guard let (fd, folder) = opened else {
                 count { $0.misses += 1 }
                 return nil
-            } catch {
-                throw readFailed(error, path: path)
             }
             defer { FileSystem.closeFile(fd) }
             let outcome: Result<EntryRecord, CorruptionReason>
             let status: FileStatus
             do {
-                (outcome, status) = try FileSystem.withContents(of: fd, path: path) { file, status in
-                    var outcome = try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                (outcome, status) = try Self.openEntry(
+                    fd, path: { layout.entry(name) }, name: name, limit: maxEntryFileSize
+                ) {
+                    contents, count, status in
+                    var outcome = try EntryRecord.open(
+                        contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
                     if case .failure(.oldEpoch) = outcome {
                         // Another process may have started a new epoch since our last look at store.check.
                         let fresh = try currentEpoch(recreating: false)
                         if fresh.id != epoch.id {
                             epoch = fresh
                             outcome = try EntryRecord.open(
-                                file, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                                contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
                         }
                     }
-                    return (outcome, status)
+                    return outcome
                 }
             } catch let error as FileError {
-                throw readFailed(error, path: path)
+                throw readFailed(error, path: layout.entry(name))
             }
             let record: EntryRecord
             switch outcome {
             case .failure(let reason):
-                removeCorrupt(name: name, path: path, status: status, reason: reason)
+                removeCorrupt(name: name, in: folder, status: status, reason: reason)
                 count { $0.misses += 1 }
                 return nil
             case .success(let opened):
                 record = opened
             }
             guard record.keyBytes == keyBytes else {
-                removeCorrupt(name: name, path: path, status: status, reason: .misplaced)
+                removeCorrupt(name: name, in: folder, status: status, reason: .misplaced)
                 count { $0.misses += 1 }
                 return nil
             }
             let now = clock.now
             if let expiresAt = record.header.expiresAt, now >= expiresAt {
-                removeIfUnchanged(path, status: status)
+                removeIfUnchanged(name, in: folder, status: status)
                 state.withLock {
                     $0.indexRemove(name)
                     $0.pending.expirations += 1
@@ -73,7 +78,7 @@ extension DiskStore {
             // serves hits.
             var stamp = status.modificationDate
             if abs(now.timeIntervalSince(stamp)) >= Self.recencyResolution,
-                (try? FileSystem.setTimes(fd, to: now, path: path)) != nil
+                (try? FileSystem.setTimes(fd, to: now, path: name)) != nil
             {
                 stamp = FileTime.normalized(now)
             }
@@ -85,14 +90,77 @@ extension DiskStore {
         }
     }
 
+    /// Opens the entry file `name` for reading (no link followed, no blocking), with its fan-out folder;
+    /// `nil` when there is none. When the entries folder was deleted from outside (and perhaps made
+    /// again by another process), the folders are opened again once.
+    ///
+    /// - Throws: `FileError` for a foreign item on the way (`ELOOP`, `ENOTDIR`) or another failure.
+    func openEntryFile(_ name: String) throws -> (fd: Int32, folder: Directory)? {
+        for attempt in 0..<2 {
+            let folders: StoreFolders
+            do {
+                folders = try self.folders()
+            } catch  where FileError.isNotFound(error) {
+                return nil
+            }
+            do {
+                let folder = try fanOutFolder(for: name, in: folders, creating: false)
+                return (try folder.openFile(name, O_RDONLY), folder)
+            } catch  where FileError.isNotFound(error) {
+                guard attempt == 0, StoreFolders.isDeleted(folders.entries),
+                    (try? reopenFolders(creating: false)) != nil
+                else { return nil }
+            }
+        }
+        return nil
+    }
+
+    /// The largest entry file worth reading: what a write could have made under this store's size limit
+    /// and AES-GCM's per-call limit. A longer file is judged corrupt without a byte being allocated.
+    var maxEntryFileSize: Int {
+        min(configuration.maxBytes ?? .max, EntryRecord.overhead + EntryRecord.maxBodyLength)
+    }
+
+    /// Checks the entry file open at `fd` and, when it may be an entry, reads it and calls `body` with
+    /// its bytes (a buffer `body` may take over, the count read, and the status).
+    ///
+    /// Nothing is allocated from an untrusted size: the file must be a regular file (else
+    /// ``FileError/notRegularFile(_:operation:path:)``) no longer than `limit`, and a file over
+    /// ``EntryRecord/chunkSize`` must have a header whose lengths fix exactly its size before it is read.
+    static func openEntry<R>(
+        _ fd: Int32, path: () -> String, name: String, limit: Int,
+        _ body: (UninitializedBytes, Int, FileStatus) throws -> Result<R, CorruptionReason>
+    ) throws -> (Result<R, CorruptionReason>, FileStatus) {
+        let status = try FileSystem.status(of: fd, path: name)
+        guard status.isRegularFile else {
+            throw FileError.notRegularFile(status, operation: "cannot read entry", path: path())
+        }
+        guard status.size <= limit else { return (.failure(.tooLarge), status) }
+        if status.size > EntryRecord.chunkSize {
+            let prefix = try FileSystem.readPrefix(fd, count: EntryRecord.headerSize, path: path())
+            switch EntryRecord.parseHeader(prefix) {
+            case .failure(let reason):
+                return (.failure(reason), status)
+            case .success(let header):
+                let expected = EntryRecord.overhead + header.keyLength + header.valueLength
+                guard expected == status.size else {
+                    return (.failure(status.size < expected ? .truncated : .lengthMismatch), status)
+                }
+            }
+        }
+        let (contents, count) = try FileSystem.readContents(fd, status: status, path: path())
+        return (try body(contents, count, status), status)
+    }
+
     private func readFailed(_ error: any Error, path: String) -> any Error {
         count { $0.readFailures += 1 }
         report(.readFailed, "cannot read entry; the file was left in place", path: path, error: error)
         return error
     }
 
-    func removeCorrupt(name: String, path: String, status: FileStatus, reason: CorruptionReason) {
-        let removed = removeIfUnchanged(path, status: status)
+    func removeCorrupt(name: String, in folder: Directory, status: FileStatus, reason: CorruptionReason) {
+        let path = layout.entry(name)
+        let removed = removeIfUnchanged(name, in: folder, status: status)
         state.withLock {
             $0.indexRemove(name)
             if removed { $0.pending.corruptEntriesRemoved += 1 }
@@ -136,15 +204,16 @@ extension DiskStore {
                     epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost,
                     keyLength: keyBytes.count, valueLength: valueBytes.count)
                 do {
-                    try EntryRecord.seal(
-                        keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
-                        key: epoch.sealingKey
-                    ) { file in
-                        try writeAtomically(file, to: layout.entry(name), modified: now, replacing: true)
+                    let folder = try fanOutFolder(for: name, in: try folders(), creating: true)
+                    try writeAtomically(in: folder, name: name, modified: now, replacing: true) { fd, path in
+                        try EntryRecord.write(
+                            keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
+                            key: epoch.sealingKey, to: fd, path: path)
                     }
                     break
                 } catch  where FileError.isNotFound(error) && attempt == 0 {
-                    // The store folder was deleted from outside: recreate it with the same epoch, retry.
+                    // The store folder (or one of its folders) was deleted from outside: recreate it with the
+                    // same epoch, retry.
                     try createFolders()
                     _ = try establishCheckRecord(preferredSalt: state.withLock { $0.epoch.salt })
                 }
@@ -170,11 +239,23 @@ extension DiskStore {
 
     /// Removes the entry file `name`; a foreign directory in its place is moved to `quarantine/`.
     func removeEntry(named name: String) throws {
-        let path = layout.entry(name)
+        let folder: Directory
         do {
-            try FileSystem.unlinkFile(path)
+            folder = try fanOutFolder(for: name, in: try folders(), creating: false)
+        } catch  where FileError.isNotFound(error) {
+            state.withLock { $0.indexRemove(name) }
+            return  // no fan-out folder (or no store): nothing to remove
+        } catch let error as FileError where error.isForeignItem {
+            // A link or file where the fan-out folder belongs: moved aside, never followed.
+            let folders = try folders()
+            try moveAside(String(name.prefix(2)), in: folders.entries, root: folders.root)
+            state.withLock { $0.indexRemove(name) }
+            return
+        }
+        do {
+            try folder.unlink(name)
         } catch {
-            guard try quarantineIfDirectory(path) else { throw error }
+            guard try quarantineIfDirectory(name, in: folder) else { throw error }
         }
         state.withLock { $0.indexRemove(name) }
     }
@@ -185,14 +266,24 @@ extension DiskStore {
     ///
     /// - Returns: `body`'s result, or `nil` when `wait` is `false` and the lock is held elsewhere.
     func withKeyLock<R>(keyBytes: Data, wait: Bool, _ body: () throws -> R) throws -> R? {
-        let lock: FileLock? = try translatingErrors {
-            let path = layout.keyLock(try fileName(for: keyBytes))
-            do {
-                return try FileLock.acquire(path, wait: wait)
-            } catch  where FileError.isNotFound(error) {
-                try createFolders()
-                return try FileLock.acquire(path, wait: wait)
+        let lock: FileLock? = try translatingErrors { () throws -> FileLock? in
+            let name = try fileName(for: keyBytes) + ".lock"
+            for attempt in 0..<2 {
+                do {
+                    let folders = try folders()
+                    let locks = try locksFolder(in: folders)
+                    do {
+                        return try FileLock.acquire(name, in: locks, wait: wait)
+                    } catch let error as FileError where error.isForeignItem || error.detail != nil {
+                        // A link, FIFO or folder planted at the lock's name: moved aside, never followed.
+                        try moveAside(name, in: locks, root: folders.root)
+                        return try FileLock.acquire(name, in: locks, wait: wait)
+                    }
+                } catch  where FileError.isNotFound(error) && attempt == 0 {
+                    try createFolders()
+                }
             }
+            return try FileLock.acquire(name, in: try locksFolder(in: try folders()), wait: wait)
         }
         guard let lock else { return nil }
         defer { lock.unlock() }

@@ -4,15 +4,47 @@ import Foundation
 extension DiskStore {
     // MARK: - Index
 
-    /// Every entry file with its size and modification time: one `lstat` per file.
+    /// Every entry file with its size and modification time: one `fstatat` per item, relative to the
+    /// folders' descriptors, no link followed.
     ///
+    /// - Parameter foreignItem: Called with the path and status of each foreign item met: something other
+    ///   than a folder at a fan-out name, or other than a regular file at an entry name.
     /// - Complexity: O(n) file-system calls.
-    func scanEntries() throws -> [String: (size: Int, modified: Date)] {
+    func scanEntries(
+        foreignItem: ((String, FileStatus) -> Void)? = nil
+    ) throws -> [String: (size: Int, modified: Date)] {
+        let folders: StoreFolders
+        do {
+            folders = try self.folders()
+        } catch  where FileError.isNotFound(error) {
+            return [:]
+        }
+        var fanOuts: [String] = []
+        try folders.entries.forEach { name, status in
+            guard name.utf8.count == 2 else { return }
+            if status.isDirectory {
+                fanOuts.append(name)
+            } else {
+                foreignItem?(layout.entriesFolder + "/" + name, status)
+            }
+        }
         var result: [String: (size: Int, modified: Date)] = [:]
-        for folder in try FileSystem.contentsOfDirectory(layout.entriesFolder) where folder.utf8.count == 2 {
-            try FileSystem.forEachFile(in: layout.entriesFolder + "/" + folder) { name, status in
-                guard status.isRegularFile, StoreLayout.isEntryName(name), name.hasPrefix(folder) else { return }
-                result[name] = (status.size, status.modificationDate)
+        for prefix in fanOuts {
+            let folder: Directory
+            do {
+                folder = try folders.entries.directory(prefix)
+            } catch  where error.isNotFound || error.isForeignItem {
+                continue  // removed or swapped since it was listed; never followed
+            } catch {
+                throw error
+            }
+            try folder.forEach { name, status in
+                guard StoreLayout.isEntryName(name), name.hasPrefix(prefix) else { return }
+                if status.isRegularFile {
+                    result[name] = (status.size, status.modificationDate)
+                } else {
+                    foreignItem?(layout.entry(name), status)
+                }
             }
         }
         return result
@@ -60,7 +92,7 @@ extension DiskStore {
     func trim(toBytes bytes: Int?, toCount count: Int?, protecting protected: String? = nil) throws -> Int {
         try translatingErrors {
             try requireWritable("trim")
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
+            let lock = try storeLock(in: try folders())
             defer { lock?.unlock() }
             let generation = state.withLock { $0.beginScan() }
             let scan: [String: (size: Int, modified: Date)]
@@ -84,8 +116,10 @@ extension DiskStore {
             var removed = 0
             for name in order {
                 guard heldBytes > targetBytes || heldCount > targetCount else { break }
-                guard name != protected, let size = scan[name]?.size else { continue }
-                guard (try? FileSystem.unlinkFile(layout.entry(name))) != nil else { continue }
+                guard name != protected, let size = scan[name]?.size,
+                    let folder = try? fanOutFolder(for: name, in: try folders(), creating: false),
+                    (try? folder.unlink(name)) != nil
+                else { continue }
                 heldBytes -= size
                 heldCount -= 1
                 removed += 1
@@ -101,38 +135,28 @@ extension DiskStore {
     /// What one entry file holds, after full authentication.
     enum Inspection {
         case live(EntryRecord, FileStatus)
-        case expired(FileStatus)
-        case corrupt(CorruptionReason, FileStatus)
+        case expired(FileStatus, Directory)
+        case corrupt(CorruptionReason, FileStatus, Directory)
         case missing
     }
 
     /// Reads and authenticates the file `name`, checking that its key hashes to its name.
     func inspect(_ name: String, epoch: Epoch, now: Date) throws -> Inspection {
-        let path = layout.entry(name)
-        let fd: Int32
-        do {
-            fd = try FileSystem.openFile(path, O_RDONLY | O_NOFOLLOW)
-        } catch  where FileError.isNotFound(error) {
-            return .missing
-        }
+        guard let (fd, folder) = try openEntryFile(name) else { return .missing }
         defer { FileSystem.closeFile(fd) }
-        let (outcome, status) = try Self.openEntry(fd, path: path, name: name, epoch: epoch)
+        let (outcome, status) = try Self.openEntry(
+            fd, path: { layout.entry(name) }, name: name, limit: maxEntryFileSize
+        ) {
+            contents, count, _ in
+            try EntryRecord.open(contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+        }
         switch outcome {
         case .failure(let reason):
-            return .corrupt(reason, status)
+            return .corrupt(reason, status, folder)
         case .success(let record):
-            guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status) }
-            if let expiresAt = record.header.expiresAt, now >= expiresAt { return .expired(status) }
+            guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status, folder) }
+            if let expiresAt = record.header.expiresAt, now >= expiresAt { return .expired(status, folder) }
             return .live(record, status)
-        }
-    }
-
-    /// Reads and opens the entry file open at `fd`.
-    static func openEntry(
-        _ fd: Int32, path: String, name: String, epoch: Epoch
-    ) throws -> (Result<EntryRecord, CorruptionReason>, FileStatus) {
-        try FileSystem.withContents(of: fd, path: path) { file, status in
-            (try EntryRecord.open(file, fileName: name, epochID: epoch.id, key: epoch.sealingKey), status)
         }
     }
 
@@ -144,7 +168,17 @@ extension DiskStore {
     ) throws -> DiskCacheVerifyReport {
         try translatingErrors {
             let epoch = try currentEpoch(recreating: false)
-            let names = try scanEntries().keys.sorted()
+            // Foreign items at entry and fan-out names are reported as unreadable and left in place:
+            // never followed, never deleted (Docs/Security.md).
+            var foreign: [(String, FileStatus)] = []
+            let names = try scanEntries { foreign.append(($0, $1)) }.keys.sorted()
+            for (path, status) in foreign {
+                count { $0.readFailures += 1 }
+                report(
+                    .readFailed, "an item the store did not create sits at an entry's name; it was left in place",
+                    path: path,
+                    error: FileError.notRegularFile(status, operation: "cannot read entry", path: path).cacheError)
+            }
             let now = clock.now
             var issues: [DiskCacheVerifyReport.Issue] = []
             var checked = 0
@@ -156,7 +190,9 @@ extension DiskStore {
                     inspection = try inspect(name, epoch: epoch, now: now)
                 } catch let error as FileError {
                     count { $0.readFailures += 1 }
-                    report(.readFailed, "cannot read entry; the file was left in place", path: path, error: error)
+                    report(
+                        .readFailed, "cannot read entry; the file was left in place", path: path,
+                        error: error.cacheError)
                     continue
                 }
                 checked += 1
@@ -165,16 +201,16 @@ extension DiskStore {
                     checked -= 1
                 case .live(let record, let status):
                     visit(record, status)
-                case .expired(let status):
-                    if removeIfUnchanged(path, status: status) {
+                case .expired(let status, let folder):
+                    if removeIfUnchanged(name, in: folder, status: status) {
                         state.withLock {
                             $0.indexRemove(name)
                             $0.pending.expirations += 1
                         }
                         issues.append(.init(path: path, reason: "expired"))
                     }
-                case .corrupt(let reason, let status):
-                    removeCorrupt(name: name, path: path, status: status, reason: reason)
+                case .corrupt(let reason, let status, let folder):
+                    removeCorrupt(name: name, in: folder, status: status, reason: reason)
                     issues.append(.init(path: path, reason: reason.rawValue))
                 }
             }
@@ -192,20 +228,20 @@ extension DiskStore {
             let now = clock.now
             var removed = 0
             for name in try scanEntries().keys {
-                let path = layout.entry(name)
-                guard let fd = try? FileSystem.openFile(path, O_RDONLY | O_NOFOLLOW) else { continue }
+                guard let (fd, folder) = try? openEntryFile(name) else { continue }
                 defer { FileSystem.closeFile(fd) }
-                guard let prefix = try? FileSystem.readPrefix(fd, count: EntryRecord.headerSize, path: path),
-                    let status = try? FileSystem.status(of: fd, path: path)
+                let path = layout.entry(name)
+                guard let status = try? FileSystem.status(of: fd, path: path), status.isRegularFile,
+                    let prefix = try? FileSystem.readPrefix(fd, count: EntryRecord.headerSize, path: path)
                 else { continue }
                 switch EntryRecord.parseHeader(prefix) {
                 case .failure(let reason):
-                    removeCorrupt(name: name, path: path, status: status, reason: reason)
+                    removeCorrupt(name: name, in: folder, status: status, reason: reason)
                 case .success(let header) where header.epochID != epoch.id:
-                    removeCorrupt(name: name, path: path, status: status, reason: .oldEpoch)
+                    removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
                 case .success(let header):
                     guard let expiresAt = header.expiresAt, now >= expiresAt,
-                        removeIfUnchanged(path, status: status)
+                        removeIfUnchanged(name, in: folder, status: status)
                     else { continue }
                     removed += 1
                     state.withLock {
@@ -228,7 +264,12 @@ extension DiskStore {
             report(.maintenanceFailed, "cannot scan the store for its size", path: layout.entriesFolder, error: error)
         }
         let (pending, held, bytes) = state.withLock { ($0.pending, $0.index?.count ?? 0, $0.index?.totalBytes ?? 0) }
-        let total = StatisticsFile.read(layout.statisticsFile) + pending
+        let (persisted, isClean) = readStatisticsFile()
+        if !isClean && !isReadOnly {
+            // Statistics are advisory: damaged counters counted as zero, and the file is written again clean.
+            try? flushStatistics(force: true)
+        }
+        let total = persisted + pending
         return DiskCacheStatistics(
             base: CacheStatistics(
                 hits: total.hits, misses: total.misses, insertions: total.insertions, evictions: total.evictions,
@@ -239,26 +280,50 @@ extension DiskStore {
             maxEntries: configuration.maxEntries)
     }
 
+    /// The counters in `store.stats` (zero when it is missing), and whether the file was clean (absent or
+    /// well-formed). It is opened without following a link and without blocking, must be a regular file of
+    /// at most ``StatisticsFile/maxSize`` bytes, and is never read whole beyond that.
+    func readStatisticsFile() -> (counters: StatisticsCounters, isClean: Bool) {
+        guard let root = try? folders().root else { return (StatisticsCounters(), true) }
+        let fd: Int32
+        do {
+            fd = try root.openFile(StoreLayout.statisticsName, O_RDONLY)
+        } catch {
+            return (StatisticsCounters(), error.isNotFound)
+        }
+        defer { FileSystem.closeFile(fd) }
+        guard let status = try? FileSystem.status(of: fd, path: layout.statisticsFile), status.isRegularFile,
+            status.size <= StatisticsFile.maxSize,
+            let data = try? FileSystem.readSmallFile(fd, count: status.size, path: layout.statisticsFile)
+        else { return (StatisticsCounters(), false) }
+        return StatisticsFile.decode(data)
+    }
+
     /// Merges this process's counters into `store.stats` under `store.lock`.
     ///
     /// Never creates anything: when the store folder (or its lock file or `tmp/`) is gone — deleted from
     /// outside — the counts stay pending, so a flush from `deinit` cannot resurrect a deleted store.
-    func flushStatistics() throws {
+    ///
+    /// - Parameter force: Write the file even with nothing to add (to replace damaged contents).
+    func flushStatistics(force: Bool = false) throws {
         try translatingErrors {
             let snapshot = state.withLock { $0.pending }
             // Counters are advisory: a store opened read-only keeps them in memory, without an error.
-            guard !snapshot.isZero, !isReadOnly else { return }
+            guard !snapshot.isZero || force, !isReadOnly else { return }
             let lock: FileLock?
+            let root: Directory
             do {
-                lock = try FileLock.acquire(layout.storeLock, wait: true, creating: false)
+                root = try folders().root
+                lock = try storeLock(in: try folders(), creating: false)
             } catch  where FileError.isNotFound(error) {
                 return
             }
             defer { lock?.unlock() }
-            let merged = StatisticsFile.read(layout.statisticsFile) + snapshot
+            let merged = readStatisticsFile().counters + snapshot
             do {
                 try writeAtomically(
-                    try StatisticsFile.encode(merged), to: layout.statisticsFile, modified: nil, replacing: true)
+                    try StatisticsFile.encode(merged), in: root, name: StoreLayout.statisticsName, modified: nil,
+                    replacing: true)
             } catch  where FileError.isNotFound(error) {
                 return
             }

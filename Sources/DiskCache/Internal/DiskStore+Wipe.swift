@@ -25,17 +25,20 @@ extension DiskStore {
         try translatingErrors {
             try requireWritable("remove all entries")
             try createFolders()
-            let lock = try FileLock.acquire(layout.storeLock, wait: true)
+            let folders = try folders()
+            let lock = try storeLock(in: folders)
             defer { lock?.unlock() }
             let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
             let record = try KeyCheckRecord.make(salt: salt, master: master)
             do {
-                try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
+                try writeAtomically(
+                    record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
             } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
-                let early = deleteEntryFiles()
+                let early = deleteEntryFiles(in: folders)
                 state.withLock { $0.resetIndex(to: nil) }
                 do {
-                    try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: true)
+                    try writeAtomically(
+                        record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
                 } catch let retry as FileError where Self.isOutOfSpace(retry) {
                     try throwIfIncomplete(early, epochChanged: false)
                     report(
@@ -46,14 +49,14 @@ extension DiskStore {
                 }
             }
             let epoch = try Epoch.derive(master: master, salt: salt)
-            let status = try FileSystem.status(atPath: layout.checkRecord)
+            let status = try folders.root.status(StoreLayout.checkRecordName)
             state.withLock {
                 $0.epoch = epoch
                 $0.checkStatus = status
                 $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
             }
             guard deletingEntries else { return }
-            try throwIfIncomplete(deleteEntryFiles(), epochChanged: true)
+            try throwIfIncomplete(deleteEntryFiles(in: folders), epochChanged: true)
         }
     }
 
@@ -62,36 +65,55 @@ extension DiskStore {
     }
 
     /// Deletes every file in the fan-out folders, moving foreign directories aside; carries on past
-    /// failures.
+    /// failures. Every folder is opened relative to `entries/` without following a link: a link (or any
+    /// non-folder) where a fan-out folder belongs is moved aside whole, never listed or deleted through.
     ///
     /// - Returns: The paths that could not be deleted or listed, with their errors.
     /// - Complexity: O(*n*) file-system calls for *n* files.
-    private func deleteEntryFiles() -> [(path: String, error: any Error)] {
+    private func deleteEntryFiles(in folders: StoreFolders) -> [(path: String, error: any Error)] {
         var failures: [(path: String, error: any Error)] = []
-        let folders: [String]
+        var items: [(String, FileStatus)] = []
         do {
-            folders = try FileSystem.contentsOfDirectory(layout.entriesFolder)
+            try folders.entries.forEach { items.append(($0, $1)) }
         } catch {
             return [(layout.entriesFolder, error)]
         }
-        for folder in folders {
-            let folderPath = layout.entriesFolder + "/" + folder
-            let names: [String]
+        for (prefix, status) in items {
+            let folderPath = layout.entriesFolder + "/" + prefix
+            let folder: Directory
             do {
-                names = try FileSystem.contentsOfDirectory(folderPath)
+                guard status.isDirectory else { throw FileError(errno: ENOTDIR, operation: "", path: folderPath) }
+                folder = try folders.entries.directory(prefix)
+            } catch let error as FileError where error.isForeignItem {
+                // Not a folder the store made: move it aside (a fan-out name) or leave it (any other name).
+                guard prefix.utf8.count == 2 else { continue }
+                do {
+                    try moveAside(prefix, in: folders.entries, root: folders.root)
+                } catch {
+                    failures.append((folderPath, error))
+                }
+                continue
+            } catch {
+                if !FileError.isNotFound(error) { failures.append((folderPath, error)) }
+                continue
+            }
+            var names: [String] = []
+            do {
+                try folder.forEach { name, _ in names.append(name) }
             } catch {
                 failures.append((folderPath, error))
                 continue
             }
             for name in names {
-                let path = folderPath + "/" + name
                 do {
-                    try FileSystem.unlinkFile(path)
+                    try folder.unlink(name)
                 } catch {
                     do {
-                        if try !quarantineIfDirectory(path) { failures.append((path, error)) }
+                        if try !quarantineIfDirectory(name, in: folder) {
+                            failures.append((folderPath + "/" + name, error))
+                        }
                     } catch let quarantineError {
-                        failures.append((path, quarantineError))
+                        failures.append((folderPath + "/" + name, quarantineError))
                     }
                 }
             }

@@ -25,6 +25,9 @@ final class DiskStore: Sendable {
         var generation = 0
         /// Numbers this store's temporary files (see `StoreLayout.temporaryFile(sequence:)`).
         var temporarySequence: UInt64 = 0
+        /// The store's folders, held open (StoreFolders.swift); `nil` until opened, or after the store
+        /// folder went missing.
+        var folders: StoreFolders?
     }
 
     /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
@@ -109,29 +112,63 @@ final class DiskStore: Sendable {
 
     // MARK: - Folders and the key-check record
 
+    /// Creates (or opens) the store folder, its folders and the store lock file, moving foreign items
+    /// in their places aside (DiskStore+Folders.swift), and holds the folders open.
     func createFolders() throws {
-        try FileSystem.makeDirectories(layout.root)
-        for folder in [layout.temporaryFolder, layout.entriesFolder, layout.locksFolder] {
-            try FileSystem.makeDirectory(folder)
-        }
+        let folders = try reopenFolders(creating: true)
+        _ = try locksFolder(in: folders)
         // The store lock file exists whenever the store does, so a flush can tell a deleted store.
         // On a read-only volume this open fails with EROFS, which is what switches the store to read-only
         // mode (DiskStore+Access.swift); skipping it when the file exists would hide that.
-        let fd = try FileSystem.openFile(layout.storeLock, O_RDWR | O_CREAT, mode: 0o600)
-        FileSystem.closeFile(fd)
+        try storeLock(in: folders, wait: false, creating: true)?.unlock()
+    }
+
+    /// Takes `store.lock`; a foreign item at its name is moved aside and a fresh lock file made when
+    /// `creating`.
+    func storeLock(in folders: StoreFolders, wait: Bool = true, creating: Bool = true) throws -> FileLock? {
+        do {
+            return try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: creating)
+        } catch  where creating && (error.isForeignItem || error.detail != nil) {
+            try moveAside(StoreLayout.storeLockName, in: folders.root, root: folders.root)
+            return try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: true)
+        } catch {
+            throw error
+        }
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.
+    ///
+    /// The file is opened without following a link and without blocking, and must be a regular file of
+    /// the record's exact size before a byte is read: a FIFO, a link or a huge sparse file there is a
+    /// damaged record (a clear error; nothing is deleted), never a hang or a large allocation.
     func loadCheckRecord() throws -> (Epoch, FileStatus)? {
-        let fd: Int32
+        let root: Directory
         do {
-            fd = try FileSystem.openFile(layout.checkRecord, O_RDONLY | O_NOFOLLOW)
+            root = try folders().root
         } catch  where FileError.isNotFound(error) {
             return nil
         }
+        let path = layout.checkRecord
+        let fd: Int32
+        do {
+            fd = try root.openFile(StoreLayout.checkRecordName, O_RDONLY)
+        } catch  where error.isNotFound {
+            return nil
+        } catch  where error.isForeignItem {
+            throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
+        } catch {
+            throw error
+        }
         defer { FileSystem.closeFile(fd) }
-        let (data, status) = try FileSystem.readAll(fd, path: layout.checkRecord)
-        let salt = try KeyCheckRecord.salt(from: data, master: master, path: layout.checkRecord, storeName: storeName)
+        let status = try FileSystem.status(of: fd, path: path)
+        guard status.isRegularFile else {
+            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
+        }
+        guard status.size == KeyCheckRecord.size else {
+            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
+        }
+        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
+        let salt = try KeyCheckRecord.salt(from: data, master: master, path: path, storeName: storeName)
         return (try Epoch.derive(master: master, salt: salt), status)
     }
 
@@ -140,24 +177,37 @@ final class DiskStore: Sendable {
     /// wrote first.
     func establishCheckRecord(preferredSalt: Data?) throws -> (Epoch, FileStatus) {
         if let loaded = try loadCheckRecord() { return loaded }
-        let lock = try FileLock.acquire(layout.storeLock, wait: true)
+        let folders = try self.folders()
+        let lock = try storeLock(in: folders)
         defer { lock?.unlock() }
         if let loaded = try loadCheckRecord() { return loaded }
         let salt = try preferredSalt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
         let record = try KeyCheckRecord.make(salt: salt, master: master)
-        try writeAtomically(record, to: layout.checkRecord, modified: nil, replacing: false)
+        try writeAtomically(
+            record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: false)
         guard let loaded = try loadCheckRecord() else {
             throw CacheError(.io, "the key-check record vanished right after it was written", path: layout.checkRecord)
         }
         return loaded
     }
 
+    /// The status of `store.check`, `nil` when it is missing. A missing record may mean that the store
+    /// folder was deleted or replaced from outside, so the folders are opened again by path and asked
+    /// once more.
+    private func checkRecordStatus() throws -> FileStatus? {
+        if let held = try? folders(), let status = try held.root.status(StoreLayout.checkRecordName) {
+            return status
+        }
+        guard let reopened = try? reopenFolders(creating: false) else { return nil }
+        return try reopened.root.status(StoreLayout.checkRecordName)
+    }
+
     /// The epoch to read and write with, refreshed when another process changed `store.check` (one
-    /// `stat` per call). When the record is missing and `recreating` is set, the folders and the record
+    /// `fstatat` per call). When the record is missing and `recreating` is set, the folders and the record
     /// are recreated with this process's epoch, so a store deleted from outside keeps working.
     func currentEpoch(recreating: Bool) throws -> Epoch {
         let (cached, cachedStatus) = state.withLock { ($0.epoch, $0.checkStatus) }
-        let onDisk = try FileSystem.status(atPath: layout.checkRecord)
+        let onDisk = try checkRecordStatus()
         if let onDisk, onDisk == cachedStatus { return cached }
         let loaded: (Epoch, FileStatus)
         if onDisk != nil, let found = try loadCheckRecord() {
@@ -200,91 +250,93 @@ final class DiskStore: Sendable {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `path` (`replacing`) or
-    /// links it there only if `path` does not exist yet. With `.fsync` durability the file is synced
-    /// before and its folder after. `modified` is set once the file is in place, so a temporary file's
-    /// modification time is always the real time of its last write (see `removeStaleTemporaryFiles`).
+    /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `name` in `folder`
+    /// (`replacing`) or links it there only if nothing has that name yet. With `.fsync` durability the
+    /// file is synced before and its folder after. `modified` is set once the file is in place, so a
+    /// temporary file's modification time is always the real time of its last write (see
+    /// `removeStaleTemporaryFiles`).
     ///
     /// - Throws: `FileError`; a not-found error means the store folder is gone.
-    func writeAtomically(_ data: Data, to path: String, modified: Date?, replacing: Bool) throws {
-        try data.withUnsafeBytes { try writeAtomically($0, to: path, modified: modified, replacing: replacing) }
+    func writeAtomically(_ data: Data, in folder: Directory, name: String, modified: Date?, replacing: Bool) throws {
+        try writeAtomically(in: folder, name: name, modified: modified, replacing: replacing) { fd, path in
+            try data.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: path) }
+        }
     }
 
-    /// ``writeAtomically(_:to:modified:replacing:)`` for bytes in a buffer.
-    func writeAtomically(_ bytes: UnsafeRawBufferPointer, to path: String, modified: Date?, replacing: Bool) throws {
+    /// ``writeAtomically(_:in:name:modified:replacing:)`` for a file whose bytes `fill` writes to the
+    /// temporary file's descriptor (in one piece or streamed).
+    func writeAtomically(
+        in folder: Directory, name: String, modified: Date?, replacing: Bool,
+        fill: (_ fd: Int32, _ path: String) throws -> Void
+    ) throws {
         let durable = configuration.durability == .fsync
-        let (temporary, fd) = try createTemporaryFile()
+        let temporaryFolder = try folders().temporary
+        let (temporary, fd) = try createTemporaryFile(in: temporaryFolder)
         defer { FileSystem.closeFile(fd) }
         var placed = false
-        defer { if !placed { try? FileSystem.unlinkFile(temporary) } }
-        try FileSystem.writeAll(fd, bytes, path: temporary)
-        if durable { try FileSystem.syncFile(fd, path: temporary) }
-        do {
-            try place(temporary, at: path, replacing: replacing)
-        } catch  where FileError.isNotFound(error) {
-            // Only now is the folder needed; working it out on every write cost more than the write.
-            try FileSystem.makeDirectory(Self.parentFolder(of: path))
-            try place(temporary, at: path, replacing: replacing)
-        }
+        defer { if !placed { try? temporaryFolder.unlink(temporary) } }
+        try fill(fd, layout.temporaryFolder + "/" + temporary)
+        if durable { try FileSystem.syncFile(fd, path: layout.temporaryFolder + "/" + temporary) }
+        try place(temporary, from: temporaryFolder, in: folder, name: name, replacing: replacing)
         placed = true
         // The kernel stamped the file with the real time of this write; it is reset only when the store's
         // clock is a recency step away from the real one (an injected or skewed clock), which saves a
         // system call per write in the usual case. Recency is advisory: a failure leaves the write time.
         if let modified, abs(modified.timeIntervalSinceNow) >= Self.recencyResolution {
-            try? FileSystem.setTimes(fd, to: modified, path: path)
+            try? FileSystem.setTimes(fd, to: modified, path: name)
         }
-        if durable { try FileSystem.syncDirectory(Self.parentFolder(of: path)) }
+        if durable { try folder.sync() }
     }
 
-    /// Creates a fresh temporary file in `tmp/`, exclusively (`O_EXCL`).
-    private func createTemporaryFile() throws -> (path: String, fd: Int32) {
+    /// Creates a fresh temporary file in `tmp/`, exclusively (`O_EXCL`, which also refuses a link).
+    private func createTemporaryFile(in folder: Directory) throws -> (name: String, fd: Int32) {
         while true {
             let sequence = state.withLock { state in
                 state.temporarySequence &+= 1
                 return state.temporarySequence
             }
             let temporary = layout.temporaryFile(sequence: sequence)
-            let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-            if fd >= 0 { return (temporary, fd) }
-            let code = errno
-            // EEXIST: left by an earlier process with the same pid and random bits; take the next number.
-            if code != EEXIST && code != EINTR {
-                throw FileError(errno: code, operation: "cannot open file", path: temporary)
+            do {
+                return (temporary, try folder.openFile(temporary, O_WRONLY | O_CREAT | O_EXCL))
+            } catch  where error.errno == EEXIST {
+                // Left by an earlier process with the same pid and random bits; take the next number.
+            } catch {
+                throw error
             }
         }
     }
 
-    /// The folder part of `path` (everything before the last `/`).
-    static func parentFolder(of path: String) -> String {
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
-        return String(path[..<slash])
-    }
-
-    private func place(_ temporary: String, at path: String, replacing: Bool) throws {
+    private func place(
+        _ temporary: String, from source: Directory, in folder: Directory, name: String, replacing: Bool
+    )
+        throws
+    {
         if replacing {
             do {
-                try FileSystem.renameFile(temporary, to: path)
+                try source.rename(temporary, to: folder, as: name)
             } catch {
                 // rename(2) replaces only a file: move a foreign directory in the way aside, then retry.
-                guard !FileError.isNotFound(error), try quarantineIfDirectory(path) else { throw error }
-                try FileSystem.renameFile(temporary, to: path)
+                guard !error.isNotFound, try quarantineIfDirectory(name, in: folder) else { throw error }
+                try source.rename(temporary, to: folder, as: name)
             }
         } else {
             do {
-                try FileSystem.linkFile(temporary, to: path)
-            } catch  where FileError.code(of: error) == EEXIST {
+                try source.link(temporary, to: folder, as: name)
+            } catch  where error.errno == EEXIST {
                 // Another process created it first; its record wins.
+            } catch {
+                throw error
             }
-            try FileSystem.unlinkFile(temporary)
+            try source.unlink(temporary)
         }
     }
 
-    /// Removes `path` only if it is still the file described by `status` (a concurrent writer may
-    /// have renamed a good entry over it since it was read).
+    /// Removes `name` in `folder` only if it is still the file described by `status` (a concurrent
+    /// writer may have renamed a good entry over it since it was read).
     @discardableResult
-    func removeIfUnchanged(_ path: String, status: FileStatus) -> Bool {
-        guard let current = try? FileSystem.status(atPath: path), current.isSameFile(as: status) else { return false }
-        return (try? FileSystem.unlinkFile(path)) != nil
+    func removeIfUnchanged(_ name: String, in folder: Directory, status: FileStatus) -> Bool {
+        guard let current = try? folder.status(name), current.isSameFile(as: status) else { return false }
+        return (try? folder.unlink(name)) != nil
     }
 
     /// Removes temporary files not written to for ``staleTemporaryFileAge`` by the real clock: a live
@@ -292,17 +344,22 @@ final class DiskStore: Sendable {
     /// that old. (Entry times follow the injected clock; temporary files are never re-stamped.)
     /// A younger file goes too when the process named by its `<pid>-` prefix no longer exists on this
     /// host, so a store reopened right after a crash holds no leftovers (Docs/Reliability.md, scenario 1).
+    ///
+    /// Only regular files whose names have the form of Strata's own temporary files are removed
+    /// (`StoreLayout.isTemporaryName`); anything else in `tmp/` is left alone. `tmp/` is opened without
+    /// following a link (a link there was moved aside when the folders were opened).
     func removeStaleTemporaryFiles() {
-        guard let names = try? FileSystem.contentsOfDirectory(layout.temporaryFolder) else { return }
+        guard let folder = try? folders().temporary else { return }
         let cutoff = Date().addingTimeInterval(-Self.staleTemporaryFileAge)
-        var removed = 0
-        for name in names {
-            let path = layout.temporaryFolder + "/" + name
-            guard let status = try? FileSystem.status(atPath: path),
+        var stale: [String] = []
+        try? folder.forEach { name, status in
+            guard status.isRegularFile, StoreLayout.isTemporaryName(name),
                 status.modificationDate < cutoff || Self.writerIsGone(temporaryFileName: name)
-            else { continue }
-            if (try? FileSystem.unlinkFile(path)) != nil { removed += 1 }
+            else { return }
+            stale.append(name)
         }
+        var removed = 0
+        for name in stale where (try? folder.unlink(name)) != nil { removed += 1 }
         if removed > 0 {
             report(
                 .staleFilesRemoved, "removed \(removed) temporary file(s) left by an interrupted write",

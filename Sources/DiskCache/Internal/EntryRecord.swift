@@ -11,6 +11,7 @@ enum CorruptionReason: String, Error {
     case oldEpoch = "written under an earlier key epoch (before a removeAll)"
     case authenticationFailed = "authentication failed (tampered, bit-flipped or swapped file)"
     case misplaced = "key inside does not match the file name (misplaced file)"
+    case tooLarge = "larger than any entry the store writes (over its size limit or 2 GiB)"
 }
 
 /// The version-1 entry record: a 52-byte header, a 12-byte nonce, the AES-256-GCM ciphertext of
@@ -27,6 +28,13 @@ struct EntryRecord {
     /// Keys longer than this are refused (the field is 32 bits; this keeps a hostile header from
     /// asking for gigabytes).
     static let maxKeyLength = 1 << 24
+    /// The largest key plus value one AES-GCM call seals (`validatePreparedAESGCM`): no entry file is
+    /// longer than ``overhead`` plus this, so a longer file is judged before anything is allocated.
+    static let maxBodyLength = Int(Int32.max)
+    /// Files up to this size are read whole and judged after; a larger one has its header read and its
+    /// length checked against the header first, so no large buffer is allocated for a file whose header
+    /// does not fix exactly its size. Also the piece size of a streamed write.
+    static let chunkSize = 1 << 20
 
     static let flagHasExpiry: UInt8 = 1 << 0
     static let flagHasCost: UInt8 = 1 << 1
@@ -77,6 +85,41 @@ struct EntryRecord {
             }
         }
         return try body(UnsafeRawBufferPointer(file))
+    }
+
+    /// Seals a record for `fileName` and writes it to `fd`: a small one from one buffer in one write, a
+    /// large one (over ``chunkSize`` of key and value) streamed in pieces of ``chunkSize`` bytes, so the
+    /// value is never held twice. Both produce the same bytes (Docs/DiskFormat.md).
+    static func write(
+        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMKey,
+        to fd: Int32, path: String
+    ) throws {
+        guard keyBytes.count + valueBytes.count > chunkSize else {
+            try seal(keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: fileName, key: key) {
+                try FileSystem.writeAll(fd, $0, path: path)
+            }
+            return
+        }
+        try withUnsafeTemporaryAllocation(byteCount: headerSize + nonceSize + tagSize, alignment: 16) { buffer in
+            let prefix = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<headerSize + nonceSize])
+            let headerBytes = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<headerSize])
+            let nonce = UnsafeMutableRawBufferPointer(rebasing: buffer[headerSize..<headerSize + nonceSize])
+            let tag = UnsafeMutableRawBufferPointer(rebasing: buffer[(headerSize + nonceSize)...])
+            encodeHeader(header, into: headerBytes)
+            try CryptoBackend.fillRandom(nonce)
+            try FileSystem.writeAll(fd, UnsafeRawBufferPointer(prefix), path: path)
+            try withAssociatedData(header: UnsafeRawBufferPointer(headerBytes), fileName: fileName) { associatedData in
+                try keyBytes.withUnsafeBytes { keyPart in
+                    try valueBytes.withUnsafeBytes { valuePart in
+                        try key.seal(
+                            nonce: UnsafeRawBufferPointer(nonce), associatedData: associatedData, first: keyPart,
+                            second: valuePart, chunkSize: chunkSize,
+                            output: { try FileSystem.writeAll(fd, $0, path: path) }, tag: tag)
+                    }
+                }
+            }
+            try FileSystem.writeAll(fd, UnsafeRawBufferPointer(tag), path: path)
+        }
     }
 
     /// Writes the 52-byte header into `output` (exactly ``headerSize`` bytes).
@@ -151,41 +194,49 @@ struct EntryRecord {
         return .success(header)
     }
 
-    /// Parses, authenticates and decrypts `file`, which was read from `fileName`.
+    /// Parses, authenticates and decrypts the `count` bytes of `file`, which were read from `fileName`.
     ///
-    /// The key and the value are decrypted straight from `file` into their own buffers (the value's is
-    /// not zero-filled first), so a read passes over the value once after the read itself.
+    /// The value is decrypted in place, inside `file`'s buffer, and handed out as a `Data` that takes
+    /// over that buffer: a read holds the value once, not once as ciphertext and once as plaintext. The
+    /// key is decrypted into its own small buffer. On failure no plaintext is left in the buffer.
     ///
     /// - Returns: The record, or why it is corrupt. An epoch mismatch is reported before decryption as
-    ///   ``CorruptionReason/oldEpoch`` so the caller can refresh its epoch and retry.
+    ///   ``CorruptionReason/oldEpoch`` so the caller can refresh its epoch and retry (the buffer is then
+    ///   still intact).
     /// - Throws: Only back-end failures other than authentication (``CacheError/Code/crypto``).
     static func open(
-        _ file: UnsafeRawBufferPointer, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
+        _ file: UninitializedBytes, count: Int, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
     ) throws -> Result<EntryRecord, CorruptionReason> {
+        let bytes = UnsafeMutableRawBufferPointer(rebasing: file.buffer[0..<min(count, file.buffer.count)])
         let header: Header
-        switch parseHeader(file) {
+        switch parseHeader(UnsafeRawBufferPointer(bytes)) {
         case .success(let parsed): header = parsed
         case .failure(let reason): return .failure(reason)
         }
         let bodyLength = header.keyLength + header.valueLength
-        guard file.count == overhead + bodyLength else {
-            return .failure(file.count < overhead + bodyLength ? .truncated : .lengthMismatch)
+        guard bytes.count == overhead + bodyLength else {
+            return .failure(bytes.count < overhead + bodyLength ? .truncated : .lengthMismatch)
         }
         guard header.epochID == epochID else { return .failure(.oldEpoch) }
         let ciphertextStart = headerSize + nonceSize
+        let valueStart = ciphertextStart + header.keyLength
         var keyBytes = Data(count: header.keyLength)
-        let value = UninitializedBytes(count: header.valueLength)
         do {
-            try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: file[0..<headerSize]), fileName: fileName) {
+            try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<headerSize]), fileName: fileName)
+            {
                 associatedData in
                 try keyBytes.withUnsafeMutableBytes { keyOutput in
+                    // The value's plaintext overwrites its own ciphertext: GCM (a counter mode) allows input
+                    // and output to be the same bytes, and the fallback back end copies its input first.
                     try key.open(
-                        nonce: UnsafeRawBufferPointer(rebasing: file[headerSize..<ciphertextStart]),
+                        nonce: UnsafeRawBufferPointer(rebasing: bytes[headerSize..<ciphertextStart]),
                         associatedData: associatedData,
                         ciphertext: UnsafeRawBufferPointer(
-                            rebasing: file[ciphertextStart..<ciphertextStart + bodyLength]),
-                        tag: UnsafeRawBufferPointer(rebasing: file[(ciphertextStart + bodyLength)...]),
-                        first: keyOutput, second: value.buffer)
+                            rebasing: bytes[ciphertextStart..<ciphertextStart + bodyLength]),
+                        tag: UnsafeRawBufferPointer(rebasing: bytes[(ciphertextStart + bodyLength)...]),
+                        first: keyOutput,
+                        second: UnsafeMutableRawBufferPointer(
+                            rebasing: bytes[valueStart..<valueStart + header.valueLength]))
                 }
             }
         } catch CryptoFailure.authenticationFailed {
@@ -193,7 +244,17 @@ struct EntryRecord {
         } catch {
             throw CacheError(.crypto, "cannot decrypt entry", path: fileName, cause: error)
         }
-        return .success(EntryRecord(header: header, keyBytes: keyBytes, valueBytes: value.take()))
+        let value = file.take(valueStart..<valueStart + header.valueLength)
+        return .success(EntryRecord(header: header, keyBytes: keyBytes, valueBytes: value))
+    }
+
+    /// ``open(_:count:fileName:epochID:key:)`` for bytes in any buffer (copied first; the fuzzer's entry).
+    static func open(
+        _ file: UnsafeRawBufferPointer, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
+    ) throws -> Result<EntryRecord, CorruptionReason> {
+        let copy = UninitializedBytes(count: file.count)
+        copy.buffer.copyMemory(from: file)
+        return try open(copy, count: file.count, fileName: fileName, epochID: epochID, key: key)
     }
 }
 
@@ -207,11 +268,15 @@ final class UninitializedBytes {
         buffer = .allocate(byteCount: max(count, 0), alignment: 16)
     }
 
-    /// The bytes as `Data`, which takes over the buffer (call once, after filling every byte).
-    func take() -> Data {
-        guard let base = buffer.baseAddress, buffer.count > 0 else { return Data() }
+    /// The bytes in `range` as `Data`, which takes over the whole buffer and frees it when the `Data`
+    /// goes (call once, after filling those bytes; an empty range frees the buffer now).
+    func take(_ range: Range<Int>) -> Data {
+        guard let base = buffer.baseAddress, !range.isEmpty else { return Data() }
         owned = false
-        return Data(bytesNoCopy: base, count: buffer.count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+        let offset = range.lowerBound
+        return Data(
+            bytesNoCopy: base + offset, count: range.count,
+            deallocator: .custom { pointer, _ in (pointer - offset).deallocate() })
     }
 
     deinit {

@@ -14,9 +14,18 @@ struct FileError: Error {
     var errno: Int32
     var operation: String
     var path: String
+    /// Why, when `errno` does not say it (a foreign item: "a FIFO, not a regular file").
+    var detail: String? = nil
+
+    /// The error for a foreign item met where the store expects a regular file.
+    static func notRegularFile(_ status: FileStatus, operation: String, path: String) -> FileError {
+        FileError(errno: EINVAL, operation: operation, path: path, detail: "\(status.kind), not a regular file")
+    }
 
     /// Whether the file or one of its folders does not exist.
-    var isNotFound: Bool { errno == ENOENT || errno == ENOTDIR }
+    /// (Names are resolved one component at a time relative to a folder descriptor, so `ENOTDIR` means a
+    /// foreign item where a folder belongs, not an absent one; see ``isForeignItem``.)
+    var isNotFound: Bool { errno == ENOENT }
 
     /// Whether `error` is a `FileError` for an absent file or folder.
     static func isNotFound(_ error: any Error) -> Bool { (error as? FileError)?.isNotFound == true }
@@ -25,7 +34,10 @@ struct FileError: Error {
     static func code(of error: any Error) -> Int32? { (error as? FileError)?.errno }
 
     /// The public error for this failure.
-    var cacheError: CacheError { CacheError.posix(errno, operation, path: path) }
+    var cacheError: CacheError {
+        guard let detail else { return CacheError.posix(errno, operation, path: path) }
+        return CacheError(.io, "\(operation): \(detail)", path: path)
+    }
 }
 
 /// What `stat(2)` says about a file, reduced to what the store needs.
@@ -35,6 +47,9 @@ struct FileStatus: Equatable {
     var size: Int
     var modified: timespec
     var isRegularFile: Bool
+    var isDirectory: Bool
+    /// What kind of file this is, in words, for messages about foreign items ("a symbolic link").
+    var kind: String
 
     /// The modification time as a `Date`.
     var modificationDate: Date { FileTime.date(from: modified) }
@@ -57,7 +72,18 @@ struct FileStatus: Equatable {
         #else
         modified = info.st_mtim
         #endif
-        isRegularFile = (info.st_mode & S_IFMT) == S_IFREG
+        let type = info.st_mode & S_IFMT
+        isRegularFile = type == S_IFREG
+        isDirectory = type == S_IFDIR
+        switch type {
+        case S_IFREG: kind = "a regular file"
+        case S_IFDIR: kind = "a folder"
+        case S_IFLNK: kind = "a symbolic link"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        default: kind = "a special file"
+        }
     }
 }
 
@@ -106,41 +132,17 @@ enum FileSystem {
 
     static func closeFile(_ fd: Int32) { _ = close(fd) }
 
-    /// Reads a whole file from `fd`.
-    static func readAll(_ fd: Int32, path: String) throws(FileError) -> (data: Data, status: FileStatus) {
-        let status = try self.status(of: fd, path: path)
+    /// Reads the whole regular file open at `fd`, described by `status`, into a buffer that is not
+    /// zero-filled first. The caller has checked `status.size` against what the file may hold: the
+    /// allocation is `status.size + 1` bytes, never more.
+    ///
+    /// - Returns: The buffer and how many bytes were read (less than `status.size` when the file shrank).
+    static func readContents(
+        _ fd: Int32, status: FileStatus, path: String
+    ) throws(FileError) -> (UninitializedBytes, Int) {
         // One extra byte detects a file that grew since fstat; entries never change after the rename.
-        var data = Data(count: status.size + 1)
-        var total = 0
-        var failure: Int32 = 0
-        data.withUnsafeMutableBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            while total < buffer.count {
-                let got = read(fd, base + total, buffer.count - total)
-                if got > 0 {
-                    total += got
-                } else if got == 0 {
-                    return
-                } else if errno != EINTR {
-                    failure = errno
-                    return
-                }
-            }
-        }
-        if failure != 0 { throw FileError(errno: failure, operation: "cannot read file", path: path) }
-        data.count = total
-        return (data, status)
-    }
-
-    /// Reads a whole file from `fd` into a buffer that is not zero-filled first and calls `body` with the
-    /// bytes read; the buffer lives only for the call.
-    static func withContents<R>(
-        of fd: Int32, path: String, _ body: (UnsafeRawBufferPointer, FileStatus) throws -> R
-    ) throws -> R {
-        let status = try self.status(of: fd, path: path)
-        // One extra byte detects a file that grew since fstat; entries never change after the rename.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: status.size + 1, alignment: 16)
-        defer { buffer.deallocate() }
+        let contents = UninitializedBytes(count: status.size + 1)
+        let buffer = contents.buffer
         var total = 0
         while total < buffer.count, let base = buffer.baseAddress {
             let requested = buffer.count - total
@@ -157,7 +159,13 @@ enum FileSystem {
                 throw FileError(errno: errno, operation: "cannot read file", path: path)
             }
         }
-        return try body(UnsafeRawBufferPointer(rebasing: buffer[0..<total]), status)
+        return (contents, total)
+    }
+
+    /// Reads exactly the `count` bytes of a small file whose size was checked with `fstat`; a file that
+    /// changed length meanwhile reads short or long, and the caller's length check rejects it.
+    static func readSmallFile(_ fd: Int32, count: Int, path: String) throws(FileError) -> Data {
+        try readPrefix(fd, count: count + 1, path: path)
     }
 
     /// Reads at most `count` bytes from the start of the file.
@@ -202,13 +210,6 @@ enum FileSystem {
         if fsync(fd) != 0 { throw FileError(errno: errno, operation: "cannot fsync", path: path) }
     }
 
-    /// Flushes a folder's entries (a rename is durable only once its folder is synced).
-    static func syncDirectory(_ path: String) throws(FileError) {
-        let fd = try openFile(path, O_RDONLY | O_DIRECTORY)
-        defer { closeFile(fd) }
-        try syncFile(fd, path: path)
-    }
-
     /// Sets the access and modification times of an open file to `date`.
     static func setTimes(_ fd: Int32, to date: Date, path: String) throws(FileError) {
         let time = FileTime.spec(from: date)
@@ -224,45 +225,9 @@ enum FileSystem {
         return FileStatus(info)
     }
 
-    /// `stat(2)` without following a final symbolic link; `nil` when the file does not exist.
-    static func status(atPath path: String) throws(FileError) -> FileStatus? {
-        var info = stat()
-        if lstat(path, &info) != 0 {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return nil }
-            throw FileError(errno: code, operation: "cannot stat file", path: path)
-        }
-        return FileStatus(info)
-    }
-
-    static func renameFile(_ source: String, to destination: String) throws(FileError) {
-        if rename(source, destination) != 0 {
-            throw FileError(errno: errno, operation: "cannot rename file into place", path: destination)
-        }
-    }
-
-    /// Creates `destination` as a second name of `source`; fails with `EEXIST` instead of replacing.
-    static func linkFile(_ source: String, to destination: String) throws(FileError) {
-        if link(source, destination) != 0 {
-            throw FileError(errno: errno, operation: "cannot link file", path: destination)
-        }
-    }
-
-    /// Removes a file; an absent file is not an error.
-    static func unlinkFile(_ path: String) throws(FileError) {
-        if unlink(path) != 0 && errno != ENOENT {
-            throw FileError(errno: errno, operation: "cannot remove file", path: path)
-        }
-    }
-
-    /// Creates a folder with owner-only permissions; an existing folder is not an error.
-    static func makeDirectory(_ path: String) throws(FileError) {
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw FileError(errno: errno, operation: "cannot create folder", path: path)
-        }
-    }
-
-    /// Creates a folder and any missing parents, each with owner-only permissions.
+    /// Creates the store folder at the caller's `path` and any missing parents, each with owner-only
+    /// permissions; an existing folder is not an error. Links in the path are followed: the path is the
+    /// caller's choice. Everything below the store folder is created relative to its descriptor.
     static func makeDirectories(_ path: String) throws(FileError) {
         if mkdir(path, 0o700) == 0 { return }
         switch errno {
@@ -274,88 +239,11 @@ enum FileSystem {
                 throw FileError(errno: ENOENT, operation: "cannot create folder", path: path)
             }
             try makeDirectories(parent)
-            try makeDirectory(path)
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                throw FileError(errno: errno, operation: "cannot create folder", path: path)
+            }
         default:
             throw FileError(errno: errno, operation: "cannot create folder", path: path)
         }
     }
-
-    /// The names in a folder (without `.` and `..`); an absent folder has none.
-    static func contentsOfDirectory(_ path: String) throws(FileError) -> [String] {
-        guard let dir = opendir(path) else {
-            if errno == ENOENT || errno == ENOTDIR { return [] }
-            throw FileError(errno: errno, operation: "cannot list folder", path: path)
-        }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-}
-
-extension FileSystem {
-    /// Calls `body` with the name and `fstatat(2)` status (not following symbolic links) of every entry
-    /// of a folder; an absent folder has none. Faster than listing and then `lstat`ing full paths,
-    /// since the kernel resolves each name relative to the open folder.
-    static func forEachFile(in path: String, _ body: (String, FileStatus) -> Void) throws(FileError) {
-        guard let dir = opendir(path) else {
-            if errno == ENOENT || errno == ENOTDIR { return }
-            throw FileError(errno: errno, operation: "cannot list folder", path: path)
-        }
-        defer { closedir(dir) }
-        let fd = dirfd(dir)
-        while let entry = readdir(dir) {
-            withUnsafePointer(to: &entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { name in
-                    var info = stat()
-                    guard name.pointee != 0x2e,  // ".", "..", and hidden files are never entries
-                        fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0
-                    else { return }
-                    body(String(cString: name), FileStatus(info))
-                }
-            }
-        }
-    }
-}
-
-/// An advisory `flock(2)` lock on a file, released by ``unlock()``, on deinit, or when the process exits.
-///
-/// `flock` locks belong to an open file description, so two opens in one process exclude each other
-/// just as two processes do.
-final class FileLock {
-    private var fd: Int32
-
-    /// Takes the exclusive lock on `path`, waiting for it when `wait` is `true`.
-    ///
-    /// - Parameter creating: Whether to create the lock file when it does not exist (otherwise that is
-    ///   a not-found error).
-    /// - Returns: The held lock, or `nil` when `wait` is `false` and another holder has it.
-    static func acquire(_ path: String, wait: Bool, creating: Bool = true) throws(FileError) -> FileLock? {
-        let fd = try FileSystem.openFile(path, O_RDWR | (creating ? O_CREAT : 0), mode: 0o600)
-        while true {
-            if flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) == 0 { return FileLock(fd: fd) }
-            let code = errno
-            if code == EINTR { continue }
-            FileSystem.closeFile(fd)
-            if code == EWOULDBLOCK { return nil }
-            throw FileError(errno: code, operation: "cannot lock file", path: path)
-        }
-    }
-
-    private init(fd: Int32) { self.fd = fd }
-
-    /// Releases the lock; later calls do nothing.
-    func unlock() {
-        guard fd >= 0 else { return }
-        _ = flock(fd, LOCK_UN)
-        FileSystem.closeFile(fd)
-        fd = -1
-    }
-
-    deinit { unlock() }
 }

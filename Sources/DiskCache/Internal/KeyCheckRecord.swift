@@ -59,20 +59,23 @@ enum KeyCheckRecord {
         return file
     }
 
+    /// The error for a damaged record at `path` (nothing is deleted; the user restores or deletes it).
+    static func damaged(_ why: String, path: String, storeName: String) -> CacheError {
+        CacheError(
+            .corruptEntry,
+            "the key-check record of store '\(storeName)' is damaged (\(why)); no entry was deleted. "
+                + "Restore the file, or delete it to start a new key epoch (existing entries then become "
+                + "unreadable and are purged)",
+            path: path)
+    }
+
     /// Checks `file` against `master` and returns the epoch salt.
     ///
     /// - Throws: ``CacheError/Code/wrongKey`` when the record was made with another master key,
     ///   ``CacheError/Code/unsupportedFormat`` for an unknown version, ``CacheError/Code/corruptEntry``
     ///   when the record is damaged although the key is right. Nothing is deleted in any case.
     static func salt(from file: Data, master: MasterKey, path: String, storeName: String) throws -> Data {
-        func damaged(_ why: String) -> CacheError {
-            CacheError(
-                .corruptEntry,
-                "the key-check record of store '\(storeName)' is damaged (\(why)); no entry was deleted. "
-                    + "Restore the file, or delete it to start a new key epoch (existing entries then become "
-                    + "unreadable and are purged)",
-                path: path)
-        }
+        func damaged(_ why: String) -> CacheError { Self.damaged(why, path: path, storeName: storeName) }
         guard file.count >= 5, file.prefix(4) == magic else { throw damaged("bad magic or truncated") }
         guard file[file.startIndex + 4] == version else {
             throw CacheError(

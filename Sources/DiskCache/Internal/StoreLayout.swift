@@ -19,9 +19,17 @@ struct StoreLayout: Sendable {
     let temporaryFolder: String
     let locksFolder: String
     let entriesFolder: String
-    /// `tmp/<pid>-<64 random bits>-`: with a per-store sequence number, a temporary file name no other
-    /// writer uses (another process has another pid or other random bits; `O_EXCL` catches the rest).
+    /// `<pid>-<64 random bits>-` in `tmp/`: with a per-store sequence number, a temporary file name no
+    /// other writer uses (another process has another pid or other random bits; `O_EXCL` catches the rest).
     let temporaryPrefix: String
+
+    static let checkRecordName = "store.check"
+    static let storeLockName = "store.lock"
+    static let statisticsName = "store.stats"
+    static let temporaryName = "tmp"
+    static let locksName = "locks"
+    static let entriesName = "entries"
+    static let quarantineName = "quarantine"
 
     init(root: URL) {
         var path = root.path
@@ -33,8 +41,7 @@ struct StoreLayout: Sendable {
         temporaryFolder = path + "/tmp"
         locksFolder = path + "/locks"
         entriesFolder = path + "/entries"
-        temporaryPrefix =
-            temporaryFolder + "/" + String(getpid()) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
+        temporaryPrefix = String(getpid()) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
     }
 
     func fanOutFolder(for name: String) -> String { entriesFolder + "/" + name.prefix(2) }
@@ -63,9 +70,23 @@ struct StoreLayout: Sendable {
     }
     func keyLock(_ name: String) -> String { locksFolder + "/" + name + ".lock" }
 
-    /// The temporary file name for this store's `sequence`-th write.
+    /// The temporary file name (in `tmp/`) for this store's `sequence`-th write.
     func temporaryFile(sequence: UInt64) -> String {
         temporaryPrefix + String(sequence, radix: 16) + ".tmp"
+    }
+
+    /// Whether `name` has the form of Strata's temporary files, `<pid>-<hex>-<hex>.tmp`: the only names
+    /// the stale-file sweep of `tmp/` may delete.
+    static func isTemporaryName(_ name: String) -> Bool {
+        let parts = name.utf8.split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
+        guard parts.count == 3, name.hasSuffix(".tmp"), let pid = parts.first, !pid.isEmpty, pid.count <= 10,
+            pid.allSatisfy({ (48...57).contains($0) })
+        else { return false }
+        let isHex: (UInt8) -> Bool = { (48...57).contains($0) || (97...102).contains($0) }
+        let random = parts[1]
+        let sequence = parts[2].dropLast(4)
+        return !random.isEmpty && random.count <= 16 && random.allSatisfy(isHex)
+            && !sequence.isEmpty && sequence.count <= 16 && sequence.allSatisfy(isHex)
     }
 
     /// Whether `name` looks like an entry file name (64 lower-case hex digits).

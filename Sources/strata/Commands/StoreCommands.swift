@@ -68,9 +68,9 @@ struct StoreCommands {
         for event in DeferredWarnings.take() {
             if event.kind == .readFailed { unreadable.append(event) } else { DeferredWarnings.add(event) }
         }
-        // DiskCache's scan lists regular files only; a directory under an entry's name is unreadable too.
-        let nonFiles = EntryFolderScan.nonFileEntries(in: store.configuration.resolvedDirectory)
-        let unreadableCount = unreadable.count + nonFiles.count
+        // Foreign items at entry names (a folder, a link, a FIFO) come as read failures too: DiskCache
+        // reports them without following or deleting them.
+        let unreadableCount = unreadable.count
         let bad = report.issues.filter { $0.reason != "expired" }
         let expired = report.issues.count - bad.count
         var lines = bad.map { "removed \($0.path): \($0.reason)\n" }
@@ -81,13 +81,9 @@ struct StoreCommands {
         try printOutput(lines.joined())
         if unreadableCount > 0 {
             let others = unreadableCount > 1 ? " and \(unreadableCount - 1) more" : ""
-            let first: String
-            if let event = unreadable.first {
-                let reason = event.error.map { ": \(oneLine(String(describing: $0)))" } ?? ""
-                first = (event.path ?? "an entry file") + reason
-            } else {
-                first = (nonFiles.first ?? "an entry file") + ": not a regular file"
-            }
+            let event = unreadable.first
+            let reason = event?.error.map { ": " + CLIFailure.reason(of: $0) } ?? ""
+            let first = (event?.path ?? "an entry file") + reason
             throw .store("store \(storePath): cannot read \(first)\(others); left in place")
         }
         return bad.isEmpty ? ExitStatus.success : ExitStatus.miss

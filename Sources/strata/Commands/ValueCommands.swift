@@ -16,8 +16,16 @@ struct ValueCommands {
         let bytes: Data
         if let value {
             bytes = value
+        } else if let input = try StandardStreams.readToEnd(STDIN_FILENO, limit: store.configuration.maxBytes) {
+            bytes = input
         } else {
-            bytes = try StandardStreams.readToEnd(STDIN_FILENO)
+            // More than the whole store may hold: refused as soon as the input passed the limit, so an
+            // endless stdin cannot grow memory. The earlier value goes, as for any value too large.
+            try? store.removeEntry(forKey: key)
+            let limit = store.configuration.maxBytes ?? 0
+            throw .store(
+                "store \(storePath): the value (more than \(limit) bytes) does not fit the size limit of \(limit) "
+                    + "bytes and was not stored; '\(key)' now has no value")
         }
         let expiry: Expiry = timeToLive.map { .seconds($0) } ?? .never
         do {

@@ -55,6 +55,21 @@ enum CLIFailure: Error {
     }
 }
 
+extension CLIFailure {
+    /// The reason part of `cannot read PATH: REASON`: the system's words for a failed call ("Permission
+    /// denied"), else the error's own message; never a type's dump.
+    ///
+    /// - Parameter error: An error a store reported (a `CacheError`, usually with a POSIX cause).
+    /// - Returns: One line.
+    static func reason(of error: any Error) -> String {
+        guard let cacheError = error as? CacheError else { return oneLine(error.localizedDescription) }
+        if let posix = cacheError.cause as? POSIXError {
+            return String(cString: strerror(posix.code.rawValue))
+        }
+        return oneLine(cacheError.message)
+    }
+}
+
 /// Collapses line breaks so that every message stays on one line.
 ///
 /// - Parameter text: Any message.

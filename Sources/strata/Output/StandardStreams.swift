@@ -53,23 +53,64 @@ enum StandardStreams {
         write(Data((text + "\n").utf8), to: STDERR_FILENO)
     }
 
-    /// Reads `descriptor` to its end.
+    /// Reads `descriptor` to its end, or until it has given more than `limit` bytes.
     ///
-    /// - Parameter descriptor: The descriptor to drain, usually 0 for stdin.
-    /// - Returns: Every byte read.
-    /// - Throws: `CLIFailure.store` when the read fails (for example stdin is a directory).
-    static func readToEnd(_ descriptor: Int32) throws(CLIFailure) -> Data {
-        var result = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    /// A regular file is read into one buffer of its size. A pipe is read into a buffer that doubles
+    /// with `realloc`, which neither zero-fills (untouched pages cost no memory) nor, for large blocks,
+    /// copies (it remaps), so the peak stays close to the input's size.
+    ///
+    /// - Parameters:
+    ///   - descriptor: The descriptor to drain, usually 0 for stdin.
+    ///   - limit: The most bytes to accept, `nil` for no limit.
+    /// - Returns: Every byte read, or `nil` as soon as the input passed `limit` (the rest is not read).
+    /// - Throws: `CLIFailure.store` when the read fails (for example stdin is a directory) or memory runs
+    ///   out.
+    static func readToEnd(_ descriptor: Int32, limit: Int?) throws(CLIFailure) -> Data? {
+        var info = stat()
+        let knownSize = fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? Int(info.st_size) : 0
+        // One byte past the limit tells "exactly the limit" from "more".
+        let cap = limit.map { $0 < Int.max ? $0 + 1 : $0 } ?? Int.max
+        var capacity = max(min(knownSize + 1, cap), 64 * 1024)
+        guard var base = malloc(capacity) else { throw outOfMemory(capacity) }
+        var count = 0
         while true {
-            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .store("cannot read standard input: \(String(cString: strerror(errno)))")
+            if count == capacity {
+                guard count < cap else {
+                    free(base)
+                    return nil
+                }
+                capacity = min(capacity * 2, cap)
+                guard let grown = realloc(base, capacity) else {
+                    free(base)
+                    throw outOfMemory(capacity)
+                }
+                base = grown
             }
-            if count == 0 { return result }
-            result.append(contentsOf: chunk[0..<count])
+            let got = systemRead(descriptor, base + count, capacity - count)
+            if got < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                free(base)
+                throw .store("cannot read standard input: \(String(cString: strerror(code)))")
+            }
+            if got == 0 { break }
+            count += got
+            if count >= cap {
+                free(base)
+                return nil
+            }
         }
+        if count == 0 {
+            free(base)
+            return Data()
+        }
+        // Give back the unused tail (realloc shrinks in place).
+        let fitted = realloc(base, count) ?? base
+        return Data(bytesNoCopy: fitted, count: count, deallocator: .free)
+    }
+
+    private static func outOfMemory(_ bytes: Int) -> CLIFailure {
+        .store("cannot read standard input: out of memory for \(bytes) bytes")
     }
 
     /// Whether `descriptor` is a terminal (`isatty(3)`).

@@ -205,6 +205,42 @@ final class OpenSSLAESGCMKey: PreparedAESGCMKey {
         }
     }
 
+    func seal(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
+        output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
+    ) throws {
+        let total = first.count + second.count
+        try validatePreparedAESGCM(nonce: nonce.count, tag: tag.count, ciphertext: total, plaintext: total)
+        let pieceSize = max(1, min(chunkSize, total))
+        let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
+        defer { piece.deallocate() }
+        try pool.withContext { context in
+            try OpenSSLBackend.check(
+                EVP_CipherInit_ex2(context, nil, nil, bytes(nonce), 1, nil), "EVP_CipherInit_ex2(nonce)")
+            try update(context, associatedData, into: nil, "EVP_EncryptUpdate(aad)")
+            for part in [first, second] {
+                var start = 0
+                while start < part.count {
+                    let end = min(start + pieceSize, part.count)
+                    try update(
+                        context, UnsafeRawBufferPointer(rebasing: part[start..<end]), into: piece.baseAddress,
+                        "EVP_EncryptUpdate")
+                    try output(UnsafeRawBufferPointer(rebasing: piece[0..<(end - start)]))
+                    start = end
+                }
+            }
+            var trailerCount: Int32 = 0
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { trailer in
+                try OpenSSLBackend.check(
+                    EVP_EncryptFinal_ex(context, trailer.baseAddress, &trailerCount), "EVP_EncryptFinal_ex")
+            }
+            guard trailerCount == 0 else { throw CryptoFailure.backend("AES-GCM wrote \(trailerCount) extra bytes") }
+            try OpenSSLBackend.check(
+                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag.baseAddress), "EVP_CTRL_GCM_GET_TAG")
+        }
+    }
+
     func open(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
