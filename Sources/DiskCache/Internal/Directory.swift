@@ -91,18 +91,6 @@ final class Directory: Sendable {
         }
     }
 
-    /// Opens the folder `name`, creating it first when it does not exist.
-    func makeAndOpenDirectory(_ name: String) throws(FileError) -> Directory {
-        do {
-            return try directory(name)
-        } catch  where error.errno == ENOENT {
-            try makeDirectory(name)
-            return try directory(name)
-        } catch {
-            throw error
-        }
-    }
-
     /// Renames `name` to `newName` in `destination` (atomically replacing a file there); a link is
     /// moved itself.
     func rename(_ name: String, to destination: Directory, as newName: String) throws(FileError) {

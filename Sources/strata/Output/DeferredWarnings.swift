@@ -25,9 +25,17 @@ enum DeferredWarnings {
         }
     }
 
-    /// Prints each held-back event as one `strata: warning:` line on stderr, and forgets them.
+    /// Prints each held-back event as one `strata: warning:` line on stderr, and forgets them. A file
+    /// that could not be read is named as `cannot read PATH: REASON; left in place` (Docs/CLI.md).
     static func flush() {
-        for event in take() { StandardStreams.printError("strata: warning: \(oneLine(event.description))") }
+        for event in take() {
+            if event.kind == .readFailed, let path = event.path {
+                let reason = event.error.map { ": " + CLIFailure.reason(of: $0) } ?? ""
+                StandardStreams.printError("strata: warning: cannot read \(path)\(reason); left in place")
+            } else {
+                StandardStreams.printError("strata: warning: \(oneLine(event.description))")
+            }
+        }
     }
 
     /// Forgets the held-back events: the command failed, and its one error line says what matters.

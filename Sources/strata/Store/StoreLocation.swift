@@ -2,6 +2,14 @@ import CacheCore
 import DiskCache
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Where the store lives, which master key opens it, and which clock decides expiry.
 ///
 /// - The default store is `DiskCacheConfiguration(name: "strata")`'s default folder, opened with the
@@ -57,8 +65,9 @@ struct StoreLocation {
     /// would hold a new random key that can only fail the check, and would be left behind as junk. So
     /// when the per-store key file is missing for such a store, say so instead of creating one.
     private static func refuseNewKeyForExistingStore(keyFile: URL, store: URL) throws(CLIFailure) {
-        let checkRecord = store.appendingPathComponent("store.check").path
-        guard FileManager.default.fileExists(atPath: checkRecord),
+        // lstat: whatever sits at `store.check` (even a link) means a store is there; it is never followed.
+        var info = stat()
+        guard lstat(store.appendingPathComponent("store.check").path, &info) == 0,
             !FileManager.default.fileExists(atPath: keyFile.path)
         else { return }
         throw .store(

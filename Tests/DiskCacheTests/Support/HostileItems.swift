@@ -1,0 +1,70 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A folder outside the store that hostile links point to; its files must never change.
+///
+/// It holds what a careless sweep would take: files named like Strata's temporary files and entries
+/// (an hour old), a fan-out-like sub-folder, and a plain file.
+struct Canary {
+    let url: URL
+
+    init(in parent: URL) throws {
+        url = parent.appendingPathComponent("canary", isDirectory: true)
+        let fanOut = url.appendingPathComponent("ab", isDirectory: true)
+        try FileManager.default.createDirectory(at: fanOut, withIntermediateDirectories: true)
+        let old = Date().addingTimeInterval(-3600)
+        for (name, text) in [
+            ("1-dead-1.tmp", "looks like a crashed writer's temporary file"),
+            ("notes.txt", "someone's notes"),
+            ("ab/" + String(repeating: "ab", count: 32), "looks like an entry"),
+            ("store.stats", "{\"format\":1}"),
+        ] {
+            let file = url.appendingPathComponent(name)
+            try Data(text.utf8).write(to: file)
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: file.path)
+        }
+    }
+
+    /// Every file below the canary with its contents, and every folder (with an empty value).
+    func snapshot() -> [String: Data] {
+        var result: [String: Data] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
+        while let relative = walker.nextObject() as? String {
+            let path = url.appendingPathComponent(relative).path
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            result[relative] = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : Data()
+        }
+        return result
+    }
+}
+
+/// Plants hostile items with the system calls an attacker would use.
+enum Plant {
+    /// Replaces whatever is at `path` with a symbolic link to `target`.
+    static func link(at path: String, to target: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+    }
+
+    /// Replaces whatever is at `path` with a FIFO (no writer ever opens it: a blocking open would hang).
+    static func fifo(at path: String) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        guard mkfifo(path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
+    /// Replaces whatever is at `path` with a sparse file of `size` bytes (no blocks on disk), starting
+    /// with `prefix`.
+    static func sparse(at path: String, size: Int64, prefix: Data = Data()) throws {
+        try? FileManager.default.removeItem(atPath: path)
+        try prefix.write(to: URL(fileURLWithPath: path))
+        guard truncate(path, off_t(size)) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+}
