@@ -51,7 +51,10 @@ public struct CacheStatistics: Sendable, Hashable {
 
     /// Hits divided by reads (hits plus misses), from 0 to 1; 0 before the first read.
     public var hitRatio: Double {
-        let reads = hits + misses
-        return reads == 0 ? 0 : Double(hits) / Double(reads)
+        // In floating point: counters read back from a store may be near `Int.max`, and an integer sum
+        // would trap on overflow. Negative counts (never produced by Strata) count as 0.
+        let hits = Double(max(hits, 0))
+        let reads = hits + Double(max(misses, 0))
+        return reads == 0 ? 0 : hits / reads
     }
 }

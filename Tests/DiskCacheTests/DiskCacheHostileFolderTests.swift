@@ -216,7 +216,8 @@ enum StoreCall: String, CaseIterable, Sendable {
         let (cache, _, _) = try makeStore()
         try cache.flushStatistics()
         let stats = folder.store.appendingPathComponent("store.stats")
-        let json = "{\"format\":1,\"counters\":{\"hits\":\(text),\"misses\":-3,\"insertions\":2,\"evictions\":0,"
+        let json =
+            "{\"format\":1,\"counters\":{\"hits\":\(text),\"misses\":-3,\"insertions\":2,\"evictions\":0,"
             + "\"expirations\":0,\"corruptEntriesRemoved\":0,\"readFailures\":0}}"
         try Data(json.utf8).write(to: stats)
         _ = try cache.value(forKey: "keep")

@@ -110,6 +110,7 @@ final class RunningStrata {
     private let process = Process()
     private let outputURL: URL
     private let errorURL: URL
+    private let ended = DispatchSemaphore(value: 0)
 
     init(
         executable: URL? = nil, arguments: [String], stdin: Data?, environment: [String: String], directory: URL
@@ -132,7 +133,20 @@ final class RunningStrata {
         } else {
             process.standardInput = FileHandle.nullDevice
         }
+        let ended = self.ended
+        process.terminationHandler = { _ in ended.signal() }
         try process.run()
+    }
+
+    /// Waits at most `seconds` for the process to end; a process still running then is killed and the
+    /// result is `nil` (a hang).
+    func wait(timeout seconds: Double) throws -> StrataResult? {
+        guard ended.wait(timeout: .now() + seconds) == .success else {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return nil
+        }
+        return try wait()
     }
 
     /// Waits for the process to end and collects its outputs.

@@ -1,0 +1,214 @@
+import CacheCore
+import Foundation
+import Testing
+
+@testable import strata
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Items an attacker with write access to the store folder plants (Docs/Security.md, "A hostile store
+/// folder"), and what every command must do about them: never change anything outside the store, never
+/// hang (each run is bounded), never crash, exit with a documented status, keep other entries readable.
+enum PlantedItem: String, CaseIterable, Sendable {
+    case temporaryFolderLink, entriesFolderLink, fanOutFolderLink, locksFolderLink, quarantineFolderLink
+    case checkRecordLink, storeLockLink, statisticsLink, entryLink
+    case entryFIFO, checkRecordFIFO, statisticsFIFO, storeLockFIFO, keyLockFIFO
+    case entrySparse, checkRecordSparse, statisticsSparse, statisticsOverflow
+
+    /// Whether the store can still be opened (a damaged key-check record stops every command, exit 3).
+    var storeOpens: Bool { ![.checkRecordLink, .checkRecordFIFO, .checkRecordSparse].contains(self) }
+    /// Whether the other entries survive the planting itself.
+    var keepsOtherEntries: Bool { storeOpens && self != .entriesFolderLink }
+
+    func plant(store: URL, canary: URL, victim: String, victimLock: String) throws {
+        let root = store.path
+        let entry = root + "/entries/" + victim.prefix(2) + "/" + victim
+        let target = canary.path
+        func link(_ path: String, _ destination: String) throws {
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: destination)
+        }
+        func fifo(_ path: String) throws {
+            try? FileManager.default.removeItem(atPath: path)
+            #expect(mkfifo(path, 0o600) == 0)
+        }
+        func sparse(_ path: String) throws {
+            try? FileManager.default.removeItem(atPath: path)
+            try Data("STRE".utf8).write(to: URL(fileURLWithPath: path))
+            #expect(truncate(path, 200 << 30) == 0)
+        }
+        switch self {
+        case .temporaryFolderLink: try link(root + "/tmp", target)
+        case .entriesFolderLink: try link(root + "/entries", target)
+        case .fanOutFolderLink: try link(root + "/entries/" + victim.prefix(2), target)
+        case .locksFolderLink: try link(root + "/locks", target)
+        case .quarantineFolderLink:
+            try link(root + "/quarantine", target)
+            try? FileManager.default.removeItem(atPath: entry)
+            try FileManager.default.createDirectory(atPath: entry + "/inner", withIntermediateDirectories: true)
+        case .checkRecordLink: try link(root + "/store.check", target + "/notes.txt")
+        case .storeLockLink: try link(root + "/store.lock", target + "/notes.txt")
+        case .statisticsLink: try link(root + "/store.stats", target + "/notes.txt")
+        case .entryLink: try link(entry, target + "/notes.txt")
+        case .entryFIFO: try fifo(entry)
+        case .checkRecordFIFO: try fifo(root + "/store.check")
+        case .statisticsFIFO: try fifo(root + "/store.stats")
+        case .storeLockFIFO: try fifo(root + "/store.lock")
+        case .keyLockFIFO: try fifo(victimLock)
+        case .entrySparse: try sparse(entry)
+        case .checkRecordSparse: try sparse(root + "/store.check")
+        case .statisticsSparse: try sparse(root + "/store.stats")
+        case .statisticsOverflow:
+            let near = "9223372036854775806"
+            let json =
+                "{\"format\":1,\"counters\":{\"hits\":\(near),\"misses\":\(near),\"insertions\":\(near),"
+                + "\"evictions\":-7,\"expirations\":0,\"corruptEntriesRemoved\":0,\"readFailures\":0}}"
+            try Data(json.utf8).write(to: URL(fileURLWithPath: root + "/store.stats"))
+        }
+    }
+}
+
+@Suite struct HostileStoreTests {
+    /// Every command that opens the store.
+    static let commands: [[String]] = [
+        ["get", "keep"], ["get", "victim"], ["set", "new", "v"], ["set", "victim", "w"], ["ls"], ["stats"],
+        ["stats", "--json"], ["trim"], ["verify"], ["exec", "--ttl", "1h", "--", "/bin/echo", "hi"], ["rm", "victim"],
+        ["clear"],
+    ]
+    /// A command that runs longer than this is taken for a hang.
+    static let timeout = 30.0
+
+    /// Files and folders below `url`, with the contents of each file.
+    static func snapshot(_ url: URL) -> [String: Data] {
+        var result: [String: Data] = [:]
+        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
+        while let relative = walker.nextObject() as? String {
+            let path = url.appendingPathComponent(relative).path
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            result[relative] = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : Data()
+        }
+        return result
+    }
+
+    /// A canary folder outside the store, full of things a careless sweep would take.
+    static func makeCanary(in harness: StrataHarness) throws -> URL {
+        let canary = harness.root.appendingPathComponent("canary", isDirectory: true)
+        try FileManager.default.createDirectory(
+            at: canary.appendingPathComponent("ab"), withIntermediateDirectories: true)
+        for name in ["1-dead-1.tmp", "notes.txt", "ab/" + String(repeating: "ab", count: 32), "store.stats"] {
+            let file = canary.appendingPathComponent(name)
+            try Data("canary \(name)".utf8).write(to: file)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
+        }
+        return canary
+    }
+
+    /// Entry file names below the store, relative to `entries/`.
+    static func entryNames(_ harness: StrataHarness) -> Set<String> {
+        let entries = harness.store.appendingPathComponent("entries").path
+        let files = (try? FileManager.default.subpathsOfDirectory(atPath: entries)) ?? []
+        return Set(files.filter { $0.count == 67 }.map { String($0.dropFirst(3)) })
+    }
+
+    @Test(arguments: PlantedItem.allCases)
+    func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: PlantedItem) throws {
+        // Given a store with "victim" and "keep" (in another fan-out folder) and a locked key file
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "victim", "v"]).status == 0)
+        let victim = try #require(Self.entryNames(harness).first)
+        #expect(try harness.run(["exec", "--ttl", "1h", "--", "/bin/true"]).status == 0)
+        var kept = false
+        for attempt in 0..<16 where !kept {
+            try? FileManager.default.removeItem(at: harness.store.appendingPathComponent("entries"))
+            #expect(try harness.run(["set", "victim", "v"]).status == 0)
+            #expect(try harness.run(["set", "keep", "kept\(attempt)"]).status == 0)
+            let names = Self.entryNames(harness)
+            kept = names.count == 2 && Set(names.map { $0.prefix(2) }).count == 2
+            if !kept { _ = try harness.run(["rm", "keep"]) }
+            if kept { break }
+            _ = try harness.run(["clear"])
+        }
+        let keepValue = try harness.run(["get", "keep"]).outputText
+        let victimNow = try #require(
+            Self.entryNames(harness).first { $0.prefix(2) == victim.prefix(2) } ?? Self.entryNames(harness).first)
+        let lockFolder = harness.store.appendingPathComponent("locks").path
+        let victimLock = lockFolder + "/" + victimNow + ".lock"
+        let canary = try Self.makeCanary(in: harness)
+        let before = Self.snapshot(canary)
+        try item.plant(store: harness.store, canary: canary, victim: victimNow, victimLock: victimLock)
+
+        for command in Self.commands {
+            // When a command runs on the store
+            let result = try #require(
+                try harness.start(command).wait(timeout: Self.timeout), "\(command) hung with \(item)")
+
+            // Then it ends with a documented status and one-line errors, and changed nothing outside the store
+            #expect([0, 1, 3].contains(result.status), "\(command) with \(item): \(result.errorText)")
+            #expect(result.errorLines.allSatisfy { $0.hasPrefix("strata: ") }, "\(command) with \(item)")
+            #expect(!result.errorText.contains("FileError("), "\(command) with \(item)")
+            #expect(Self.snapshot(canary) == before, "\(command) changed the canary through \(item)")
+            if !item.storeOpens { #expect(result.status == 3, "\(command) with \(item)") }
+            if item.keepsOtherEntries && command != ["clear"] {
+                let other = try #require(try harness.start(["get", "keep"]).wait(timeout: Self.timeout))
+                #expect(other.status == 0 && other.outputText == keepValue, "after \(command) with \(item)")
+            }
+        }
+    }
+
+    @Test func endlessStandardInputIsRefusedOnceItPassesTheSizeLimit() throws {
+        // Given an endless stdin and a store of at most 1 MiB
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "old"]).status == 0)
+
+        // When it is stored
+        let result = try #require(
+            try RunningStrata(
+                executable: URL(fileURLWithPath: "/bin/sh"),
+                arguments: ["-c", "exec \"$STRATA\" --store \"$STORE\" --max-size 1M set k < /dev/zero"], stdin: nil,
+                environment: harness.environment(
+                    key: harness.key, extra: ["STRATA": try StrataBinary.url().path, "STORE": harness.store.path]),
+                directory: harness.root
+            ).wait(timeout: Self.timeout))
+
+        // Then it is refused with one line as soon as the input passed the limit, and the old value is gone
+        #expect(result.status == 3)
+        #expect(
+            result.errorLines == [
+                "strata: store \(harness.store.path): the value (more than 1000000 bytes) does not fit the size "
+                    + "limit of 1000000 bytes and was not stored; 'k' now has no value"
+            ])
+        #expect(try harness.run(["get", "k"]).status == 1)
+    }
+
+    @Test func readFailureReasonIsTheSystemsWordsNotADump() {
+        let error = CacheError.posix(EACCES, "cannot open file", path: "/store/entries/ab/ab")
+        #expect(CLIFailure.reason(of: error) == "Permission denied")
+        #expect(CLIFailure.reason(of: CacheError(.io, "a FIFO, not a regular file")) == "a FIFO, not a regular file")
+    }
+
+    @Test(.enabled(if: getuid() != 0, "root reads files whatever their mode"))
+    func verifyNamesAnEntryItCannotReadAsCannotReadPathReason() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"]).status == 0)
+        let name = try #require(Self.entryNames(harness).first)
+        let path = harness.store.path + "/entries/" + name.prefix(2) + "/" + name
+        #expect(chmod(path, 0) == 0)
+        defer { chmod(path, 0o600) }
+
+        let result = try harness.run(["verify"])
+
+        #expect(result.status == 3)
+        #expect(
+            result.errorLines == [
+                "strata: store \(harness.store.path): cannot read \(path): Permission denied; left in place"
+            ])
+    }
+}
