@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7 of Docs/Reliability.md; the fuzzer runs in
+# Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7, 8 of Docs/Reliability.md; the fuzzer runs in
 # run-full.sh). Exits non-zero on any failure; the last line is `reliability: N passed, M failed`.
 set -u
 source "$(dirname "$0")/lib.sh"
@@ -14,5 +14,6 @@ run_step multiprocess "$torture" multiprocess --strata "$strata" --workers 4 --s
 run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 16
+run_step hostile "$torture" hostile --strata "$strata" --rounds 40 --seed "${STRATA_SEED:-$RANDOM}"
 run_step concurrency concurrency_step 4000
 finish

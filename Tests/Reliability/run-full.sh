@@ -17,6 +17,7 @@ run_step multiprocess "$torture" multiprocess --strata "$strata" --workers 4 --s
 run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 32
+run_step hostile "$torture" hostile --strata "$strata" --rounds 300 --seed "$seed"
 run_step concurrency concurrency_step 50000
 run_step fuzz "$root/Tests/Reliability/run-fuzz.sh" "${STRATA_FUZZ_SECONDS:-60}"
 finish

@@ -17,6 +17,7 @@ enum StrataBench {
         DiskGet1M.scenario,
         DiskOpen.scenario,
         DiskPeer.scenario,
+        DiskValueMemory.scenario,
     ]
 
     static func main() {
@@ -34,6 +35,15 @@ enum StrataBench {
                 exit(0)
             } catch {
                 FileHandle.standardError.write(Data("strata-bench --footprint: \(error)\n".utf8))
+                exit(1)
+            }
+        }
+        if let probe = options.valueMemory {
+            do {
+                try DiskValueMemory.Probe.runAsChild(probe.kind, bytes: probe.bytes, directory: probe.directory)
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench --value-memory: \(error)\n".utf8))
                 exit(1)
             }
         }

@@ -156,9 +156,10 @@ final class Directory: Sendable {
 }
 
 extension FileError {
-    /// Whether the failure means a foreign item sits at the name: a symbolic link (`ELOOP`, which also
-    /// reports `O_NOFOLLOW` meeting a link) or a non-folder where a folder was asked for (`ENOTDIR`).
-    var isForeignItem: Bool { errno == ELOOP || errno == ENOTDIR || errno == EMLINK }
+    /// Whether the failure means a foreign item sits at the name: a symbolic link (`ELOOP`; `EMLINK` on
+    /// FreeBSD), a non-folder where a folder was asked for (`ENOTDIR`), or a folder where a file was
+    /// opened for writing (`EISDIR`).
+    var isForeignItem: Bool { errno == ELOOP || errno == ENOTDIR || errno == EMLINK || errno == EISDIR }
 }
 
 /// `open(2)` under a name that does not clash with ``Directory/open(path:)``.

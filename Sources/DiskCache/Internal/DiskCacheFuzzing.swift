@@ -1,7 +1,7 @@
 import Foundation
 
 /// Entry points for the decoder fuzzer (`Tests/Reliability/Fuzz`, Docs/Reliability.md): DiskCache's
-/// entry-file and key-check decoders, fed arbitrary bytes under fixed keys.
+/// entry-file, key-check and statistics decoders, fed arbitrary bytes under fixed keys.
 ///
 /// `package` access keeps this out of the public API while letting the fuzz target in the same package
 /// reach the internal decoders. Every function must return normally for any input: a trap here is a bug
@@ -48,6 +48,25 @@ package enum DiskCacheFuzzing {
     package static func decodeKeyCheck(_ bytes: Data) -> Bool {
         guard let fixture else { return false }
         return (try? KeyCheckRecord.salt(from: bytes, master: fixture.master, path: "fuzz", storeName: "fuzz")) != nil
+    }
+
+    /// Decodes `bytes` as a statistics file (`store.stats`) and merges the counters as a flush does:
+    /// damaged, negative or huge counters must count as zero or saturate, never trap.
+    ///
+    /// - Parameter bytes: The whole file; any bytes.
+    /// - Returns: `true` when the file was clean.
+    @discardableResult
+    package static func decodeStatistics(_ bytes: Data) -> Bool {
+        let (counters, isClean) = StatisticsFile.decode(bytes)
+        let pending = StatisticsCounters(hits: 1, misses: .max, insertions: 0, evictions: 3)
+        let merged = counters + pending + counters
+        let left = merged - pending - counters
+        return isClean && left.hits >= 0 && (try? StatisticsFile.encode(merged)) != nil
+    }
+
+    /// A clean statistics file, to seed a corpus.
+    package static func sampleStatistics() -> Data {
+        (try? StatisticsFile.encode(StatisticsCounters(hits: 5, misses: 2, insertions: 7))) ?? Data()
     }
 
     /// Seals `plaintext` behind `header` exactly as a writer would, so a fuzzer can reach the checks that

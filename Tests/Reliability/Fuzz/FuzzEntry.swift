@@ -8,9 +8,10 @@ import Foundation
 // be replayed under a debugger.
 
 /// Feeds one input to a decoder. The low two bits of the first byte pick how the rest is used:
-/// 0 an entry file; 1 a key-check record; 2 a header (52 bytes) and plaintext that are sealed under the
-/// fuzz fixture first, so made-up headers get past authentication; 3 an entry file handed over as a slice
-/// whose `startIndex` is not zero.
+/// 0 an entry file (a first byte of exactly 4: a statistics file, `store.stats`, whose counters are then
+/// merged as a flush merges them); 1 a key-check record; 2 a header (52 bytes) and plaintext that are
+/// sealed under the fuzz fixture first, so made-up headers get past authentication; 3 an entry file handed
+/// over as a slice whose `startIndex` is not zero.
 ///
 /// Whatever the bytes, the decoders must return: a crash, a trap or a sanitizer report is a bug.
 ///
@@ -20,6 +21,8 @@ func fuzzOneInput(_ input: Data) -> Bool {
     guard let selector = input.first else { return false }
     let body = Data(input.dropFirst())
     switch selector & 3 {
+    case 0 where selector == 4:
+        return DiskCacheFuzzing.decodeStatistics(body)
     case 0:
         return DiskCacheFuzzing.decodeEntry(body)
     case 1:

@@ -19,6 +19,12 @@ enum SeedCorpus {
             seeds["sealed-\(name)"] = Data([2]) + entry.prefix(52) + Data("fuzz-key".utf8) + value
         }
         seeds["keycheck"] = Data([1]) + DiskCacheFuzzing.sampleKeyCheck()
+        seeds["statistics"] = Data([4]) + DiskCacheFuzzing.sampleStatistics()
+        seeds["statistics-huge"] =
+            Data([4])
+            + Data(
+                #"{"counters":{"hits":9223372036854775807,"misses":-1,"insertions":1e300,"evictions":0,"expirations":0,"corruptEntriesRemoved":0,"readFailures":0},"format":1}"#
+                    .utf8)
         for (name, bytes) in seeds { try bytes.write(to: directory.appendingPathComponent(name)) }
         print("wrote \(seeds.count) seeds to \(directory.path)")
     }

@@ -160,9 +160,11 @@ var selfExecutable: URL {
             ?? CommandLine.arguments[0])
 }
 
-/// Runs a child process to completion and returns its status, stdout and stderr.
+/// Runs a child process to completion and returns its status, stdout and stderr. With `timeout` (seconds),
+/// a child still running then is killed with `SIGKILL` (it then reads as signaled, status 9).
 func runProcess(
-    _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil
+    _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil,
+    timeout: Double? = nil
 ) throws -> (status: Int32, signaled: Bool, stdout: Data, stderr: Data) {
     let process = Process()
     process.executableURL = executable
@@ -189,6 +191,13 @@ func runProcess(
     }
     if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try? input.fileHandleForWriting.close()
+    if let timeout {
+        let pid = process.processIdentifier
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
+        process.waitUntilExit()
+        watchdog.cancel()
+    }
     process.waitUntilExit()
     group.wait()
     return (

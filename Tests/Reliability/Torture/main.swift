@@ -20,6 +20,7 @@ let usage = """
       fulldisk     --mount DIR (a small tmpfs this process may fill)
       readonly     --store DIR (a store on a file system mounted read-only; see run scripts)
       privacy      --strata PATH --keys 32 --seed 1
+      hostile      --strata PATH --rounds 60 --seed 1
     """
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -41,6 +42,7 @@ do {
     case "readonly": status = try FullDisk.runReadOnly(options)
     case "privacy": status = try Privacy.run(options)
     case "wipe-child": status = try Privacy.wipeChild(options)
+    case "hostile": status = try Hostile.run(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2

@@ -7,6 +7,8 @@ struct Options: Sendable {
     var listOnly = false
     /// `--footprint KIND COUNT` (internal): fill one store and print its memory, for memory-overhead.
     var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
+    /// `--value-memory KIND BYTES DIR` (internal): one large set or get, for disk-memory-set/get.
+    var valueMemory: (kind: DiskValueMemory.Probe.Kind, bytes: Int, directory: URL)?
 
     static let usage = """
         usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
@@ -39,6 +41,11 @@ struct Options: Sendable {
                     let count = remaining.popFirst().flatMap({ Int($0) })
                 else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
                 footprint = (kind, count)
+            case "--value-memory":
+                guard let kind = remaining.popFirst().flatMap(DiskValueMemory.Probe.Kind.init(rawValue:)),
+                    let bytes = remaining.popFirst().flatMap({ Int($0) }), let directory = remaining.popFirst()
+                else { throw UsageError(description: "--value-memory needs a kind, a byte count and a folder") }
+                valueMemory = (kind, bytes, URL(fileURLWithPath: directory))
             case "-h", "--help":
                 throw UsageError(description: "")
             default:

@@ -7,13 +7,14 @@ enum MetricUnit: String, Sendable {
     case bytesPerEntry = "B/entry"
     case milliseconds = "ms"
     case percentHits = "% hits"
+    case peakBytesPerValueByte = "B/value B"
 
     /// Whether a larger number is the better one (throughputs); the ratio is then inverted so that it
     /// always reads as Strata's cost relative to the baseline's.
     var higherIsBetter: Bool {
         switch self {
         case .megabytesPerSecond, .operationsPerSecond, .millionOperationsPerSecond: return true
-        case .nanosecondsPerOperation, .bytesPerEntry, .milliseconds, .percentHits: return false
+        case .nanosecondsPerOperation, .bytesPerEntry, .milliseconds, .percentHits, .peakBytesPerValueByte: return false
         }
     }
 }
