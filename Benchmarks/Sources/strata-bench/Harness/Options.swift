@@ -1,3 +1,5 @@
+import Foundation
+
 /// The command line: `strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]`.
 struct Options: Sendable {
     var quick = false

@@ -76,7 +76,11 @@ enum DiskValueMemory {
                 throw ProbeFailure(description: "read \(produced) bytes, expected \(bytes)")
             }
             var usage = rusage()
+            #if canImport(Glibc)
+            getrusage(RUSAGE_SELF.rawValue, &usage)
+            #else
             getrusage(RUSAGE_SELF, &usage)
+            #endif
             // ru_maxrss is in KiB on Linux.
             let peak = Int(usage.ru_maxrss) * 1024
             print(Double(peak - start) / Double(bytes))
