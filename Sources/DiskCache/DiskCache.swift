@@ -76,7 +76,8 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - configuration: Where the store lives, its limits, key source and clock.
     ///   - codec: Turns values into bytes and back.
     /// - Throws: `CacheError` `.wrongKey` when the store was created under another master key (nothing is
-    ///   deleted), `.corruptEntry` when its key-check record is damaged (nothing is deleted),
+    ///   deleted), `.corruptEntry` when its key-check record is damaged — including a symbolic link, a
+    ///   FIFO, a folder or a file of the wrong size in its place (nothing is deleted),
     ///   `.unsupportedFormat` for a newer store format, `.invalidKey` for a malformed key or key file,
     ///   `.invalidArgument` for a negative limit, a low-water fraction outside (0, 1] or a bad name,
     ///   `.io`/`.permissionDenied`/`.readOnly`/`.outOfSpace` when the folder, the key file or the
@@ -103,12 +104,16 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// - Returns: The entry with its absolute expiry and the cost it was stored with, or `nil`.
     /// - Throws: `CacheError` `.codec` when the value does not decode (the file is kept),
     ///   `.invalidArgument` when the key cannot be encoded, or the I/O error (`.permissionDenied`,
-    ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept;
+    ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept; `.io` too
+    ///   when something other than a regular file (a symbolic link, a FIFO, a folder) sits at the entry's
+    ///   name — it is never followed or waited on (Docs/Security.md, "A hostile store folder");
     ///   `.crypto` when the back end fails for a reason other than authentication; `.wrongKey`,
     ///   `.corruptEntry` or `.unsupportedFormat` when another process replaced the key-check record
     ///   with one this key cannot open.
-    /// - Complexity: File I/O on the caller's thread: one `stat` of the key-check record, one open and
-    ///   full read of the entry file, an AES-GCM decryption and a time stamp; O(*m*) in the entry's size.
+    /// - Complexity: File I/O on the caller's thread: one `stat` of the key-check record, one open of
+    ///   the fan-out folder, one open and full read of the entry file (its header first when it is over
+    ///   1 MiB), an AES-GCM decryption in place and a time stamp; O(*m*) in the entry's size, with the
+    ///   value held once in memory.
     ///
     /// Thread-safe.
     public func entry(forKey key: Key) throws -> CacheEntry<Value>? {
