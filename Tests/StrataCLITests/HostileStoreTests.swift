@@ -188,6 +188,34 @@ enum PlantedItem: String, CaseIterable, Sendable {
         #expect(try harness.run(["get", "k"]).status == 1)
     }
 
+    @Test func fifoAtAnEntryIsNamedByGetVerifyAndLsWithoutWaiting() throws {
+        // Given a FIFO (no writer) where the entry of "k" belongs, beside a sound entry
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"]).status == 0)
+        let name = try #require(Self.entryNames(harness).first)
+        #expect(try harness.run(["set", "other", "o"]).status == 0)
+        let path = harness.store.path + "/entries/" + name.prefix(2) + "/" + name
+        try? FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+
+        // When get, verify and ls run (each bounded: a blocking open would never return)
+        let get = try #require(try harness.start(["get", "k"]).wait(timeout: Self.timeout))
+        let verify = try #require(try harness.start(["verify"]).wait(timeout: Self.timeout))
+        let list = try #require(try harness.start(["ls"]).wait(timeout: Self.timeout))
+
+        // Then each names the FIFO in one line as `cannot read PATH: REASON`, and the other entry is listed
+        #expect(get.status == 3)
+        #expect(get.errorLines.count == 1 && get.errorText.contains("a FIFO, not a regular file"))
+        #expect(verify.status == 3)
+        #expect(
+            verify.errorLines == [
+                "strata: store \(harness.store.path): cannot read \(path): a FIFO, not a regular file; left in place"
+            ])
+        #expect(list.status == 0)
+        #expect(list.outputText.contains("other"))
+        #expect(list.errorLines == ["strata: warning: cannot read \(path): a FIFO, not a regular file; left in place"])
+    }
+
     @Test func readFailureReasonIsTheSystemsWordsNotADump() {
         let error = CacheError.posix(EACCES, "cannot open file", path: "/store/entries/ab/ab")
         #expect(CLIFailure.reason(of: error) == "Permission denied")

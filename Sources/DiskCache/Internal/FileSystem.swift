@@ -36,7 +36,8 @@ struct FileError: Error {
     /// The public error for this failure.
     var cacheError: CacheError {
         guard let detail else { return CacheError.posix(errno, operation, path: path) }
-        return CacheError(.io, "\(operation): \(detail)", path: path)
+        // The detail alone: it already says what is wrong, and `path` says where.
+        return CacheError(.io, detail, path: path)
     }
 }
 
