@@ -32,7 +32,7 @@ public struct DiskCacheConfiguration: Sendable {
     /// opened, not when the value is made.
     public enum KeySource: Sendable {
         /// A key given by the caller: exactly 32 bytes, otherwise opening the cache throws
-        /// ``CacheCore/CacheError/Code/invalidKey``.
+        /// ``CacheError/Code/invalidKey``.
         case key(Data)
         /// The default key file for the store's name, `<name>.key`, outside the cache folder, created on
         /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on
@@ -41,8 +41,8 @@ public struct DiskCacheConfiguration: Sendable {
         case defaultKeyFile
         /// A key file at this file URL, created on first use with owner-only (0600) permissions. An
         /// existing file must be a regular file of 32 bytes that group and others cannot access, or
-        /// opening the cache throws ``CacheCore/CacheError/Code/invalidKey``; a URL that is not a file URL
-        /// makes it throw ``CacheCore/CacheError/Code/invalidArgument``.
+        /// opening the cache throws ``CacheError/Code/invalidKey``; a URL that is not a file URL
+        /// makes it throw ``CacheError/Code/invalidArgument``.
         case keyFile(URL)
     }
 

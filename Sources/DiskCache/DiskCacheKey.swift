@@ -29,7 +29,7 @@ public protocol DiskCacheKey: Hashable, Sendable {
     /// The bytes that name this key on disk: equal keys give equal bytes.
     ///
     /// - Throws: When the key cannot be encoded (for example a `Codable` key whose `encode(to:)`
-    ///   throws); ``DiskCache`` reports it as ``CacheCore/CacheError/Code/invalidArgument``. Conformers
+    ///   throws); ``DiskCache`` reports it as ``CacheError/Code/invalidArgument``. Conformers
     ///   that cannot fail implement it without `throws`.
     var canonicalBytes: Data { get throws }
 
