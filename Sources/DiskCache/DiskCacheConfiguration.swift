@@ -21,7 +21,9 @@ public struct DiskCacheConfiguration: Sendable {
         /// partial entry that authenticates.
         case none
         /// `fsync(2)` each temporary file before its rename and the entry's folder after it, so a write
-        /// that returned survives a power cut. Costs one or two disk flushes per write.
+        /// that returned survives a power cut. Costs one or two disk flushes per write. On Apple platforms
+        /// the flush is `fcntl(F_FULLFSYNC)`, which also empties the drive's cache (plain `fsync` there does
+        /// not), falling back to `fsync` on file systems that refuse it.
         case fsync
     }
 

@@ -36,7 +36,12 @@ enum DefaultKeyLocation {
         if let variable = environment["HOME"], variable.hasPrefix("/") {
             home = variable
         } else {
+            #if os(macOS) || os(Linux)
             home = FileManager.default.homeDirectoryForCurrentUser.path
+            #else
+            // `homeDirectoryForCurrentUser` is macOS-only; an iOS, tvOS or watchOS app's home is its container.
+            home = NSHomeDirectory()
+            #endif
         }
         guard home.hasPrefix("/") else {
             throw CacheError(

@@ -156,7 +156,7 @@ enum KeyFile {
                     offset += count
                 }
             }
-            guard fsync(descriptor) == 0 else {
+            guard fullSync(descriptor) == 0 else {
                 throw CacheError.posix(errno, "cannot flush the key file", path: path)
             }
             closed = true
@@ -203,7 +203,7 @@ enum KeyFile {
     private static func syncFolder(at path: String) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
+        _ = fullSync(descriptor)
         close(descriptor)
     }
 
