@@ -69,7 +69,7 @@ for module in "${order[@]}"; do
     if swiftc "${common[@]}" "${mode[@]}" -module-name "$module" -wmo \
         -I "$out/stand-ins" -I "$out/modules" -Xfrontend -import-module -Xfrontend AppleSDKAdditions \
         -emit-module -emit-module-path "$out/modules/$module.swiftmodule" \
-        -emit-sil -o /dev/null "${files[@]}" >"$out/$module.log" 2>&1; then
+        -emit-sil -o "$out/$module.sil" "${files[@]}" >"$out/$module.log" 2>&1; then
         echo ok
     else
         echo FAILED
