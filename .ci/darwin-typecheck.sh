@@ -77,4 +77,17 @@ for module in "${order[@]}"; do
         status=1
     fi
 done
+# Documented examples that only compile on Apple platforms (Docs/Platforms.md), against the modules above.
+for example in .ci/darwin-examples/*.swift; do
+    [ -f "$example" ] || continue
+    printf '  %-14s %3d file  ... ' "example" 1
+    if swiftc "${common[@]}" -parse-as-library -module-name DarwinExample -I "$out/stand-ins" -I "$out/modules" \
+        -Xfrontend -import-module -Xfrontend AppleSDKAdditions -typecheck "$example" >"$out/example.log" 2>&1; then
+        echo "ok ($(basename "$example"))"
+    else
+        echo FAILED
+        cat "$out/example.log"
+        status=1
+    fi
+done
 exit $status
