@@ -95,6 +95,7 @@ struct StoreLocation {
         case .key: return "STRATA_KEY"
         case .defaultKeyFile: return "the default key file"
         case .keyFile(let url): return "key file \(url.path)"
+        case .keychain(let service): return "the Keychain (service \(service))"
         @unknown default: return "the configured key"
         }
     }

@@ -120,8 +120,10 @@ enum KeyFile {
         switch error {
         case EEXIST:
             return false
-        case EPERM, EXDEV, EMLINK, ENOSYS, EOPNOTSUPP:
-            // No hard links on this file system: fall back to creating the name itself exclusively.
+        case EPERM, EXDEV, EMLINK, ENOSYS, EOPNOTSUPP, ENOTSUP:
+            // No hard links on this file system: fall back to creating the name itself exclusively. ENOTSUP and
+            // EOPNOTSUPP are one value on Linux (95) and two on Darwin (45 and 102; FAT and SMB volumes there
+            // answer `link` with ENOTSUP), so both are listed.
             do {
                 try writeFlushed(key, to: path)
             } catch let failure as CacheError where failure.cause.map(isExists) ?? false {
