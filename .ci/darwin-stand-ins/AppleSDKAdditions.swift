@@ -14,7 +14,7 @@ import Foundation
 
 extension DispatchSource {
     /// https://developer.apple.com/documentation/dispatch/dispatchsource/memorypressureevent
-    public struct MemoryPressureEvent: OptionSet, Sendable {
+    public struct MemoryPressureEvent: OptionSet {
         public let rawValue: UInt
         public init(rawValue: UInt) { self.rawValue = rawValue }
         /// https://developer.apple.com/documentation/dispatch/dispatchsource/memorypressureevent/normal

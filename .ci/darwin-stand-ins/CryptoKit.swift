@@ -1,11 +1,12 @@
 // Stand-in for Apple CryptoKit, for the Darwin type-check (.ci/darwin-typecheck.sh) only: no cryptography
 // happens here. Each declaration copies the Swift signature on its page of Apple's CryptoKit documentation
 // (https://developer.apple.com/documentation/cryptokit), cited beside it; conformances are those the pages
-// list, and only what Strata uses is declared, so anything else fails to type-check as it should.
+// list (none of these types is declared Sendable there, so none is here), and only what Strata uses is
+// declared, so anything else fails to type-check as it should.
 import Foundation
 
 /// https://developer.apple.com/documentation/cryptokit/symmetrickey
-public struct SymmetricKey: ContiguousBytes, Sendable {
+public struct SymmetricKey: ContiguousBytes {
     /// https://developer.apple.com/documentation/cryptokit/symmetrickey/init(data:)
     public init<D: ContiguousBytes>(data: D) { bitCount = 0 }
     /// https://developer.apple.com/documentation/cryptokit/symmetrickey/bitcount
@@ -24,7 +25,7 @@ public enum CryptoKitError: Error {
     case incorrectParameterSize
     /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/authenticationfailure
     case authenticationFailure
-    /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/underlyingcoreCryptoerror(error:)
+    /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/underlyingcorecryptoerror(error:)
     case underlyingCoreCryptoError(error: Int32)
 }
 
@@ -36,7 +37,7 @@ public struct SHA256: HashFunction {}
 
 /// https://developer.apple.com/documentation/cryptokit/hashedauthenticationcode
 /// (conforms to MessageAuthenticationCode: Hashable, ContiguousBytes, Sequence of UInt8).
-public struct HashedAuthenticationCode<H: HashFunction>: Hashable, ContiguousBytes, Sequence, Sendable {
+public struct HashedAuthenticationCode<H: HashFunction>: Hashable, ContiguousBytes, Sequence {
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: nil, count: 0))
     }
@@ -57,10 +58,6 @@ public struct HMAC<H: HashFunction> {
     public static func authenticationCode<D: DataProtocol>(for data: D, using key: SymmetricKey)
         -> HashedAuthenticationCode<H>
     { HashedAuthenticationCode() }
-    /// https://developer.apple.com/documentation/cryptokit/hmac/isvalidauthenticationcode(_:authenticating:using:)-...
-    public static func isValidAuthenticationCode<D: DataProtocol>(
-        _ mac: HashedAuthenticationCode<H>, authenticating data: D, using key: SymmetricKey
-    ) -> Bool { false }
 }
 
 /// https://developer.apple.com/documentation/cryptokit/hkdf (macOS 11, iOS 14, tvOS 14, watchOS 7)
@@ -76,7 +73,7 @@ public enum AES {
     /// https://developer.apple.com/documentation/cryptokit/aes/gcm
     public enum GCM {
         /// https://developer.apple.com/documentation/cryptokit/aes/gcm/nonce
-        public struct Nonce: ContiguousBytes, Sequence, Sendable {
+        public struct Nonce: ContiguousBytes, Sequence {
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/nonce/init()
             public init() {}
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/nonce/init(data:)

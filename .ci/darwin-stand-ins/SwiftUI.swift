@@ -27,7 +27,7 @@ public struct EnvironmentValues: CustomStringConvertible {
 @MainActor @preconcurrency
 public protocol View {
     associatedtype Body: View
-    /// https://developer.apple.com/documentation/swiftui/view/body-8kl5o
+    /// https://developer.apple.com/documentation/swiftui/view (the `body` requirement)
     @MainActor @preconcurrency var body: Self.Body { get }
 }
 
@@ -42,7 +42,7 @@ public protocol DynamicProperty {}
 /// https://developer.apple.com/documentation/swiftui/environment
 @propertyWrapper
 public struct Environment<Value>: DynamicProperty {
-    /// https://developer.apple.com/documentation/swiftui/environment/init(_:)-8slkf
+    /// https://developer.apple.com/documentation/swiftui/environment (`init(_:)` taking a key path)
     public init(_ keyPath: KeyPath<EnvironmentValues, Value>) {}
     /// https://developer.apple.com/documentation/swiftui/environment/wrappedvalue
     public var wrappedValue: Value { fatalError() }
@@ -50,7 +50,7 @@ public struct Environment<Value>: DynamicProperty {
 
 /// https://developer.apple.com/documentation/swiftui/text
 public struct Text: View {
-    /// https://developer.apple.com/documentation/swiftui/text/init(_:)-9d1g4
+    /// https://developer.apple.com/documentation/swiftui/text (`init(_:)` taking a `StringProtocol`)
     public init<S: StringProtocol>(_ content: S) {}
     public var body: Never { fatalError() }
 }
