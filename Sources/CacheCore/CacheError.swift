@@ -212,10 +212,10 @@ extension CacheError {
     /// Whether `EPERM` on a file this process created means "protected until the device is unlocked": true
     /// on the platforms with per-file Data Protection classes (iOS, tvOS, watchOS, visionOS).
     package static var permissionErrorMeansProtectedData: Bool {
-        #if os(macOS) || os(Linux)
-        return false
-        #else
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         return true
+        #else
+        return false
         #endif
     }
 }

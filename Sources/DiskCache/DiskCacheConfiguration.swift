@@ -57,10 +57,10 @@ public struct DiskCacheConfiguration: Sendable {
         /// watchOS and visionOS; ``defaultKeyFile`` on macOS (which also runs unsigned tools such as
         /// `strata`, which the data-protection keychain refuses) and Linux.
         public static var platformDefault: KeySource {
-            #if os(macOS) || os(Linux)
-            return .defaultKeyFile
-            #else
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
             return .keychain(service: "Strata")
+            #else
+            return .defaultKeyFile
             #endif
         }
     }

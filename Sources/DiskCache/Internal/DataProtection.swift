@@ -11,10 +11,10 @@ import Foundation
 enum DataProtection {
     /// Whether this platform has per-file protection classes.
     static var isAvailable: Bool {
-        #if os(macOS) || os(Linux)
-        return false
-        #else
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         return true
+        #else
+        return false
         #endif
     }
 
