@@ -199,7 +199,7 @@ enum FileSystem {
     }
 
     static func syncFile(_ fd: Int32, path: String) throws(FileError) {
-        if fsync(fd) != 0 { throw FileError(errno: errno, operation: "cannot fsync", path: path) }
+        if fullSync(fd) != 0 { throw FileError(errno: errno, operation: "cannot fsync", path: path) }
     }
 
     /// Flushes a folder's entries (a rename is durable only once its folder is synced).
