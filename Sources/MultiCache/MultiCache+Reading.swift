@@ -26,10 +26,10 @@ extension MultiCache {
         // call, task allocation or executor check. Everything else is the slow loop.
         let sequenceSeen = changeSequenceBeforeRead()
         guard let entryAtOnce = tiers[0].handle.entryAtOnce else {
-            return try await entry(forKey: key, fromTier: 0, sequenceSeen: sequenceSeen)
+            return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)
         }
         guard let found = entryAtOnce(key) else {
-            return try await entry(forKey: key, fromTier: 1, sequenceSeen: sequenceSeen)
+            return try await readTiers(forKey: key, from: 1, sequenceSeen: sequenceSeen)
         }
         countTierZeroHit()
         return found
@@ -56,7 +56,7 @@ extension MultiCache {
     ///   - start: The first tier to ask; the tiers before it (tier 0, read without suspending) missed.
     ///   - sequenceSeen: The change sequence noted before the first tier was asked.
     @usableFromInline
-    func entry(forKey key: Key, fromTier start: Int, sequenceSeen: UInt64) async throws -> CacheEntry<Value>? {
+    func readTiers(forKey key: Key, from start: Int, sequenceSeen: UInt64) async throws -> CacheEntry<Value>? {
         // A synchronous read cannot throw, so the tiers skipped were misses.
         var misses = Array(0..<start)
         var failures: [CacheError.TierFailure] = []
