@@ -42,7 +42,10 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The change sequence as a read or a load-once caller notes it before asking the first tier; read
     /// without the lock.
-    var changeSequence: UInt64 { mirror.load() }
+    var changeSequence: UInt64 {
+        // Always inlined: a tier-0 hit reads it, and the call alone would cost that read as much again.
+        @inline(__always) get { mirror.load() }
+    }
 
     /// Runs `write`, which copies a hit into faster tiers, unless `key` changed since the read noted
     /// `sequenceSeen` or a write, removal or other store of it is running; a write or removal that begins
