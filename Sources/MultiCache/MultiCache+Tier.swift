@@ -41,10 +41,7 @@ extension MultiCache {
             name: String? = nil,
             maximumLifetime: Duration? = nil
         ) {
-            self.cache = cache
-            self.name = name ?? String(describing: type(of: cache))
-            self.maximumLifetime = maximumLifetime
-            handle = TierHandle(cache)
+            self.init(cache, name: name, maximumLifetime: maximumLifetime, handle: TierHandle(cache))
         }
 
         /// Creates a tier over a cache that reads without suspending (an in-memory tier); as first tier
@@ -61,10 +58,22 @@ extension MultiCache {
             name: String? = nil,
             maximumLifetime: Duration? = nil
         ) {
+            self.init(cache, name: name, maximumLifetime: maximumLifetime, handle: TierHandle(cache))
+        }
+
+        // The public initializers differ only in the handle that overload resolution picks for the
+        // cache's static type (with a synchronous read or without).
+        @usableFromInline
+        init(
+            _ cache: any Cache<Key, Value>,
+            name: String?,
+            maximumLifetime: Duration?,
+            handle: TierHandle<Key, Value>
+        ) {
             self.cache = cache
             self.name = name ?? String(describing: type(of: cache))
             self.maximumLifetime = maximumLifetime
-            handle = TierHandle(cache)
+            self.handle = handle
         }
 
         /// `entry` as this tier should hold it when written at `now`: its expiry capped by

@@ -7,6 +7,20 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
 
 // Swift Testing's macros cannot call mutating methods, so each step is taken first and checked after.
 @Suite struct CoordinatorStateMachineTests {
+    /// Runs a whole write or removal of `key` (every key when `nil`): its fence, then its end.
+    private func write(_ machine: inout Machine, _ key: String?) {
+        _ = machine.beginMutation(of: key)
+        machine.endMutation(of: key)
+    }
+
+    /// Joins a fresh waiter `waiter` for `key` and returns the machine's action.
+    private func joinAction(
+        _ machine: inout Machine, _ key: String, _ waiter: String, seen: UInt64
+    ) -> Machine.JoinAction {
+        let id = machine.makeID()
+        return machine.join(key: key, waiterID: id, continuation: waiter, sequenceSeen: seen, isCancelled: false)
+    }
+
     /// The store id a store action carries, or `nil` when the store is skipped.
     private func storeID(_ action: Machine.StoreAction) -> UInt64? {
         guard case .store(let storeID) = action else { return nil }
@@ -155,8 +169,7 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
         let seen = machine.changeSequence
         let before = storeID(machine.beginWriteBack(key: "k", sequenceSeen: seen))
         _ = machine.endStore(try #require(before))
-        _ = machine.beginMutation(of: "k")
-        machine.endMutation(of: "k")
+        write(&machine, "k")
         let after = storeID(machine.beginWriteBack(key: "k", sequenceSeen: seen))
         #expect(after == nil)
     }
@@ -209,10 +222,8 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
         _ = machine.finishLoad(first)
 
         // When B, and C on a key nobody touched, find no load to join
-        let lateID = machine.makeID()
-        let late = machine.join(key: "k", waiterID: lateID, continuation: "B", sequenceSeen: seen, isCancelled: false)
-        let freshID = machine.makeID()
-        let fresh = machine.join(key: "j", waiterID: freshID, continuation: "C", sequenceSeen: seen, isCancelled: false)
+        let late = joinAction(&machine, "k", "B", seen: seen)
+        let fresh = joinAction(&machine, "j", "C", seen: seen)
 
         // Then B's load reads again first (and, as no write ran, may store); C's does not read again
         guard case .startLoad(let lateLoad, recheckTiers: true) = late else {
@@ -231,12 +242,10 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
         // Given a caller that noted the sequence before reading, and a write of its key that ran meanwhile
         var machine = Machine()
         let seen = machine.changeSequence
-        _ = machine.beginMutation(of: "k")
-        machine.endMutation(of: "k")
+        write(&machine, "k")
 
         // When it finds no load to join
-        let id = machine.makeID()
-        let action = machine.join(key: "k", waiterID: id, continuation: "A", sequenceSeen: seen, isCancelled: false)
+        let action = joinAction(&machine, "k", "A", seen: seen)
 
         // Then its load reads the tiers again and may not store; a later caller joins that load
         guard case .startLoad(let loadID, recheckTiers: true) = action else {
@@ -261,8 +270,7 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
         if writeEndsBeforeTheJoin { machine.endMutation(of: "k") }
 
         // When the caller finds no load to join
-        let id = machine.makeID()
-        let action = machine.join(key: "k", waiterID: id, continuation: "A", sequenceSeen: seen, isCancelled: false)
+        let action = joinAction(&machine, "k", "A", seen: seen)
 
         // Then its load reads again and never stores, even once the write has ended
         guard case .startLoad(let loadID, recheckTiers: true) = action else {
@@ -277,10 +285,8 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
     @Test func removeAllBetweenTheCallersReadAndItsJoinFencesTheNewLoad() throws {
         var machine = Machine()
         let seen = machine.changeSequence
-        _ = machine.beginMutation(of: nil)
-        machine.endMutation(of: nil)
-        let id = machine.makeID()
-        let action = machine.join(key: "k", waiterID: id, continuation: "A", sequenceSeen: seen, isCancelled: false)
+        write(&machine, nil)
+        let action = joinAction(&machine, "k", "A", seen: seen)
         guard case .startLoad(let loadID, recheckTiers: true) = action else {
             Issue.record("a wipe after the caller's read: the new load must read again")
             return
@@ -293,12 +299,10 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
         // Given a caller and a read of "k" that noted the sequence, then a write of "other"
         var machine = Machine()
         let seen = machine.changeSequence
-        _ = machine.beginMutation(of: "other")
-        machine.endMutation(of: "other")
+        write(&machine, "other")
 
         // When the caller starts a load and the read writes back
-        let id = machine.makeID()
-        let action = machine.join(key: "k", waiterID: id, continuation: "A", sequenceSeen: seen, isCancelled: false)
+        let action = joinAction(&machine, "k", "A", seen: seen)
         let writeBack = storeID(machine.beginWriteBack(key: "k", sequenceSeen: seen))
 
         // Then neither is held back: the write touched another key
@@ -350,11 +354,9 @@ private typealias Machine = CoordinatorStateMachine<String, String, String, Int>
 
         // When three other keys are written, so the table starts afresh
         for key in ["a", "b", "c"] {
-            _ = machine.beginMutation(of: key)
-            machine.endMutation(of: key)
+            write(&machine, key)
         }
-        let id = machine.makeID()
-        let action = machine.join(key: "k", waiterID: id, continuation: "A", sequenceSeen: seen, isCancelled: false)
+        let action = joinAction(&machine, "k", "A", seen: seen)
 
         // Then the caller is treated as if "k" had been written (safe: it reads again, stores nothing)
         guard case .startLoad(let loadID, recheckTiers: true) = action else {

@@ -173,6 +173,11 @@ struct MultiCacheSynchronousTierTests {
         let slow = FaultInjectingCache<String, Int>()
         // A concrete cache, by type or in an array literal
         #expect(MultiCache<String, Int>.Tier(memory).handle.entryAtOnce != nil)
+        // (named after its type either way)
+        #expect(MultiCache<String, Int>.Tier(memory).name == "MemoryCache<String, Int>")
+        let erased: any Cache<String, Int> = memory
+        #expect(MultiCache<String, Int>.Tier(erased).name == "MemoryCache<String, Int>")
+        #expect(MultiCache<String, Int>.Tier(erased).handle.entryAtOnce == nil)
         let tiers: [MultiCache<String, Int>.Tier] = [.init(memory, maximumLifetime: .seconds(1)), .init(slow)]
         #expect(tiers[0].handle.entryAtOnce != nil && tiers[1].handle.entryAtOnce == nil)
         #expect(try MultiCache<String, Int>(tiers: tiers).tiers[0].handle.entryAtOnce != nil)
