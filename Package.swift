@@ -10,7 +10,7 @@ let package = Package(
         .library(name: "DiskCache", targets: ["DiskCache"]),
         .library(name: "MultiCache", targets: ["MultiCache"]),
         .library(name: "CacheTesting", targets: ["CacheTesting"]),
-        .library(name: "Strata", targets: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
+        .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     targets: [
@@ -30,9 +30,11 @@ let package = Package(
         ),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
+        // The umbrella: `import Strata` re-exports the four cache modules.
+        .target(name: "Strata", dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
         .executableTarget(
             name: "strata",
-            dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]
+            dependencies: ["CacheCore", "DiskCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting"]),
         .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting"]),
@@ -44,6 +46,7 @@ let package = Package(
         .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
         // Reliability suite (Docs/Reliability.md): process-level scenarios, the decoder fuzzer, concurrency tests.
         .executableTarget(
             name: "StrataTorture",

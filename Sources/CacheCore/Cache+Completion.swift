@@ -6,6 +6,8 @@ import Foundation
 // inside the completion when UI work follows. None of them throws: a failure arrives as `.failure` in
 // the completion. The task is not tied to the caller, so cancelling the caller's task does not cancel
 // the operation. Each costs what the async operation it wraps costs, plus one unstructured task.
+// Calls made one after another take effect in no promised order (tasks may start in any order);
+// Docs/Overview.md says so and shows how to chain dependent calls.
 extension Cache {
     /// Reads the entry for `key` and calls `completion` with it (`nil` on a miss) or with the error.
     ///

@@ -17,6 +17,9 @@ import Foundation
 ///   input; what one key's failure leaves behind is stated by each conformer.
 /// - **Thread safety.** Conformers are `Sendable`: every method may be called from any thread or task
 ///   at the same time.
+/// - **Completion handlers.** Each completion-handler variant runs its operation in its own task and
+///   calls the completion once, on a global-executor thread. Two calls made one after another take
+///   effect in no promised order; start a dependent call from the first one's completion.
 /// - **Cost of a call.** The protocol promises no complexity; each conformer states its own (O(1) on
 ///   average for `MemoryCache`, file I/O for `DiskCache`, one call per tier for `MultiCache`).
 ///

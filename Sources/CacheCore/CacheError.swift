@@ -34,6 +34,7 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
             case crypto
             case tierFailure
             case unsupportedFormat
+            case protectedDataUnavailable
         }
 
         private let base: Base
@@ -76,6 +77,11 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// A store's key-check record uses a format version this build does not know. (An entry file with
         /// an unknown version is a corrupt entry: a miss, not this error.)
         public static let unsupportedFormat = Code(.unsupportedFormat)
+        /// The files or Keychain item are protected until the device is unlocked (iOS Data Protection):
+        /// the device has not been unlocked since it restarted, or, for the `.complete` class, it is locked
+        /// now. Nothing was changed and nothing is remembered: the same call works once the device is
+        /// unlocked. Only thrown on iOS, tvOS, watchOS and visionOS.
+        public static let protectedDataUnavailable = Code(.protectedDataUnavailable)
 
         /// The code's name, for example `outOfSpace`.
         public var description: String { base.rawValue }
@@ -171,7 +177,9 @@ extension CacheError: LocalizedError {
 extension CacheError {
     /// Maps a POSIX `errno` to the matching code: `ENOSPC`/`EDQUOT` to ``Code/outOfSpace``,
     /// `EACCES`/`EPERM` to ``Code/permissionDenied``, `EROFS` to ``Code/readOnly``, anything else to
-    /// ``Code/io``.
+    /// ``Code/io``. On iOS, tvOS, watchOS and visionOS `EPERM` is what Data Protection answers for a file
+    /// whose class key is not available (before the first unlock), so there it maps to
+    /// ``Code/protectedDataUnavailable``.
     ///
     /// - Parameters:
     ///   - errno: The POSIX error number.
@@ -188,18 +196,40 @@ extension CacheError {
         file: String = #fileID,
         line: Int = #line
     ) -> CacheError {
-        let code: Code
-        switch errno {
-        case ENOSPC, EDQUOT: code = .outOfSpace
-        case EACCES, EPERM: code = .permissionDenied
-        case EROFS: code = .readOnly
-        default: code = .io
-        }
+        let code = Code(errno: errno, permissionErrorMeansProtectedData: permissionErrorMeansProtectedData)
         let cause: any Error =
             POSIXErrorCode(rawValue: errno).map { POSIXError($0) as any Error }
             ?? NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
-        return CacheError(
-            code, "\(message): \(String(cString: strerror(errno)))", path: path, cause: cause, file: file,
-            line: line)
+        var text = "\(message): \(String(cString: strerror(errno)))"
+        if code == .protectedDataUnavailable {
+            text +=
+                " (Data Protection: the device has not been unlocked since it restarted; try again after the "
+                + "first unlock)"
+        }
+        return CacheError(code, text, path: path, cause: cause, file: file, line: line)
+    }
+
+    /// Whether `EPERM` on a file this process created means "protected until the device is unlocked": true
+    /// on the platforms with per-file Data Protection classes (iOS, tvOS, watchOS, visionOS).
+    package static var permissionErrorMeansProtectedData: Bool {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        return true
+        #else
+        return false
+        #endif
+    }
+}
+
+extension CacheError.Code {
+    /// The code for a POSIX `errno` (see ``CacheError/posix(_:_:path:file:line:)``), with the platform's
+    /// reading of `EPERM` passed in so that both readings are tested on every platform.
+    package init(errno: Int32, permissionErrorMeansProtectedData: Bool) {
+        switch errno {
+        case ENOSPC, EDQUOT: self = .outOfSpace
+        case EPERM where permissionErrorMeansProtectedData: self = .protectedDataUnavailable
+        case EACCES, EPERM: self = .permissionDenied
+        case EROFS: self = .readOnly
+        default: self = .io
+        }
     }
 }

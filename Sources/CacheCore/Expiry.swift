@@ -35,6 +35,28 @@ public enum Expiry: Sendable, Hashable {
         return .after(.nanoseconds(Int64(nanoseconds)))
     }
 
+    /// An expiry `minutes` after the write; `.minutes(10)` is `.seconds(600)`.
+    ///
+    /// - Parameter minutes: The time to live, in minutes. Out-of-range and negative values behave as in
+    ///   ``seconds(_:)``.
+    /// - Returns: The relative expiry.
+    public static func minutes(_ minutes: Double) -> Expiry { .seconds(minutes * 60) }
+
+    /// An expiry `hours` after the write; `.hours(2)` is `.seconds(7_200)`.
+    ///
+    /// - Parameter hours: The time to live, in hours. Out-of-range and negative values behave as in
+    ///   ``seconds(_:)``.
+    /// - Returns: The relative expiry.
+    public static func hours(_ hours: Double) -> Expiry { .seconds(hours * 3_600) }
+
+    /// An expiry `days` after the write, counted as 86,400-second days on the cache's clock (a daylight
+    /// saving change does not shorten or lengthen one).
+    ///
+    /// - Parameter days: The time to live, in days. Out-of-range and negative values behave as in
+    ///   ``seconds(_:)``.
+    /// - Returns: The relative expiry.
+    public static func days(_ days: Double) -> Expiry { .seconds(days * 86_400) }
+
     /// The absolute expiry instant for an entry written at `now`.
     ///
     /// - Parameter now: The write time on the cache's clock.

@@ -40,8 +40,8 @@ extension DiskCache {
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` on a miss.
-    /// - Throws: What the async ``entry(forKey:)`` throws.
-    /// - Complexity: That of ``entry(forKey:)``.
+    /// - Throws: What the async `entry(forKey:)` throws.
+    /// - Complexity: That of `entry(forKey:)`.
     public func value(forKey key: Key) async throws -> Value? {
         try await entry(forKey: key)?.value
     }

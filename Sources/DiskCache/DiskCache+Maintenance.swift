@@ -111,7 +111,7 @@ extension DiskCache {
     /// A snapshot of the counters (since the store was created, across processes) and totals.
     ///
     /// Totals reflect other processes' writes as of this process's last scan (every trim rescans). When
-    /// the scan fails, the failure is reported to the observer as ``CacheCore/CacheEvent/Kind/maintenanceFailed``
+    /// the scan fails, the failure is reported to the observer as ``CacheEvent/Kind/maintenanceFailed``
     /// and `count` and `totalCost` read 0 until a later scan succeeds.
     ///
     /// - Complexity: File I/O on the caller's thread. The first call in a process scans the folder (one

@@ -28,7 +28,7 @@ import Foundation
 ///
 /// ## Keys and epochs
 /// The master key comes from ``DiskCacheConfiguration/keySource``. A key-check record in the store
-/// tells a wrong master key (``CacheCore/CacheError/Code/wrongKey``, nothing deleted) apart from a
+/// tells a wrong master key (``CacheError/Code/wrongKey``, nothing deleted) apart from a
 /// damaged entry (a miss: removed, counted, reported to the observer). `removeAll()`, synchronous or
 /// `async`, starts a new key epoch first, so an interrupted wipe leaves nothing decryptable.
 ///

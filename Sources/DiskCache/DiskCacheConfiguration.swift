@@ -21,7 +21,9 @@ public struct DiskCacheConfiguration: Sendable {
         /// partial entry that authenticates.
         case none
         /// `fsync(2)` each temporary file before its rename and the entry's folder after it, so a write
-        /// that returned survives a power cut. Costs one or two disk flushes per write.
+        /// that returned survives a power cut. Costs one or two disk flushes per write. On Apple platforms
+        /// the flush is `fcntl(F_FULLFSYNC)`, which also empties the drive's cache (plain `fsync` there does
+        /// not), falling back to `fsync` on file systems that refuse it.
         case fsync
     }
 
@@ -32,7 +34,7 @@ public struct DiskCacheConfiguration: Sendable {
     /// opened, not when the value is made.
     public enum KeySource: Sendable {
         /// A key given by the caller: exactly 32 bytes, otherwise opening the cache throws
-        /// ``CacheCore/CacheError/Code/invalidKey``.
+        /// ``CacheError/Code/invalidKey``.
         case key(Data)
         /// The default key file for the store's name, `<name>.key`, outside the cache folder, created on
         /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on
@@ -41,9 +43,26 @@ public struct DiskCacheConfiguration: Sendable {
         case defaultKeyFile
         /// A key file at this file URL, created on first use with owner-only (0600) permissions. An
         /// existing file must be a regular file of 32 bytes that group and others cannot access, or
-        /// opening the cache throws ``CacheCore/CacheError/Code/invalidKey``; a URL that is not a file URL
-        /// makes it throw ``CacheCore/CacheError/Code/invalidArgument``.
+        /// opening the cache throws ``CacheError/Code/invalidKey``; a URL that is not a file URL
+        /// makes it throw ``CacheError/Code/invalidArgument``.
         case keyFile(URL)
+        /// A generic-password item in the Keychain (Apple platforms), created on first use with a fresh
+        /// random key: service `service`, account the store's name, readable after the first unlock following
+        /// a restart, on this device only (never in a backup or restored elsewhere), not synchronised. The
+        /// default on iOS, tvOS, watchOS and visionOS; on macOS it needs a signed app (the data-protection
+        /// keychain). Elsewhere opening the cache throws ``CacheCore/CacheError/Code/invalidArgument``.
+        case keychain(service: String)
+
+        /// The default for this platform: ``keychain(service:)`` with service `"Strata"` on iOS, tvOS,
+        /// watchOS and visionOS; ``defaultKeyFile`` on macOS (which also runs unsigned tools such as
+        /// `strata`, which the data-protection keychain refuses) and Linux.
+        public static var platformDefault: KeySource {
+            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+            return .keychain(service: "Strata")
+            #else
+            return .defaultKeyFile
+            #endif
+        }
     }
 
     /// The store's name: one folder name under the platform caches folder (no `/`, not `.` or `..`),
@@ -66,6 +85,8 @@ public struct DiskCacheConfiguration: Sendable {
     public var durability: Durability
     /// Where the master key comes from.
     public var keySource: KeySource
+    /// The Data Protection class of the store's folders and key file (iOS, tvOS, watchOS, visionOS).
+    public var fileProtection: FileProtection
     /// The clock that decides expiry and stamps last-access times (wall-clock instants on disk).
     public var clock: any CacheClock
     /// Receives corrupt-entry, read-failure, stale-file and maintenance-failure events; never called
@@ -87,7 +108,10 @@ public struct DiskCacheConfiguration: Sendable {
     ///   - lowWaterFraction: Fraction of each limit a trim aims for, in (0, 1]; 0.8 by default.
     ///   - defaultExpiry: Expiry used when a write gives none; `.never` by default.
     ///   - durability: `.none` (default) or `.fsync`.
-    ///   - keySource: Where the master key comes from; the default key file by default.
+    ///   - keySource: Where the master key comes from; ``KeySource/platformDefault`` by default (the
+    ///     Keychain on iOS, tvOS, watchOS and visionOS, the default key file elsewhere).
+    ///   - fileProtection: The Data Protection class of the store's files;
+    ///     ``FileProtection/completeUntilFirstUserAuthentication`` by default. Ignored on macOS and Linux.
     ///   - clock: The wall clock; the system clock by default.
     ///   - observer: Receives ``CacheEvent``s; `nil` by default.
     public init(
@@ -98,7 +122,8 @@ public struct DiskCacheConfiguration: Sendable {
         lowWaterFraction: Double = 0.8,
         defaultExpiry: Expiry = .never,
         durability: Durability = .none,
-        keySource: KeySource = .defaultKeyFile,
+        keySource: KeySource = .platformDefault,
+        fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
         clock: any CacheClock = SystemClock(),
         observer: CacheObserver? = nil
     ) {
@@ -110,6 +135,7 @@ public struct DiskCacheConfiguration: Sendable {
         self.defaultExpiry = defaultExpiry
         self.durability = durability
         self.keySource = keySource
+        self.fileProtection = fileProtection
         self.clock = clock
         self.observer = observer
     }

@@ -15,9 +15,9 @@ import Foundation
 /// - `UUID`: its 16 bytes in RFC 4122 order.
 /// - `Int`, `Int64`, `Int32`, `UInt64`, `UInt32`: fixed width, big-endian (`Int` as 8 bytes).
 /// - `Data`: the bytes themselves.
-/// - Any `Codable` type: JSON with sorted keys and unescaped slashes. Declare
-///   `extension MyKey: DiskCacheKey {}` and the default implementation applies. Strings inside a
-///   Codable key are *not* NFC-normalized; normalize them in your type if that matters.
+/// - Any `Codable` type: JSON with sorted keys and unescaped slashes, every string in it (values and
+///   dictionary keys) in NFC, so two `==` keys whose strings differ only in composition are one entry.
+///   Declare `extension MyKey: DiskCacheKey {}` and the default implementation applies.
 ///
 /// Equal keys must give equal bytes; different keys should give different bytes (two keys with equal
 /// bytes share one entry). Two `URL`s that differ only in how they were built (a base URL plus a
@@ -29,7 +29,7 @@ public protocol DiskCacheKey: Hashable, Sendable {
     /// The bytes that name this key on disk: equal keys give equal bytes.
     ///
     /// - Throws: When the key cannot be encoded (for example a `Codable` key whose `encode(to:)`
-    ///   throws); ``DiskCache`` reports it as ``CacheCore/CacheError/Code/invalidArgument``. Conformers
+    ///   throws); ``DiskCache`` reports it as ``CacheError/Code/invalidArgument``. Conformers
     ///   that cannot fail implement it without `throws`.
     var canonicalBytes: Data { get throws }
 
@@ -40,12 +40,13 @@ public protocol DiskCacheKey: Hashable, Sendable {
 }
 
 extension DiskCacheKey where Self: Codable {
-    /// JSON with sorted keys and unescaped slashes (deterministic for a given type and value).
+    /// JSON with sorted keys and unescaped slashes, in Unicode NFC (deterministic for a given type and
+    /// value; `==` keys whose strings differ only in composition give equal bytes).
     ///
     /// - Throws: What the type's `encode(to:)` throws.
     /// - Complexity: O(*m*) in the encoded size, plus sorting each object's keys.
     public var canonicalBytes: Data {
-        get throws { try CanonicalJSON.encoder.encode(self) }
+        get throws { CanonicalJSON.normalized(try CanonicalJSON.encoder.encode(self)) }
     }
 
     /// Decodes the JSON written by ``canonicalBytes``; `nil` when it does not decode.
@@ -66,6 +67,17 @@ enum CanonicalJSON {
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         return encoder
+    }
+
+    /// The JSON text in NFC. Normalizing the whole text equals normalizing each string in it: JSON's
+    /// punctuation and escapes are ASCII characters that compose with no mark, so every string's first
+    /// and last character stays inside its quotes; and `sortedKeys` orders keys with `String`'s `<`, which
+    /// already compares canonically equivalent strings as equal.
+    static func normalized(_ json: Data) -> Data {
+        guard json.contains(where: { $0 >= 0x80 }), let text = String(data: json, encoding: .utf8) else {
+            return json
+        }
+        return Data(text.precomposedStringWithCanonicalMapping.utf8)
     }
 }
 

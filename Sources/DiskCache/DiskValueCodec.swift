@@ -4,7 +4,7 @@ import Foundation
 /// Turns a ``DiskCache``'s values into bytes and back.
 ///
 /// The bytes are what gets encrypted; the codec never sees the disk. A codec that throws makes the
-/// call fail with ``CacheCore/CacheError/Code/codec`` and leaves the stored entry as it was.
+/// call fail with ``CacheError/Code/codec`` and leaves the stored entry as it was.
 ///
 /// ```swift
 /// let cache = try DiskCache<String, Profile>(configuration: configuration, codec: .json())
@@ -14,10 +14,10 @@ import Foundation
 /// concurrently, outside its lock. Encoding and decoding cost O(*m*) in the value's encoded size with the
 /// codecs provided here.
 public struct DiskValueCodec<Value>: Sendable {
-    /// Encodes a value; may throw (the write then fails with ``CacheCore/CacheError/Code/codec``).
+    /// Encodes a value; may throw (the write then fails with ``CacheError/Code/codec``).
     public var encode: @Sendable (Value) throws -> Data
     /// Decodes bytes written by ``encode``; may throw (the read then fails with
-    /// ``CacheCore/CacheError/Code/codec`` and the file is kept).
+    /// ``CacheError/Code/codec`` and the file is kept).
     public var decode: @Sendable (Data) throws -> Value
 
     /// Creates a codec from two functions.

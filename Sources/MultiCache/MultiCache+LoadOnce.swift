@@ -36,8 +36,9 @@ extension MultiCache {
     /// - Returns: The cached or loaded value; an empty value is a hit like any other.
     /// - Throws: What `load` threw; `CancellationError` when the caller's task was cancelled;
     ///   ``CacheError/Code/tierFailure`` when every tier failed to read.
-    /// - Complexity: One read of the tiers (see ``entry(forKey:)``); on a miss, one loader run shared by
-    ///   every concurrent caller of the key, then one write per tier, concurrently.
+    /// - Complexity: O(*t*) tier calls, where *t* is the number of tiers: the read of ``entry(forKey:)``
+    ///   and, on a miss, one write per tier, concurrently; plus one run of `load` shared by every concurrent
+    ///   caller of the key.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func value(
@@ -46,38 +47,17 @@ extension MultiCache {
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         // Noted before the tier reads, so a write or removal that lands while they run is seen at the join.
-        let epochSeen = coordinator.withLock { $0.mutationEpoch }
+        let sequenceSeen = coordinator.changeSequence
         if let entry = try await entry(forKey: key) { return entry.value }
-        let waiterID = coordinator.withLock { $0.makeID() }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let action = coordinator.withLock {
-                    $0.join(
-                        key: key, waiterID: waiterID, continuation: continuation,
-                        epochSeen: epochSeen, isCancelled: Task.isCancelled)
-                }
-                switch action {
-                case .wait:
-                    break
-                case .resumeCancelled(let waiter):
-                    waiter.resume(throwing: CancellationError())
-                case .startLoad(let loadID, let recheckTiers):
-                    let task = Task {
-                        await self.runLoad(loadID, key: key, expiry: expiry, recheckTiers: recheckTiers, load: load)
-                    }
-                    if coordinator.withLock({ $0.attach(task, toLoad: loadID) }) { task.cancel() }
-                }
-            }
-        } onCancel: {
-            if case .resumeCancelled(let waiter, let task) = coordinator.withLock({ $0.cancelWaiter(waiterID) }) {
-                waiter.resume(throwing: CancellationError())
-                task?.cancel()
-            }
+        return try await coordinator.joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, recheckTiers in
+            Task { await self.runLoad(loadID, key: key, expiry: expiry, recheckTiers: recheckTiers, load: load) }
         }
     }
 
     /// Returns the cached or loaded value for `key` to `completion`; the completion-handler form of
     /// ``value(forKey:expiry:orLoad:)``, with the same load-once rules.
+    ///
+    /// The call runs on an unstructured task of its own; cancelling the caller's task does not cancel it.
     ///
     /// - Parameters:
     ///   - key: The key to look up.
@@ -86,8 +66,7 @@ extension MultiCache {
     ///   - completion: Called exactly once with the value or the error (what the async form throws), on a
     ///     thread of Swift's global concurrent executor (never synchronously inside this call, never the
     ///     main thread).
-    /// - Complexity: That of ``value(forKey:expiry:orLoad:)``, plus one unstructured task. Cancelling the
-    ///   caller's task does not cancel it.
+    /// - Complexity: That of ``value(forKey:expiry:orLoad:)``: O(*t*) tier calls for *t* tiers.
     ///
     /// Thread-safe: may be called from any thread.
     public func value(
@@ -128,27 +107,18 @@ extension MultiCache {
                 result = .failure(error)
             }
         }
-        let waiters = coordinator.withLock { $0.finishLoad(loadID) }
-        for waiter in waiters { waiter.resume(with: result) }
+        coordinator.finishLoad(loadID, with: result)
     }
 
     /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
-    /// written or removed: the check and the store's registration are one step under the lock, and a
-    /// write or removal that begins later waits for the store to end before it touches the tiers.
+    /// written or removed (see ``CoordinatorStorage/storeLoadedValue(ofLoad:_:)``).
     private func storeLoadedValue(_ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64) async {
-        let storeID = coordinator.withLock { state in
-            let storeID = state.beginStoringLoad(loadID)
-            publishedEpoch.publish(state.mutationEpoch)
-            return storeID
+        let stored = await coordinator.storeLoadedValue(ofLoad: loadID) {
+            let now = clock.now
+            let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
+            return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now)
         }
-        guard let storeID else { return }
-        let now = clock.now
-        let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
-        let failures = await forEachTier(in: tiers.indices) { tier in
-            try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
-        }
-        endStore(storeID)
-        guard !failures.isEmpty else { return }
+        guard let failures = stored, !failures.isEmpty else { return }
         counters.withLock { statistics in
             for failure in failures { statistics.tiers[failure.index].errors += 1 }
         }

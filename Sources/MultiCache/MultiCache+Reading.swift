@@ -13,55 +13,33 @@ extension MultiCache {
     ///   tier holds a live entry.
     /// - Throws: ``CacheError/Code/tierFailure`` when every tier threw, listing each; `CancellationError`
     ///   when a tier threw it.
-    /// - Complexity: At most one read per tier, one after another, then at most one write per faster tier,
-    ///   concurrently; plus one atomic add for the statistics on a tier-0 hit, one short lock operation
-    ///   otherwise (a few more when a write-back runs). A first tier that is a `SynchronousCache` is read
-    ///   without suspending.
+    /// - Complexity: O(*t*) tier reads, one after another, then up to *t* − 1 write-backs, concurrently,
+    ///   where *t* is the number of tiers; a hit in the first tier is one tier read.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     @inlinable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
-        // Inlinable so that a caller who names the key and value types gets this fast path compiled for
-        // them: unspecialized, each read looks up the metadata of `CacheEntry<Value>?` at run time.
-        let epoch = mutationEpochBeforeRead()
-        // A first tier that reads without suspending (memory) is read here without an `await`: this
-        // function is then small enough to be inlined into the caller, and a hit costs no async call,
-        // no task allocation and no executor check.
-        if let readAtOnce = tiers[0].readAtOnce {
-            if let found = readAtOnce(key) {
-                countTierZeroHit()
-                return found
-            }
-            return try await entry(forKey: key, fromTier: 1, misses: [0], failures: [], epochSeen: epoch)
+        // The fast path: a hit in a first tier that reads without suspending (memory). Inlinable, so a
+        // caller who names the key and value types gets it compiled for them (unspecialized, each read
+        // looks up the metadata of `CacheEntry<Value>?` at run time), and small enough to be inlined: a hit
+        // costs the tier's read, one lock-free load of the change sequence and one atomic add, and no async
+        // call, task allocation or executor check. Everything else is the slow loop.
+        let sequenceSeen = changeSequenceBeforeRead()
+        guard let entryAtOnce = tiers[0].handle.entryAtOnce else {
+            return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)
         }
-        return try await entry(forKey: key, startingAtTierZeroAfter: epoch)
-    }
-
-    /// Reads tier 0 through its `async` API, then the rest on a miss or a failure.
-    @usableFromInline
-    func entry(forKey key: Key, startingAtTierZeroAfter epoch: UInt64) async throws -> CacheEntry<Value>? {
-        // Tier 0 first, on its own: a hit there needs no write-back and no list of misses or failures, so
-        // the commonest read takes one tier call and one counter update. `init` guarantees a tier 0.
-        let found: CacheEntry<Value>?
-        do {
-            found = try await tiers[0].read(key)
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            return try await entry(forKey: key, afterTierZeroThrew: error, epochSeen: epoch)
-        }
-        guard let found else {
-            return try await entry(forKey: key, fromTier: 1, misses: [0], failures: [], epochSeen: epoch)
+        guard let found = entryAtOnce(key) else {
+            return try await readTiers(forKey: key, from: 1, sequenceSeen: sequenceSeen)
         }
         countTierZeroHit()
         return found
     }
 
-    /// The mutation epoch a read remembers before it asks the first tier, to drop its write-back when a
-    /// write or removal begins while it runs; read without a lock (see ``EpochMirror``).
+    /// The change sequence a read notes before it asks the first tier, to drop its write-back when a write
+    /// or removal of its key begins while it runs; read without a lock (see ``ChangeSequenceMirror``).
     @usableFromInline
-    func mutationEpochBeforeRead() -> UInt64 {
-        publishedEpoch.load()
+    func changeSequenceBeforeRead() -> UInt64 {
+        coordinator.changeSequence
     }
 
     /// Counts a read that tier 0 answered, with one atomic add (see ``HitCounter``).
@@ -70,41 +48,22 @@ extension MultiCache {
         tierZeroHits.increment()
     }
 
-    /// Goes on with a read whose tier 0 threw: reports the failure and asks the slower tiers.
-    @usableFromInline
-    func entry(
-        forKey key: Key,
-        afterTierZeroThrew error: any Error,
-        epochSeen epoch: UInt64
-    ) async throws -> CacheEntry<Value>? {
-        reportReadFailure(ofTier: 0, error)
-        let failure = CacheError.TierFailure(index: 0, name: tiers[0].name, error: error)
-        return try await entry(forKey: key, fromTier: 1, misses: [], failures: [failure], epochSeen: epoch)
-    }
-
-    /// Goes on with a read that tier 0 did not answer: asks tiers `start...` in order, counts the read,
-    /// and writes a hit back into the faster tiers.
+    /// The slow loop: asks tiers `start...` in order, counts the read, and writes a hit back into the
+    /// faster tiers.
     ///
     /// - Parameters:
     ///   - key: The key read.
-    ///   - start: The first tier still to ask.
-    ///   - misses: The tiers before `start` that answered `nil`.
-    ///   - failures: The tiers before `start` that threw.
-    ///   - epochSeen: The mutation epoch read before the first tier was asked.
+    ///   - start: The first tier to ask; the tiers before it (tier 0, read without suspending) missed.
+    ///   - sequenceSeen: The change sequence noted before the first tier was asked.
     @usableFromInline
-    func entry(
-        forKey key: Key,
-        fromTier start: Int,
-        misses: [Int],
-        failures: [CacheError.TierFailure],
-        epochSeen epoch: UInt64
-    ) async throws -> CacheEntry<Value>? {
-        var misses = misses
-        var failures = failures
+    func readTiers(forKey key: Key, from start: Int, sequenceSeen: UInt64) async throws -> CacheEntry<Value>? {
+        // A synchronous read cannot throw, so the tiers skipped were misses.
+        var misses = Array(0..<start)
+        var failures: [CacheError.TierFailure] = []
         for index in start..<tiers.count {
             let found: CacheEntry<Value>?
             do {
-                found = try await tiers[index].read(key)
+                found = try await tiers[index].handle.entry(key)
             } catch let error as CancellationError {
                 recordRead(hitTier: nil, misses: misses, failures: failures, countsAsRead: false)
                 throw error
@@ -117,8 +76,13 @@ extension MultiCache {
                 misses.append(index)
                 continue
             }
+            guard index > 0 else {
+                // Nothing to count but the hit, and nothing to write back.
+                countTierZeroHit()
+                return found
+            }
             recordRead(hitTier: index, misses: misses, failures: failures, countsAsRead: true)
-            await writeBack(found, forKey: key, intoTiersBefore: index, epochSeen: epoch)
+            await writeBack(found, forKey: key, intoTiersBefore: index, sequenceSeen: sequenceSeen)
             return found
         }
         guard failures.count < tiers.count else {
@@ -157,21 +121,18 @@ extension MultiCache {
         }
     }
 
-    /// Copies `entry`, found in tier `hitTier`, into tiers `0..<hitTier`, keeping its expiry and cost.
+    /// Copies `entry`, found in tier `hitTier`, into tiers `0..<hitTier`, keeping its expiry and cost,
+    /// unless the key changed since the read noted `sequenceSeen`.
     private func writeBack(
         _ entry: CacheEntry<Value>,
         forKey key: Key,
         intoTiersBefore hitTier: Int,
-        epochSeen: UInt64
+        sequenceSeen: UInt64
     ) async {
-        guard let storeID = coordinator.withLock({ $0.beginWriteBack(key: key, epochSeen: epochSeen) }) else {
-            return
+        let written = await coordinator.writeBack(key: key, sequenceSeen: sequenceSeen) {
+            await setEntry(entry, forKey: key, inTiers: 0..<hitTier, now: clock.now)
         }
-        let now = clock.now
-        let failures = await forEachTier(in: 0..<hitTier) { tier in
-            try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
-        }
-        endStore(storeID)
+        guard let failures = written else { return }
         let failed = Set(failures.map(\.index))
         counters.withLock { statistics in
             for index in 0..<hitTier where !failed.contains(index) { statistics.tiers[index].writeBacks += 1 }

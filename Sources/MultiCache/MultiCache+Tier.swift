@@ -20,26 +20,14 @@ extension MultiCache {
         /// duration (measured on the `MultiCache`'s clock); it must be positive.
         public let maximumLifetime: Duration?
 
-        /// Reads an entry from ``cache``, through a closure formed where the tier was created.
-        ///
-        /// When the tier is created from a concrete cache type, the compiler specializes
-        /// ``init(_:name:maximumLifetime:)`` (it is inlinable) and this closure for that type, so a read
-        /// runs the tier's specialized code rather than the unspecialized witness that a call through
-        /// `any Cache` reaches, which looks up generic metadata at run time on every call. A MultiCache's
-        /// hit path is one such call, so this is most of what a tier-0 hit costs.
-        @usableFromInline let read: @Sendable (Key) async throws -> CacheEntry<Value>?
-
-        /// Reads an entry from ``cache`` without suspending, when the cache is a `SynchronousCache`;
-        /// `nil` otherwise. A `MultiCache` reads its first tier through this when it can: an `async` call
-        /// costs a task allocation and an executor check even when it never suspends, which is more than
-        /// an in-memory hit itself.
-        @usableFromInline let readAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+        /// How the `MultiCache` reads and writes ``cache``: closures compiled for its concrete type where
+        /// the initializer saw it.
+        @usableFromInline let handle: TierHandle<Key, Value>
 
         /// Creates a tier.
         ///
-        /// Takes the cache as a generic argument so that, where its concrete type is known, the tier's reads
-        /// are compiled for that type; an `any Cache<Key, Value>` is accepted too, and reads then go
-        /// through the existential.
+        /// Pass the cache with its concrete type where you can: the tier's calls are then compiled for that
+        /// type. An `any Cache<Key, Value>` is accepted too; calls then go through the existential.
         ///
         /// - Parameters:
         ///   - cache: The tier's cache.
@@ -53,15 +41,11 @@ extension MultiCache {
             name: String? = nil,
             maximumLifetime: Duration? = nil
         ) {
-            self.cache = cache
-            self.name = name ?? String(describing: type(of: cache))
-            self.maximumLifetime = maximumLifetime
-            read = { key in try await cache.entry(forKey: key) }
-            readAtOnce = nil
+            self.init(cache, name: name, maximumLifetime: maximumLifetime, handle: TierHandle(cache))
         }
 
         /// Creates a tier over a cache that reads without suspending (an in-memory tier); as first tier
-        /// of a ``MultiCache``, its hits then cost no `async` call.
+        /// of a ``MultiCache``, it is read without `await`.
         ///
         /// - Parameters:
         ///   - cache: The tier's cache.
@@ -74,11 +58,22 @@ extension MultiCache {
             name: String? = nil,
             maximumLifetime: Duration? = nil
         ) {
+            self.init(cache, name: name, maximumLifetime: maximumLifetime, handle: TierHandle(cache))
+        }
+
+        // The public initializers differ only in the handle that overload resolution picks for the
+        // cache's static type (with a synchronous read or without).
+        @usableFromInline
+        init(
+            _ cache: any Cache<Key, Value>,
+            name: String?,
+            maximumLifetime: Duration?,
+            handle: TierHandle<Key, Value>
+        ) {
             self.cache = cache
             self.name = name ?? String(describing: type(of: cache))
             self.maximumLifetime = maximumLifetime
-            read = { key in try await cache.entry(forKey: key) }
-            readAtOnce = { key in cache.entry(forKey: key) }
+            self.handle = handle
         }
 
         /// `entry` as this tier should hold it when written at `now`: its expiry capped by

@@ -14,22 +14,20 @@ extension MultiCache {
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw (index, name, cause); the other
     ///   tiers hold the new entry, and each failed tier is asked, best effort, to drop its old one. A tier
     ///   that throws `CancellationError` is reported as a failed tier too.
-    /// - Complexity: One write per tier, concurrently; the call takes as long as the slowest tier.
+    /// - Complexity: O(*t*) tier writes for *t* tiers, run concurrently; the call takes as long as the
+    ///   slowest tier.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
-        await fence(key)
-        defer { endMutation(of: key) }
-        let now = clock.now
-        let failures = await forEachTier(in: tiers.indices) { tier in
-            try await tier.cache.setEntry(tier.capping(entry, now: now), forKey: key)
+        try await coordinator.fenced(key) {
+            let failures = await setEntry(entry, forKey: key, inTiers: tiers.indices, now: clock.now)
+            guard !failures.isEmpty else { return }
+            // A tier that kept its old entry would serve a value older than the other tiers now hold.
+            for failure in failures {
+                try? await tiers[failure.index].handle.removeEntry(key)
+            }
+            try throwIfFailed(failures, "store the entry")
         }
-        guard !failures.isEmpty else { return }
-        // A tier that kept its old entry would serve a value older than the other tiers now hold.
-        for failure in failures {
-            try? await tiers[failure.index].cache.removeEntry(forKey: key)
-        }
-        try throwIfFailed(failures, "store the entry")
     }
 
     /// Removes the entry for `key` from every tier, concurrently.
@@ -41,23 +39,21 @@ extension MultiCache {
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw; the other tiers no longer hold
     ///   the key.
-    /// - Complexity: One removal per tier, concurrently.
+    /// - Complexity: O(*t*) tier removals for *t* tiers, run concurrently.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
-        await fence(key)
-        defer { endMutation(of: key) }
-        let failures = await forEachTier(in: tiers.indices) { tier in
-            try await tier.cache.removeEntry(forKey: key)
+        try await coordinator.fenced(key) {
+            let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeEntry(key) }
+            try throwIfFailed(failures, "remove the entry")
         }
-        try throwIfFailed(failures, "remove the entry")
     }
 
     /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
     ///
     /// - Parameter key: The key to remove.
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
-    /// - Complexity: One removal per tier, concurrently.
+    /// - Complexity: O(*t*) tier removals for *t* tiers, run concurrently.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeValue(forKey key: Key) async throws {
@@ -70,81 +66,18 @@ extension MultiCache {
     /// read in flight, and waits for stores already under way.
     ///
     /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw; the other tiers are empty.
-    /// - Complexity: What each tier's `removeAll()` costs; the tiers run concurrently.
+    /// - Complexity: O(*t*) tier calls for *t* tiers, run concurrently, each as costly as that tier's
+    ///   `removeAll()`.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
-        await fence(nil)
-        defer { endMutation(of: nil) }
-        let failures = await forEachTier(in: tiers.indices) { tier in
-            try await tier.cache.removeAll()
+        try await coordinator.fenced(nil) {
+            let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAll() }
+            try throwIfFailed(failures, "remove every entry")
         }
-        try throwIfFailed(failures, "remove every entry")
     }
 
     // MARK: - Helpers
-
-    /// Fences `key` (every key when `nil`) and waits for the stores already under way for it; pair it with
-    /// ``endMutation(of:)``.
-    func fence(_ key: Key?) async {
-        let stores = coordinator.withLock { state in
-            let stores = state.beginMutation(of: key)
-            publishedEpoch.publish(state.mutationEpoch)
-            return stores
-        }
-        guard !stores.isEmpty else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = coordinator.withLock { $0.waitForStores(stores, continuation: continuation) }
-            ready?.resume()
-        }
-    }
-
-    /// Ends the write or removal that ``fence(_:)`` registered, once its tier calls are done; until then no
-    /// write-back or loaded value of `key` (of any key when `nil`) may begin to be stored.
-    func endMutation(of key: Key?) {
-        coordinator.withLock { state in
-            state.endMutation(of: key)
-            publishedEpoch.publish(state.mutationEpoch)
-        }
-    }
-
-    /// Ends a store and resumes the writes and removals that were waiting only for it.
-    func endStore(_ storeID: UInt64) {
-        let ready = coordinator.withLock { state in
-            let ready = state.endStore(storeID)
-            publishedEpoch.publish(state.mutationEpoch)
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Runs `operation` on the tiers at `indices` concurrently and returns the failures, by tier index.
-    func forEachTier(
-        in indices: Range<Int>,
-        _ operation: @escaping @Sendable (Tier) async throws -> Void
-    ) async -> [CacheError.TierFailure] {
-        let tiers = self.tiers
-        var failures = await withTaskGroup(of: CacheError.TierFailure?.self) { group in
-            for index in indices {
-                let tier = tiers[index]
-                group.addTask {
-                    do {
-                        try await operation(tier)
-                        return nil
-                    } catch {
-                        return CacheError.TierFailure(index: index, name: tier.name, error: error)
-                    }
-                }
-            }
-            var failures: [CacheError.TierFailure] = []
-            for await failure in group {
-                if let failure { failures.append(failure) }
-            }
-            return failures
-        }
-        failures.sort { $0.index < $1.index }
-        return failures
-    }
 
     /// Counts `failures` against their tiers and throws the partial-failure error when there are any.
     private func throwIfFailed(_ failures: [CacheError.TierFailure], _ operation: String) throws {

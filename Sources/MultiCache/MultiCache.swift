@@ -74,20 +74,14 @@ import Foundation
 /// bookkeeping sits behind one small lock that is never held across an `await`, a tier call, a loader
 /// or an observer.
 public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
-    /// The load-once and fencing bookkeeping, with the continuation and task types it parks.
-    typealias Coordinator = LoadOnceStateMachine<
-        Key, CheckedContinuation<Value, any Error>, CheckedContinuation<Void, Never>, Task<Void, Never>
-    >
-
     /// The tiers, fastest first.
     public let tiers: [Tier]
     /// The clock that resolves relative expiries and maximum lifetimes: the first tier's unless given.
     public let clock: any CacheClock
 
     let observer: CacheObserver?
-    let coordinator: Locked<Coordinator>
-    /// The coordinator's mutation epoch, readable without its lock; published whenever the epoch changes.
-    let publishedEpoch = EpochMirror()
+    /// Load-once, the stores of write-backs and loaded values, and the fences of writes and removals.
+    let coordinator = CoordinatorStorage<Key, Value>()
     let counters: Locked<MultiCacheStatistics>
     /// Tier-0 hits, counted apart from `counters` so that the commonest read takes no lock for them.
     let tierZeroHits = HitCounter()
@@ -116,7 +110,6 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.tiers = tiers
         self.clock = clock ?? first.cache.clock
         self.observer = observer
-        coordinator = Locked(LoadOnceStateMachine())
         counters = Locked(MultiCacheStatistics(tiers: tiers.map { MultiCacheStatistics.Tier(name: $0.name) }))
     }
 
@@ -161,11 +154,11 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         let hitsInTierZero = tierZeroHits.load()
         snapshot.tiers[0].hits += hitsInTierZero
         snapshot.hits += hitsInTierZero
-        snapshot.loadsShared = coordinator.withLock { $0.sharedJoins }
+        snapshot.loadsShared = coordinator.sharedJoins
         return snapshot
     }
 
     /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests
     /// act at the moment a removal is parked.
-    var parkedMutationCount: Int { coordinator.withLock { $0.parkedMutationCount } }
+    var parkedMutationCount: Int { coordinator.parkedMutationCount }
 }

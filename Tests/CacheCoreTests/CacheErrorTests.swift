@@ -39,9 +39,9 @@ import Darwin
         #expect(CacheError.Code.wrongKey != .invalidKey)
         let all: [CacheError.Code] = [
             .invalidArgument, .wrongKey, .invalidKey, .corruptEntry, .io, .outOfSpace, .permissionDenied,
-            .readOnly, .codec, .entryTooLarge, .crypto, .tierFailure, .unsupportedFormat,
+            .readOnly, .codec, .entryTooLarge, .crypto, .tierFailure, .unsupportedFormat, .protectedDataUnavailable,
         ]
-        #expect(Set(all).count == 13)
+        #expect(Set(all).count == 14)
         #expect(CacheError.Code.outOfSpace.description == "outOfSpace")
         #expect(CacheError.Code.unsupportedFormat.description == "unsupportedFormat")
     }

@@ -32,6 +32,14 @@ import Testing
         #expect(Expiry.seconds(1e-10) == .after(.zero))
     }
 
+    @Test func minutesHoursAndDaysAreWholeSecondsAfterTheWrite() {
+        #expect(Expiry.minutes(10) == .after(.seconds(600)))
+        #expect(Expiry.hours(2) == .after(.seconds(7_200)))
+        #expect(Expiry.days(1.5) == .after(.seconds(129_600)))
+        #expect(Expiry.minutes(-1) == .after(.seconds(-60)))
+        #expect(Expiry.days(1e9) == .never)
+    }
+
     @Test func outOfRangeSecondsDoNotCrash() {
         // Beyond what Int64 nanoseconds hold: a very long TTL never expires, anything else is expired.
         #expect(Expiry.seconds(.infinity) == .never)

@@ -76,6 +76,26 @@ extension RouteKey: DiskCacheKey {}
         #expect(try cache.listEntries().map(\.key) == [key])
     }
 
+    @Test func equalCodableKeysWithComposedAndDecomposedStringsNameOneEntry() throws {
+        // Given two `==` keys whose strings (a value and a dictionary key) differ only in composition
+        let composed = RouteKey(path: "/caf\u{E9}", page: 1, tags: ["r\u{E9}gion": "\u{212B}"])
+        let decomposed = RouteKey(path: "/cafe\u{301}", page: 1, tags: ["re\u{301}gion": "A\u{30A}"])
+        #expect(composed == decomposed)
+        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder))
+
+        // When one is written and the other read
+        try cache.setValue(Data([7]), forKey: composed)
+
+        // Then they are one entry, named by the NFC bytes
+        #expect(try composed.canonicalBytes == decomposed.canonicalBytes)
+        #expect(try cache.value(forKey: decomposed) == Data([7]))
+        #expect(entryFiles(folder).count == 1)
+        // (compared as bytes: `String`'s `==` would call the two forms equal anyway)
+        #expect(
+            try decomposed.canonicalBytes
+                == Data("{\"page\":1,\"path\":\"/caf\u{E9}\",\"tags\":{\"r\u{E9}gion\":\"\u{C5}\"}}".utf8))
+    }
+
     @Test func fixedWidthIntegersAreBigEndian() {
         #expect(1.canonicalBytes == Data([0, 0, 0, 0, 0, 0, 0, 1]))
         #expect((-1).canonicalBytes == Data(repeating: 0xff, count: 8))

@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func readAfterEarlierWritesAndRemovalsStillWritesBack() async throws {
-        // Given a MultiCache that has already written and removed (each bumps the mutation epoch a read
+        // Given a MultiCache that has already written and removed (each advances the change sequence a read
         // remembers without a lock), and then a value only in the slow tier
         let tiers = try TwoTiers()
         try await tiers.cache.setValue(bytes("old"), forKey: "k", expiry: .never)
@@ -38,7 +38,7 @@ import Testing
         // When the MultiCache reads it
         let value = try await tiers.cache.value(forKey: "k")
 
-        // Then the read saw the current epoch, so its write-back was not taken for a fenced one
+        // Then the read saw the current sequence, so its write-back was not taken for a fenced one
         #expect(value == bytes("v"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("v"))
         #expect(tiers.cache.statistics.tiers.map(\.writeBacks) == [1, 0])

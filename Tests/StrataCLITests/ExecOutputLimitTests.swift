@@ -25,6 +25,25 @@ struct ExecOutputLimitTests {
         #expect(list.standardOutput.isEmpty)
     }
 
+    @Test func getIntoAClosedPipeEndsQuietlyWith141() throws {
+        // Given a value larger than a pipe holds, read through head -c 10
+        let harness = try StrataHarness()
+        let stored = try harness.run(["set", "big"], stdin: Data(repeating: UInt8(ascii: "v"), count: 4 << 20))
+        #expect(stored.status == 0)
+        let script = #"""
+            { timeout 60 "$STRATA" --store "$STORE" get big; echo $? > "$ROOT/status"; } | head -c 10 > "$ROOT/head"
+            """#
+
+        // When the reader goes away after 10 bytes
+        let result = try harness.runShell(script)
+
+        // Then strata ends like cat would in that pipeline: 141, nothing on stderr, the entry kept
+        #expect(harness.contents("head") == Data(repeating: UInt8(ascii: "v"), count: 10))
+        #expect(String(decoding: harness.contents("status"), as: UTF8.self) == "141\n")
+        #expect(result.standardError.isEmpty)
+        #expect(try harness.run(["ls"]).outputText.contains("big"))
+    }
+
     @Test func outputOverTheCapIsShownWholeButNotKept() throws {
         // Given a command writing 5000 bytes, run twice with a 1000-byte cap
         let harness = try StrataHarness()

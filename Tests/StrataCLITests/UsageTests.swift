@@ -54,6 +54,39 @@ struct UsageTests {
         #expect(execHelp.outputText.contains("--cache-failures"))
     }
 
+    @Test(arguments: [
+        (["exec", "--ttl", "10", "minutes", "--", "true"], "did you mean --ttl 10m?"),
+        (["exec", "--ttl", "1.5", "Hours", "--", "true"], "did you mean --ttl 1.5h?"),
+        (["exec", "--ttl", "1m", "--stale", "2", "days", "--", "true"], "did you mean --stale 2d?"),
+    ])
+    func aDurationSplitFromItsUnitIsNotRunAsTheCommand(arguments: [String], hint: String) throws {
+        // Given `--ttl 10 minutes -- CMD`, where the shell made "minutes" look like the command
+        let harness = try StrataHarness()
+
+        let result = try harness.run(arguments)
+
+        // Then nothing runs, and the message shows the spelling that works
+        #expect(result.status == 2)
+        #expect(result.errorLines.first?.hasSuffix(hint) == true)
+        #expect(result.errorLines.dropFirst().first?.hasPrefix("usage: strata exec") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.store.path))
+    }
+
+    @Test func aUnitWordWithoutALaterDoubleDashIsTheCommand() throws {
+        // `--ttl 10 s` with no `--` after: "s" really is the command (here one that does not exist).
+        let harness = try StrataHarness()
+        let result = try harness.run(["exec", "--ttl", "10", "s", "x"])
+        #expect(result.status == 127)
+    }
+
+    @Test func helpShowsTheDurationSyntaxAndPointsAtCommandHelp() throws {
+        let harness = try StrataHarness()
+        let help = try harness.run(["--help"], usesStore: false)
+        #expect(help.outputText.contains("durations (--ttl, --stale): a number and a unit, no space: 90s, 10m"))
+        #expect(help.outputText.contains("strata help COMMAND shows one command's options"))
+        #expect(!help.outputText.contains("Docs/"))
+    }
+
     @Test func malformedClockOffsetIsAUsageError() throws {
         let harness = try StrataHarness()
         let result = try harness.run(["get", "k"], extraEnvironment: ["STRATA_CLOCK_OFFSET": "tomorrow"])

@@ -13,6 +13,9 @@ extension DiskStore {
     func openFolders() throws {
         do {
             try createFolders()
+            try DataProtection.apply(
+                configuration.fileProtection,
+                to: [layout.root, layout.entriesFolder, layout.temporaryFolder, layout.locksFolder])
         } catch let error as FileError where Self.isWriteRefusal(error.errno) {
             // Reading needs the key-check record; without one there is no store to read.
             let existing = try? openStoreFolders(creating: false)
@@ -23,7 +26,7 @@ extension DiskStore {
 
     /// Whether `code` means "this process may not change the file system here" rather than a failure.
     static func isWriteRefusal(_ code: Int32) -> Bool {
-        code == EROFS || code == EACCES || code == EPERM
+        code == EROFS || code == EACCES || (code == EPERM && !CacheError.permissionErrorMeansProtectedData)
     }
 
     /// Whether the store was opened in read-only mode.

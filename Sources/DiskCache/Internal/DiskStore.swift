@@ -57,7 +57,8 @@ final class DiskStore: Sendable {
         layout = StoreLayout(root: configuration.resolvedDirectory)
         let (master, namingKey, epoch, status): (MasterKey, Data, Epoch, FileStatus?) = try Self.translatingErrors {
             try configuration.validate()
-            let master = try MasterKeyLoader.load(configuration.keySource, storeName: configuration.name)
+            let master = try MasterKeyLoader.load(
+                configuration.keySource, storeName: configuration.name, protection: configuration.fileProtection)
             let namingKey = try StoreKeys.derive(master: master, epochSalt: Self.namingSalt).namingKey
             return (master, namingKey, try Epoch.derive(master: master, salt: Data(count: 32)), nil)
         }

@@ -208,7 +208,7 @@ enum FileSystem {
     }
 
     static func syncFile(_ fd: Int32, path: String) throws(FileError) {
-        if fsync(fd) != 0 { throw FileError(errno: errno, operation: "cannot fsync", path: path) }
+        if fullSync(fd) != 0 { throw FileError(errno: errno, operation: "cannot fsync", path: path) }
     }
 
     /// Sets the access and modification times of an open file to `date`.

@@ -9,9 +9,13 @@ import Foundation
 ///   On Linux that is `$XDG_DATA_HOME/strata/keys/<storeName>.key`, or
 ///   `~/.local/share/strata/keys/<storeName>.key` when `XDG_DATA_HOME` is unset, empty or relative (as the
 ///   XDG Base Directory specification says). On Apple platforms it is
-///   `~/Library/Application Support/Strata/keys/<storeName>.key`. (Keeping the key in the Keychain instead
-///   is possible future work.) Both are outside the caches folder, so deleting or copying the cache never
-///   touches the key.
+///   `~/Library/Application Support/Strata/keys/<storeName>.key`, excluded from backups and given the
+///   configured Data Protection class. Both are outside the caches folder, so deleting or copying the cache
+///   never touches the key.
+/// - `.keychain(service:)`: a Keychain item (``KeychainKeyStore``), created on first use.
+///
+/// After a restore to another device the cache starts empty: the caches folder is not in backups, and
+/// neither is the key (the key file is excluded, the Keychain item is this-device-only).
 ///
 /// A key file holds exactly 32 raw bytes, has mode 0600, and a folder this loader creates for it has mode
 /// 0700. Creation is atomic across threads and processes: the key is written and flushed to a private
@@ -40,15 +44,43 @@ enum MasterKeyLoader {
     ///   - `.permissionDenied`, `.readOnly`, `.outOfSpace`, `.io`: the key file or its folder cannot be read
     ///     or created;
     ///   - `.crypto`: the random generator failed while creating a key.
-    static func load(_ source: DiskCacheConfiguration.KeySource, storeName: String) throws -> MasterKey {
+    static func load(
+        _ source: DiskCacheConfiguration.KeySource, storeName: String,
+        protection: DiskCacheConfiguration.FileProtection = .completeUntilFirstUserAuthentication
+    ) throws -> MasterKey {
         switch source {
         case .key(let bytes):
             return try MasterKey(bytes: bytes)
         case .keyFile(let url):
-            return try loadOrCreateKeyFile(at: url)
+            let key = try loadOrCreateKeyFile(at: url)
+            try DataProtection.apply(protection, to: [url.standardizedFileURL.path])
+            return key
         case .defaultKeyFile:
-            return try loadOrCreateKeyFile(at: defaultKeyFileURL(storeName: storeName))
+            let url = try defaultKeyFileURL(storeName: storeName)
+            let key = try loadOrCreateKeyFile(at: url)
+            try DataProtection.apply(protection, to: [url.path])
+            try excludeFromBackup(url)
+            return key
+        case .keychain(let service):
+            return try KeychainKeyStore.loadOrCreate(service: service, account: storeName)
         }
+    }
+
+    /// Marks the default key file as not to be backed up (Apple platforms; a no-op elsewhere), so that a
+    /// backup never carries the key beside anything it could decrypt.
+    ///
+    /// - Throws: `CacheError` `.io` when the flag cannot be set.
+    private static func excludeFromBackup(_ url: URL) throws {
+        #if canImport(Darwin)
+        var values = URLResourceValues()
+        values.isExcludedFromBackup = true
+        var file = url
+        do {
+            try file.setResourceValues(values)
+        } catch {
+            throw CacheError(.io, "cannot exclude the key file from backups", path: url.path, cause: error)
+        }
+        #endif
     }
 
     /// The default key file's location for a store named `storeName`; does no I/O.

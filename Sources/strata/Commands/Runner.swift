@@ -33,6 +33,8 @@ enum Runner {
                 StandardStreams.printError("strata: \(oneLine(message))\n\(HelpText.usage(for: command))")
             case .store(let message), .launch(let message, _):
                 StandardStreams.printError("strata: \(oneLine(message))")
+            case .outputClosed:
+                break  // the reader chose to stop reading; nothing to report
             }
             return error.exitStatus
         }

@@ -101,7 +101,7 @@ struct StoreCommands {
 
     private func printOutput(_ text: String) throws(CLIFailure) {
         guard StandardStreams.printOutput(text) else {
-            throw .store("cannot write to standard output: \(String(cString: strerror(errno)))")
+            throw .outputWriteFailed(errno: errno)
         }
     }
 }

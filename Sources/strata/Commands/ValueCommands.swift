@@ -58,7 +58,7 @@ struct ValueCommands {
         }
         guard let value else { return ExitStatus.miss }
         guard StandardStreams.write(value, to: STDOUT_FILENO) else {
-            throw .store("cannot write to standard output: \(String(cString: strerror(errno)))")
+            throw .outputWriteFailed(errno: errno)
         }
         return ExitStatus.success
     }

@@ -114,12 +114,15 @@ enum ChildProcess {
     private static func spawn(
         path: ByteString, arguments: [ByteString], redirect: [(Int32, Int32)], newSession: Bool
     ) throws(CLIFailure) -> pid_t {
-        #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
-        var attributes: posix_spawnattr_t? = nil
-        #else
+        // `os(Linux)`, not `canImport(Darwin)`: the two libraries give these names different C types (a struct
+        // in glibc, a pointer on Darwin) that the Darwin type-check's stand-in cannot model, so the Darwin form
+        // is read against Apple's <spawn.h> only (Docs/Platforms.md).
+        #if os(Linux)
         var actions = posix_spawn_file_actions_t()
         var attributes = posix_spawnattr_t()
+        #else
+        var actions: posix_spawn_file_actions_t? = nil
+        var attributes: posix_spawnattr_t? = nil
         #endif
         posix_spawn_file_actions_init(&actions)
         posix_spawnattr_init(&attributes)

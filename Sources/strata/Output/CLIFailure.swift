@@ -13,6 +13,18 @@ enum CLIFailure: Error {
     case store(String)
     /// `exec` could not start the command. Exit status 126 or 127.
     case launch(String, status: Int32)
+    /// Standard output was closed by its reader (`EPIPE`, as in `strata get KEY | head -c 10`): the process
+    /// ends quietly with 141 (128 + `SIGPIPE`), as `cat` and `exec` do in a shell pipeline.
+    case outputClosed
+
+    /// The failure for a write to stdout that did not complete: ``outputClosed`` for `EPIPE`, otherwise a
+    /// store-class failure naming the cause.
+    ///
+    /// - Parameter code: The `errno` of the failed write.
+    /// - Returns: The failure to throw.
+    static func outputWriteFailed(errno code: Int32) -> CLIFailure {
+        code == EPIPE ? .outputClosed : .store("cannot write to standard output: \(String(cString: strerror(code)))")
+    }
 
     /// The exit status this failure ends the process with.
     var exitStatus: Int32 {
@@ -20,6 +32,7 @@ enum CLIFailure: Error {
         case .usage: return ExitStatus.usage
         case .store: return ExitStatus.storeFailure
         case .launch(_, let status): return status
+        case .outputClosed: return ExitStatus.outputClosed
         }
     }
 

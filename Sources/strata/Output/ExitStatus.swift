@@ -12,4 +12,6 @@ enum ExitStatus {
     static let notExecutable: Int32 = 126
     /// `exec` could not find the command (shell convention).
     static let notFound: Int32 = 127
+    /// Standard output was closed by its reader: 128 + `SIGPIPE`, what a shell reports for `cat` there.
+    static let outputClosed: Int32 = 141
 }

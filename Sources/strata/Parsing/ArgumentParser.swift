@@ -66,6 +66,7 @@ struct ArgumentParser {
             index += 1
             if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
                 commandArguments = Array(rawArguments[(index - 1)...])
+                try rejectSplitDuration(given.last, unitWord: argument, rest: arguments[index...])
                 break
             }
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
@@ -106,6 +107,27 @@ struct ArgumentParser {
         return try build(
             commandName: commandName, positionals: positionals, options: given,
             commandArguments: commandArguments)
+    }
+
+    /// Refuses `--ttl 10 minutes -- CMD`: the shell split a duration into two words, and the unit word would
+    /// otherwise run as the command.
+    ///
+    /// - Parameters:
+    ///   - option: The last option given before the command, if any.
+    ///   - unitWord: The word that would start the command.
+    ///   - rest: The arguments after it; a `--` among them shows the user meant the command to start later.
+    /// - Throws: `CLIFailure.usage` with the spelling that works.
+    private static func rejectSplitDuration(
+        _ option: (name: String, value: ByteString?)?, unitWord: String, rest: ArraySlice<String>
+    ) throws(CLIFailure) {
+        guard let option, option.name == "ttl" || option.name == "stale",
+            let number = option.value?.lossyText, Double(number) != nil,
+            let unit = Units.durationUnit(named: unitWord), rest.contains("--")
+        else { return }
+        throw .usage(
+            "\"\(unitWord)\" after --\(option.name) \(number) would run as the command; "
+                + "did you mean --\(option.name) \(number)\(unit)?",
+            command: "exec")
     }
 
     private static func splitOption(

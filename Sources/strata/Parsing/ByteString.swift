@@ -33,7 +33,19 @@ struct ByteString: Hashable {
     }
 
     /// The text, when the bytes are valid UTF-8; `nil` otherwise.
-    var validText: String? { String(validating: bytes, as: UTF8.self) }
+    var validText: String? { Self.validUTF8(bytes[...]) }
+
+    /// The text of `bytes` when they are valid UTF-8, `nil` otherwise.
+    ///
+    /// `String(validating:as:)` needs macOS 15 and iOS 18, newer than the package's minimums, so this decodes
+    /// with repair and keeps the result only when it re-encodes to the same bytes: a repair always changes
+    /// them (an invalid sequence becomes U+FFFD's three bytes), a valid input never does.
+    ///
+    /// - Complexity: O(n) in the byte count.
+    static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.utf8.elementsEqual(bytes) ? text : nil
+    }
 
     /// The text with each invalid byte replaced by U+FFFD: for matching option names and for messages
     /// that also show ``escaped``.
@@ -70,7 +82,7 @@ struct ByteString: Hashable {
             var matched = false
             // A well-formed sequence has exactly one length (1 to 4) that decodes as a single scalar.
             for length in 1...4 where index + length <= bytes.count {
-                if let text = String(validating: bytes[index..<(index + length)], as: UTF8.self),
+                if let text = Self.validUTF8(bytes[index..<(index + length)]),
                     let scalar = text.unicodeScalars.first, text.unicodeScalars.count == 1
                 {
                     result.append(.scalar(scalar))

@@ -18,6 +18,22 @@ enum Units {
         "kib": 1024, "mib": 1_048_576, "gib": 1_073_741_824, "tib": 1_099_511_627_776,
     ]
 
+    /// The unit a spelled-out word stands for (`minutes` → `m`, `sec` → `s`), or `nil` when the word is not a
+    /// time unit. Used only to explain a mistake, never to parse a duration.
+    ///
+    /// - Parameter word: A command-line word.
+    /// - Returns: The short unit `duration(_:)` accepts, or `nil`.
+    static func durationUnit(named word: String) -> String? {
+        let spelled: [String: String] = [
+            "ms": "ms", "msec": "ms", "millisecond": "ms", "milliseconds": "ms",
+            "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+            "m": "m", "min": "m", "mins": "m", "minute": "m", "minutes": "m",
+            "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h",
+            "d": "d", "day": "d", "days": "d", "w": "w", "week": "w", "weeks": "w",
+        ]
+        return spelled[word.lowercased()]
+    }
+
     /// Longest accepted duration, 3,162,240,000 s (100 × 366 days): far inside what a `Date` represents.
     private static let maximumDuration: Double = 100 * 366 * 86_400
 

@@ -104,6 +104,7 @@ struct StoreLocation {
         case .key: return "STRATA_KEY"
         case .defaultKeyFile: return "the default key file"
         case .keyFile(let url): return "key file \(url.path)"
+        case .keychain(let service): return "the Keychain (service \(service))"
         @unknown default: return "the configured key"
         }
     }
@@ -139,8 +140,13 @@ struct StoreLocation {
     /// deleting caches never loses a key.
     private static func keysDirectory(environment: [String: String]) -> URL {
         #if canImport(Darwin)
-        return FileManager.default.homeDirectoryForCurrentUser
-            .appendingPathComponent("Library/Application Support/Strata/keys", isDirectory: true)
+        // The same folder DiskCache picks (Application Support), asked for the same way rather than built from
+        // `homeDirectoryForCurrentUser`, which exists on macOS only.
+        let support =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)
+            .appendingPathComponent("Library/Application Support", isDirectory: true)
+        return support.appendingPathComponent("Strata/keys", isDirectory: true)
         #else
         if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
             return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("strata/keys")

@@ -4,7 +4,7 @@ import Foundation
 /// subclass that forwards `hash` and `isEqual`, the value boxed in a class.
 ///
 /// It stands for what a Swift developer gets without Strata. On Linux, swift-corelibs-foundation's
-/// NSCache is not an LRU (see DESIGN.md), which shows in the hit-ratio scenario.
+/// NSCache is not an LRU (it keeps the oldest entries and drops each new one at the limit), which shows in the hit-ratio scenario.
 final class NSCacheWrapper<Key: Hashable & Sendable, Value: Sendable>: @unchecked Sendable {
     // @unchecked Sendable is sound: the only stored property is an NSCache, which is documented as
     // safe to use from several threads at once, and the boxes it holds are immutable.

@@ -24,8 +24,11 @@ func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
 /// - Complexity: O(n) in the common length.
 func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
     guard lhs.count == rhs.count else { return false }
-    return lhs.withUnsafeBytes { left in
-        rhs.withUnsafeBytes { right in
+    // The closures' parameter types are spelled out: Apple's Foundation still has the deprecated
+    // `withUnsafeBytes` that passes an `UnsafePointer<ContentType>`, and an untyped nested closure is ambiguous
+    // between the two overloads there.
+    return lhs.withUnsafeBytes { (left: UnsafeRawBufferPointer) -> Bool in
+        rhs.withUnsafeBytes { (right: UnsafeRawBufferPointer) -> Bool in
             var difference: UInt8 = 0
             for index in 0..<left.count {
                 difference |= left[index] ^ right[index]

@@ -9,7 +9,8 @@ enum DefaultKeyLocation {
     /// - Throws: `CacheError` `.io` when no home folder can be found.
     static func keysFolder(environment: [String: String]) throws -> URL {
         #if canImport(Darwin)
-        // Application Support is backed up and never purged, unlike Caches; that is where a key belongs.
+        // Application Support is never purged, unlike Caches; that is where a key belongs. The key file itself
+        // is excluded from backups (MasterKeyLoader), as the store it opens is not in them either.
         guard
             let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
         else {
@@ -36,7 +37,12 @@ enum DefaultKeyLocation {
         if let variable = environment["HOME"], variable.hasPrefix("/") {
             home = variable
         } else {
+            #if os(macOS) || os(Linux)
             home = FileManager.default.homeDirectoryForCurrentUser.path
+            #else
+            // `homeDirectoryForCurrentUser` is macOS-only; an iOS, tvOS or watchOS app's home is its container.
+            home = NSHomeDirectory()
+            #endif
         }
         guard home.hasPrefix("/") else {
             throw CacheError(

@@ -120,8 +120,10 @@ enum KeyFile {
         switch error {
         case EEXIST:
             return false
-        case EPERM, EXDEV, EMLINK, ENOSYS, EOPNOTSUPP:
-            // No hard links on this file system: fall back to creating the name itself exclusively.
+        case EPERM, EXDEV, EMLINK, ENOSYS, EOPNOTSUPP, ENOTSUP:
+            // No hard links on this file system: fall back to creating the name itself exclusively. ENOTSUP and
+            // EOPNOTSUPP are one value on Linux (95) and two on Darwin (45 and 102; FAT and SMB volumes there
+            // answer `link` with ENOTSUP), so both are listed.
             do {
                 try writeFlushed(key, to: path)
             } catch let failure as CacheError where failure.cause.map(isExists) ?? false {
@@ -156,7 +158,7 @@ enum KeyFile {
                     offset += count
                 }
             }
-            guard fsync(descriptor) == 0 else {
+            guard fullSync(descriptor) == 0 else {
                 throw CacheError.posix(errno, "cannot flush the key file", path: path)
             }
             closed = true
@@ -203,7 +205,7 @@ enum KeyFile {
     private static func syncFolder(at path: String) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
+        _ = fullSync(descriptor)
         close(descriptor)
     }
 

@@ -1,10 +1,12 @@
-/// The bookkeeping behind load-once, and the fences that keep stale data out of the tiers, as a pure value.
+/// What a ``MultiCache`` coordinates between its calls, as a pure value: load-once, the stores of
+/// write-backs and loaded values, and the fences that writes and removals put up against them.
 ///
-/// Nothing here locks, suspends, resumes a continuation, starts or cancels a task: each mutating method
-/// changes the state and returns what its caller must do next (resume these waiters, cancel that task,
-/// start a load). ``MultiCache`` keeps one instance inside a `Locked` and carries out the returned actions
-/// after the lock is released, so no continuation is ever resumed and no user code ever runs under the
-/// lock. The shape follows swift-async-algorithms' `ChannelStateMachine`.
+/// Nothing here locks, suspends, resumes a continuation, starts or cancels a task: each event is one
+/// mutating method that changes the state and returns a named action, what its caller must do next
+/// (resume these waiters, cancel that task, start a load, store or skip). ``CoordinatorStorage`` is the
+/// only owner: it holds the machine behind its lock and carries out the actions after releasing it, so no
+/// continuation is ever resumed and no user code ever runs under the lock. The pairing follows
+/// swift-async-algorithms' `ChannelStateMachine` and `ChannelStorage`.
 ///
 /// Four things are tracked:
 /// - **Loads.** Every load in flight has an id, its waiters (one continuation each) and, once started,
@@ -16,7 +18,7 @@
 /// - **Mutations.** A write or removal registers for as long as it runs: it fences what is in flight
 ///   (it stamps its key and detaches the key's load), waits for the stores that had already passed
 ///   their check, touches the tiers, then ends. No store of the key may begin while it is registered.
-/// - **Stamps.** ``mutationEpoch`` is a sequence that every change of any key advances. Per key, the
+/// - **Stamps.** ``changeSequence`` is a counter that every change of any key advances. Per key, the
 ///   machine remembers the stamp of its last change and of its last write or removal, so a caller that
 ///   noted the sequence before reading the tiers can later ask what happened to *its* key since.
 ///
@@ -26,14 +28,14 @@
 /// a store's tier writes never overlap a write's or removal's tier calls, and never land after them.
 ///
 /// It is generic over what it parks so that it stays a plain value its tests can drive with stand-ins:
-/// ``MultiCache`` uses a `CheckedContinuation<Value, any Error>` per waiter, a
+/// ``CoordinatorStorage`` uses a `CheckedContinuation<Value, any Error>` per waiter, a
 /// `CheckedContinuation<Void, Never>` per parked mutation and a `Task<Void, Never>` per load.
-struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
+struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     private struct Load {
         var key: Key
         var waiters: [UInt64: Waiter]
         var task: LoadTask?
-        /// ``mutationEpoch`` when the load was registered; any change of `key` after it blocks the store.
+        /// ``changeSequence`` when the load was registered; any change of `key` after it blocks the store.
         var ticket: UInt64
         /// The load must not store its result: a write or removal of `key` ran during the load, or ran
         /// after the miss of the caller that started it (then the load stays joinable: it began after the
@@ -77,9 +79,9 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
 
     /// The change sequence: advanced by the start and end of every write and removal, and of every store
     /// of a loaded value. A read notes it before asking the first tier and passes it to
-    /// ``beginWriteBack(key:epochSeen:)``; a load-once caller notes it too and passes it to
-    /// ``join(key:waiterID:continuation:epochSeen:isCancelled:)``.
-    private(set) var mutationEpoch: UInt64 = 0
+    /// ``beginWriteBack(key:sequenceSeen:)``; a load-once caller notes it too and passes it to
+    /// ``join(key:waiterID:continuation:sequenceSeen:isCancelled:)``.
+    private(set) var changeSequence: UInt64 = 0
     /// Callers that joined a load another caller had started.
     private(set) var sharedJoins = 0
 
@@ -124,14 +126,14 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     ///   - key: The key that missed.
     ///   - waiterID: The caller's id from ``makeID()``.
     ///   - continuation: Resumed with the load's result.
-    ///   - epochSeen: ``mutationEpoch`` as the caller noted it before its tier reads.
+    ///   - sequenceSeen: ``changeSequence`` as the caller noted it before its tier reads.
     ///   - isCancelled: Whether the caller's task is cancelled, read while the lock is held so that a
     ///     cancellation handler running at the same moment cannot be missed.
     mutating func join(
         key: Key,
         waiterID: UInt64,
         continuation: Waiter,
-        epochSeen: UInt64,
+        sequenceSeen: UInt64,
         isCancelled: Bool
     ) -> JoinAction {
         if isCancelled { return .resumeCancelled(continuation) }
@@ -141,22 +143,28 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
             sharedJoins += 1
             return .wait
         }
-        let written = (lastMutation[key] ?? mutationFloor) > epochSeen || isMutating(key)
+        let written = (lastMutation[key] ?? mutationFloor) > sequenceSeen || isMutating(key)
         let loadID = makeID()
         loads[loadID] = Load(
-            key: key, waiters: [waiterID: continuation], task: nil, ticket: mutationEpoch, isFenced: written)
+            key: key, waiters: [waiterID: continuation], task: nil, ticket: changeSequence, isFenced: written)
         currentLoad[key] = loadID
         loadOfWaiter[waiterID] = loadID
-        return .startLoad(loadID: loadID, recheckTiers: written || !isQuiet(key, since: epochSeen))
+        return .startLoad(loadID: loadID, recheckTiers: written || !isQuiet(key, since: sequenceSeen))
+    }
+
+    /// What to do with a load's task once it is recorded.
+    enum AttachAction: Equatable {
+        /// The load has waiters: let the task run.
+        case none
+        /// Every waiter cancelled before the task was recorded: cancel it.
+        case cancelTask
     }
 
     /// Records the task that runs load `loadID`.
-    ///
-    /// - Returns: `true` when every waiter cancelled before the task was recorded: cancel it.
-    mutating func attach(_ task: LoadTask, toLoad loadID: UInt64) -> Bool {
-        guard loads[loadID] != nil else { return true }
+    mutating func attach(_ task: LoadTask, toLoad loadID: UInt64) -> AttachAction {
+        guard loads[loadID] != nil else { return .cancelTask }
         loads[loadID]?.task = task
-        return false
+        return .none
     }
 
     /// What to do for a waiter whose task was cancelled.
@@ -184,25 +192,40 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
         return .resumeCancelled(waiter, cancelling: load.task)
     }
 
+    /// What to do when a load has its result.
+    enum FinishAction {
+        /// Every waiter cancelled and left: nobody to answer.
+        case none
+        /// Resume these waiters with the load's result.
+        case resumeWaiters([Waiter])
+    }
+
     /// Ends load `loadID` and hands back its waiters, to be resumed with its result.
-    mutating func finishLoad(_ loadID: UInt64) -> [Waiter] {
-        guard let load = loads.removeValue(forKey: loadID) else { return [] }
+    mutating func finishLoad(_ loadID: UInt64) -> FinishAction {
+        guard let load = loads.removeValue(forKey: loadID) else { return .none }
         if currentLoad[load.key] == loadID { currentLoad[load.key] = nil }
         for waiterID in load.waiters.keys { loadOfWaiter[waiterID] = nil }
-        return Array(load.waiters.values)
+        return load.waiters.isEmpty ? .none : .resumeWaiters(Array(load.waiters.values))
     }
 
     // MARK: - Stores
 
+    /// Whether a write-back or the store of a loaded value may write into the tiers.
+    enum StoreAction: Equatable {
+        /// Write, then end the store with ``endStore(_:)`` and this id.
+        case store(storeID: UInt64)
+        /// Do not write: the entry may no longer be the newest.
+        case skip
+    }
+
     /// Lets load `loadID` store its value unless it was fenced or abandoned, its key changed since the
     /// load was registered, or a write, removal or other store of its key is running.
     ///
-    /// - Returns: A store id to pass to ``endStore(_:)`` after the tier writes, or `nil`: do not store.
-    mutating func beginStoringLoad(_ loadID: UInt64) -> UInt64? {
-        guard let load = loads[loadID], !load.isFenced, isQuiet(load.key, since: load.ticket) else { return nil }
+    mutating func beginStoringLoad(_ loadID: UInt64) -> StoreAction {
+        guard let load = loads[loadID], !load.isFenced, isQuiet(load.key, since: load.ticket) else { return .skip }
         // A stored load is newer than whatever a read in flight may write back.
         stampChange(of: load.key)
-        return registerStore(of: load.key, isLoad: true)
+        return .store(storeID: registerStore(of: load.key, isLoad: true))
     }
 
     /// Lets a read write its hit back unless its key changed since the read began, or a write, removal
@@ -210,17 +233,22 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     ///
     /// - Parameters:
     ///   - key: The key read.
-    ///   - epochSeen: ``mutationEpoch`` as the read saw it before asking the first tier.
-    /// - Returns: A store id to pass to ``endStore(_:)``, or `nil`: drop the write-back.
-    mutating func beginWriteBack(key: Key, epochSeen: UInt64) -> UInt64? {
-        guard isQuiet(key, since: epochSeen) else { return nil }
-        return registerStore(of: key, isLoad: false)
+    ///   - sequenceSeen: ``changeSequence`` as the read saw it before asking the first tier.
+    mutating func beginWriteBack(key: Key, sequenceSeen: UInt64) -> StoreAction {
+        guard isQuiet(key, since: sequenceSeen) else { return .skip }
+        return .store(storeID: registerStore(of: key, isLoad: false))
+    }
+
+    /// What to do when a store has written into the tiers.
+    enum EndStoreAction {
+        /// No write or removal was waiting for this store alone.
+        case none
+        /// Resume these writes and removals: they were waiting only for this store.
+        case resumeMutations([MutationWaiter])
     }
 
     /// Ends store `storeID`.
-    ///
-    /// - Returns: The writes and removals that were waiting only for this store; resume them.
-    mutating func endStore(_ storeID: UInt64) -> [MutationWaiter] {
+    mutating func endStore(_ storeID: UInt64) -> EndStoreAction {
         if let store = activeStores.removeValue(forKey: storeID) {
             Self.decrement(&storingKeys, store.key)
             // A caller that read while the value was on its way must look again rather than load again.
@@ -236,30 +264,38 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
                 pendingMutations[id] = pending
             }
         }
-        return ready
+        return ready.isEmpty ? .none : .resumeMutations(ready)
     }
 
     // MARK: - Mutations
+
+    /// What a write or removal does after it has fenced its key.
+    enum FenceAction: Equatable {
+        /// No store of the key is under way: touch the tiers now.
+        case proceed
+        /// Wait for these stores (through ``waitForStores(_:continuation:)``) before touching the tiers.
+        case waitForStores(Set<UInt64>)
+    }
 
     /// Registers a write or removal of `key` (of every key when `nil`) and fences what is in flight.
     ///
     /// Loads of the key are marked so their results are not stored and are detached from the key, so the
     /// next caller starts a new load; reads in flight lose their write-back; no store of the key can begin
     /// until ``endMutation(of:)``.
-    ///
-    /// - Returns: The stores already under way for the key, which the mutation must wait for (through
-    ///   ``waitForStores(_:continuation:)``) before it touches the tiers.
-    mutating func beginMutation(of key: Key?) -> Set<UInt64> {
+    mutating func beginMutation(of key: Key?) -> FenceAction {
         stampMutation(of: key)
-        guard let key else {
+        let stores: Set<UInt64>
+        if let key {
+            mutatingKeys[key, default: 0] += 1
+            if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
+            stores = Set(activeStores.filter { $0.value.key == key }.keys)
+        } else {
             activeWipes += 1
             for loadID in currentLoad.values { loads[loadID]?.isFenced = true }
             currentLoad.removeAll()
-            return Set(activeStores.keys)
+            stores = Set(activeStores.keys)
         }
-        mutatingKeys[key, default: 0] += 1
-        if let loadID = currentLoad.removeValue(forKey: key) { loads[loadID]?.isFenced = true }
-        return Set(activeStores.filter { $0.value.key == key }.keys)
+        return stores.isEmpty ? .proceed : .waitForStores(stores)
     }
 
     /// Ends a write or removal registered by ``beginMutation(of:)``, once its tier calls have returned
@@ -274,23 +310,28 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
         }
     }
 
+    /// What to do with a write or removal that asked to wait for stores.
+    enum ParkAction {
+        /// Every store it waited for has ended already: resume it now.
+        case resume(MutationWaiter)
+        /// It is parked; ``endStore(_:)`` hands it back when the last of its stores ends.
+        case parked
+    }
+
     /// Parks a mutation until `stores` have ended.
-    ///
-    /// - Returns: `continuation` when every store in `stores` has already ended: resume it now; `nil`
-    ///   when it was parked and ``endStore(_:)`` will hand it back.
-    mutating func waitForStores(_ stores: Set<UInt64>, continuation: MutationWaiter) -> MutationWaiter? {
+    mutating func waitForStores(_ stores: Set<UInt64>, continuation: MutationWaiter) -> ParkAction {
         let stillActive = stores.filter { activeStores[$0] != nil }
-        guard !stillActive.isEmpty else { return continuation }
+        guard !stillActive.isEmpty else { return .resume(continuation) }
         pendingMutations[makeID()] = PendingMutation(stores: stillActive, continuation: continuation)
-        return nil
+        return .parked
     }
 
     // MARK: - Stamps (lock held)
 
-    /// Whether `key` is unchanged since the sequence stood at `epoch`, with no write, removal or store of
+    /// Whether `key` is unchanged since the sequence stood at `sequence`, with no write, removal or store of
     /// it running now.
-    private func isQuiet(_ key: Key, since epoch: UInt64) -> Bool {
-        (lastChange[key] ?? changeFloor) <= epoch && !isMutating(key) && storingKeys[key] == nil
+    private func isQuiet(_ key: Key, since sequence: UInt64) -> Bool {
+        (lastChange[key] ?? changeFloor) <= sequence && !isMutating(key) && storingKeys[key] == nil
     }
 
     private func isMutating(_ key: Key) -> Bool {
@@ -298,22 +339,22 @@ struct LoadOnceStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
     }
 
     private mutating func stampChange(of key: Key) {
-        mutationEpoch &+= 1
-        Self.record(key, at: mutationEpoch, in: &lastChange, floor: &changeFloor, limit: stampLimit)
+        changeSequence &+= 1
+        Self.record(key, at: changeSequence, in: &lastChange, floor: &changeFloor, limit: stampLimit)
     }
 
     /// Stamps a write or removal, which is a change too; every key when `key` is `nil`.
     private mutating func stampMutation(of key: Key?) {
-        mutationEpoch &+= 1
+        changeSequence &+= 1
         guard let key else {
             lastChange.removeAll(keepingCapacity: true)
             lastMutation.removeAll(keepingCapacity: true)
-            changeFloor = mutationEpoch
-            mutationFloor = mutationEpoch
+            changeFloor = changeSequence
+            mutationFloor = changeSequence
             return
         }
-        Self.record(key, at: mutationEpoch, in: &lastChange, floor: &changeFloor, limit: stampLimit)
-        Self.record(key, at: mutationEpoch, in: &lastMutation, floor: &mutationFloor, limit: stampLimit)
+        Self.record(key, at: changeSequence, in: &lastChange, floor: &changeFloor, limit: stampLimit)
+        Self.record(key, at: changeSequence, in: &lastMutation, floor: &mutationFloor, limit: stampLimit)
     }
 
     private static func record(

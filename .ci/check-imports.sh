@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Layering check (Docs/Overview.md): the arrows between Strata's modules only point down. Tiers never
+# import each other, MultiCache imports no tier, CacheCore imports no other module of the package.
+# Reads each file's `import` lines (plain, @_exported, @testable, `import struct M.T`); exits 1 on a
+# forbidden edge or on a Sources/ folder this table does not know.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# module -> package modules it may import (system modules such as Foundation are not listed here).
+declare -A allowed=(
+    [CacheCore]=""
+    [CacheCrypto]="CacheCore COpenSSL"
+    [MemoryCache]="CacheCore"
+    [DiskCache]="CacheCore CacheCrypto COpenSSL"
+    [RedisCache]="CacheCore CacheCrypto"
+    [MultiCache]="CacheCore"
+    [CacheTesting]="CacheCore"
+    [Strata]="CacheCore MemoryCache DiskCache MultiCache RedisCache"
+    [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
+)
+package_modules=" ${!allowed[*]} COpenSSL "
+
+status=0
+for dir in Sources/*/; do
+    module=$(basename "$dir")
+    [ -f "$dir/module.modulemap" ] && continue    # a system-library target: C, no Swift imports
+    if [ -z "${allowed[$module]+set}" ]; then
+        echo "check-imports: Sources/$module is not in the layering table of .ci/check-imports.sh" >&2
+        status=1
+        continue
+    fi
+    while IFS=: read -r file line text; do
+        imported=$(sed -E 's/^[[:space:]]*(@[A-Za-z_]+(\([^)]*\))?[[:space:]]+)*import[[:space:]]+((struct|class|enum|protocol|func|var|let|typealias)[[:space:]]+)?([A-Za-z_][A-Za-z0-9_]*).*/\5/' <<<"$text")
+        case "$package_modules" in *" $imported "*) ;; *) continue ;; esac
+        case " ${allowed[$module]} " in
+            *" $imported "*) ;;
+            *) echo "check-imports: $file:$line: $module must not import $imported" >&2; status=1 ;;
+        esac
+    done < <(grep -rnE '^[[:space:]]*(@[A-Za-z_]+(\([^)]*\))?[[:space:]]+)*import[[:space:]]' "$dir" --include='*.swift' || true)
+done
+[ "$status" -eq 0 ] && echo "check-imports: every import follows the layering"
+exit "$status"

@@ -1,0 +1,47 @@
+import CacheCore
+
+/// How a ``MultiCache`` calls one tier, for reads and writes alike: closures formed where the tier was
+/// created.
+///
+/// The tier's initializers are inlinable and generic over the cache type, so where that type is known the
+/// compiler specializes them, and these closures, for it: a call runs the tier's specialized code rather
+/// than the unspecialized witness that a call through `any Cache` reaches, which looks up generic metadata
+/// at run time on every call. ``entryAtOnce`` is there only for a `SynchronousCache`, whose read needs no
+/// `await`; a `MultiCache` uses it for its first tier.
+@usableFromInline
+struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// Reads an entry through the `async` API.
+    @usableFromInline let entry: @Sendable (Key) async throws -> CacheEntry<Value>?
+    /// Reads an entry without suspending; `nil` when the cache is not a `SynchronousCache`.
+    @usableFromInline let entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+    /// Stores an entry.
+    @usableFromInline let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
+    /// Removes a key's entry.
+    @usableFromInline let removeEntry: @Sendable (Key) async throws -> Void
+    /// Removes every entry.
+    @usableFromInline let removeAll: @Sendable () async throws -> Void
+
+    /// A handle over a cache that is read with `await`.
+    @inlinable
+    init<TierCache: Cache<Key, Value>>(_ cache: TierCache) {
+        self.init(cache, entryAtOnce: nil)
+    }
+
+    /// A handle over a cache that can also be read without suspending.
+    @inlinable
+    init<TierCache: SynchronousCache<Key, Value>>(_ cache: TierCache) {
+        self.init(cache, entryAtOnce: { key in cache.entry(forKey: key) })
+    }
+
+    @inlinable
+    init<TierCache: Cache<Key, Value>>(
+        _ cache: TierCache,
+        entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+    ) {
+        entry = { key in try await cache.entry(forKey: key) }
+        self.entryAtOnce = entryAtOnce
+        setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
+        removeEntry = { key in try await cache.removeEntry(forKey: key) }
+        removeAll = { try await cache.removeAll() }
+    }
+}

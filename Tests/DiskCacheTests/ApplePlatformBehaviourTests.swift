@@ -1,0 +1,91 @@
+import CacheCore
+import Foundation
+import Testing
+
+@testable import DiskCache
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The platform-specific parts of DiskCache that can run here: the Linux side of each, and the shared code
+/// the Apple side goes through (Docs/Platforms.md lists what is only type-checked or read).
+@Suite struct ApplePlatformBehaviourTests {
+    let folder = TemporaryFolder()
+
+    @Test func fullSyncFlushesAnOpenFileAndReportsABadDescriptor() throws {
+        // Given a file with unwritten data
+        let path = folder.url.appendingPathComponent("file").path
+        let descriptor = open(path, O_RDWR | O_CREAT, 0o600)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        #expect(write(descriptor, "x", 1) == 1)
+
+        // Then flushing it succeeds, and a closed descriptor fails with EBADF, as fsync would
+        #expect(fullSync(descriptor) == 0)
+        #expect(fullSync(-1) == -1)
+        #expect(errno == EBADF)
+    }
+
+    @Test func durableStoreWritesAndReadsBack() throws {
+        // Given a store that flushes every write (the F_FULLFSYNC path on Darwin, fsync here)
+        let cache = try makeCache(folder, durability: .fsync)
+
+        // When a value is stored, then read by a new instance
+        try cache.setValue(Data("v".utf8), forKey: "k")
+        let reopened = try makeCache(folder)
+
+        // Then it is there
+        #expect(try reopened.value(forKey: "k") == Data("v".utf8))
+    }
+
+    @Test func platformDefaultsAreTheKeyFileAndFirstUnlockProtection() {
+        let configuration = DiskCacheConfiguration(name: "thumbs")
+        #if os(macOS) || os(Linux)
+        guard case .defaultKeyFile = configuration.keySource else {
+            Issue.record("the default key source here is the default key file, not \(configuration.keySource)")
+            return
+        }
+        #else
+        guard case .keychain(let service) = configuration.keySource else {
+            Issue.record("the default key source here is the Keychain, not \(configuration.keySource)")
+            return
+        }
+        #expect(service == "Strata")
+        #endif
+        #expect(configuration.fileProtection == .completeUntilFirstUserAuthentication)
+    }
+
+    #if !canImport(Security)
+    @Test func keychainKeySourceIsAClearErrorWhereThereIsNoKeychain() throws {
+        // Given a configuration that asks for the Keychain on Linux
+        let configuration = DiskCacheConfiguration(
+            name: "tests", directory: folder.store, keySource: .keychain(service: "Strata"))
+
+        // When the cache is opened, then it is an invalid argument that names the Keychain
+        let error = try #require(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("Keychain"))
+        // And nothing was created
+        #expect(!FileManager.default.fileExists(atPath: folder.store.path))
+    }
+    #endif
+
+    @Test(arguments: [
+        DiskCacheConfiguration.FileProtection.complete, .completeUnlessOpen, .completeUntilFirstUserAuthentication,
+        .none,
+    ])
+    func everyProtectionClassOpensAStore(_ protection: DiskCacheConfiguration.FileProtection) throws {
+        // Given a store with this protection class (applied on iOS-family systems, ignored here)
+        var configuration = makeConfiguration(folder)
+        configuration.fileProtection = protection
+
+        // Then it opens, stores and reads
+        let cache = try DiskCache<String, Data>(configuration: configuration)
+        try cache.setValue(Data([1]), forKey: "k")
+        #expect(try cache.value(forKey: "k") == Data([1]))
+        #expect(DataProtection.isAvailable == false)
+    }
+}
