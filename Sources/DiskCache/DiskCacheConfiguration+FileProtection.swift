@@ -5,7 +5,7 @@ extension DiskCacheConfiguration {
     /// Files written into the store take the class of its folders. The default,
     /// ``completeUntilFirstUserAuthentication``, keeps the cache readable by background work while the device
     /// is locked, once it has been unlocked after a restart. Before that first unlock opening a store (or any
-    /// operation) throws ``CacheCore/CacheError/Code/protectedDataUnavailable`` and changes nothing; the same
+    /// operation) throws ``CacheError/Code/protectedDataUnavailable`` and changes nothing; the same
     /// call works once the device is unlocked. Changing the class of an existing store applies to entries
     /// written afterwards. See Apple's "Encrypting Your App's Files"
     /// (https://developer.apple.com/documentation/uikit/encrypting-your-app-s-files).
@@ -13,7 +13,7 @@ extension DiskCacheConfiguration {
     /// A plain value; thread-safe.
     public enum FileProtection: Sendable, Hashable, CustomStringConvertible {
         /// Readable only while the device is unlocked (`FileProtectionType.complete`); a cache used by
-        /// background work then fails with ``CacheCore/CacheError/Code/protectedDataUnavailable`` while locked.
+        /// background work then fails with ``CacheError/Code/protectedDataUnavailable`` while locked.
         case complete
         /// Files open when the device locks stay readable; new files cannot be opened while locked
         /// (`FileProtectionType.completeUnlessOpen`).

@@ -50,7 +50,7 @@ public struct DiskCacheConfiguration: Sendable {
         /// random key: service `service`, account the store's name, readable after the first unlock following
         /// a restart, on this device only (never in a backup or restored elsewhere), not synchronised. The
         /// default on iOS, tvOS, watchOS and visionOS; on macOS it needs a signed app (the data-protection
-        /// keychain). Elsewhere opening the cache throws ``CacheCore/CacheError/Code/invalidArgument``.
+        /// keychain). Elsewhere opening the cache throws ``CacheError/Code/invalidArgument``.
         case keychain(service: String)
 
         /// The default for this platform: ``keychain(service:)`` with service `"Strata"` on iOS, tvOS,

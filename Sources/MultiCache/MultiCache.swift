@@ -117,7 +117,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     /// lifetime.
     ///
     /// A cache whose type is a `SynchronousCache` (a `MemoryCache`) becomes a tier with a synchronous
-    /// read, as ``Tier/init(_:name:maximumLifetime:)`` makes it from the concrete type, so a first tier
+    /// read, as `Tier.init(_:name:maximumLifetime:)` makes it from the concrete type, so a first tier
     /// given here is read without `await` too.
     ///
     /// - Parameters:
