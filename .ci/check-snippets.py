@@ -8,6 +8,8 @@ Each ```swift block becomes one file of a scratch package that depends on the re
   declares an `extension`;
 - a block after `<!-- snippet: manifest -->` is a whole Package.swift: it is written into a scratch
   package beside a link named after the folder it names, and must resolve;
+- a block after `<!-- snippet: darwin -->` uses an Apple-only module (SwiftUI): it must appear, line for
+  line, in one of .ci/darwin-examples/*.swift, which .ci/darwin-typecheck.sh type-checks;
 - a block after `<!-- snippet: skip -->` is deliberately partial and is not compiled.
 The stand-ins for the placeholders the docs use (`data`, `url`, `SessionStore`, ...) are declared in
 .ci/snippets/Prelude.swift. Exit status 0 when everything builds, 1 otherwise.
@@ -62,6 +64,25 @@ def swift_file(name, origin, body):
     return "\n".join(header + ["", f"func {name}() {effects} {{"] + indented + ["}"]) + "\n"
 
 
+def code_lines(text_lines):
+    """The lines that carry code: no blank lines, comments or imports, white space trimmed."""
+    kept = []
+    for line in text_lines:
+        line = line.strip()
+        if line and not line.startswith("//") and not re.match(r"^(@testable )?import \w+", line):
+            kept.append(line)
+    return kept
+
+
+def in_darwin_examples(body):
+    wanted = code_lines(body)
+    for example in sorted((ROOT / ".ci" / "darwin-examples").glob("*.swift")):
+        have = code_lines(example.read_text(encoding="utf-8").splitlines())
+        if any(have[i:i + len(wanted)] == wanted for i in range(len(have) - len(wanted) + 1)):
+            return True
+    return False
+
+
 def run(command, cwd):
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
@@ -75,12 +96,18 @@ def main():
     sources = SCRATCH / "package" / "Sources" / "Snippets"
     sources.mkdir(parents=True)
     shutil.copy(ROOT / ".ci" / "snippets" / "Prelude.swift", sources / "Prelude.swift")
-    compiled, skipped, manifests = 0, 0, []
+    compiled, skipped, darwin, manifests, ok = 0, 0, 0, [], True
     for document in documents:
         for line, marker, body in blocks(document):
             origin = f"{document.relative_to(ROOT)}:{line}"
             if marker == "skip":
                 skipped += 1
+            elif marker == "darwin":
+                if in_darwin_examples(body):
+                    darwin += 1
+                else:
+                    print(f"check-snippets: the block at {origin} is not in .ci/darwin-examples", file=sys.stderr)
+                    ok = False
             elif marker == "manifest":
                 manifests.append((origin, "\n".join(body) + "\n"))
             else:
@@ -104,7 +131,7 @@ def main():
         encoding="utf-8",
     )
     # No -warnings-as-errors: an example may leave a value unused; errors are what a reader would hit.
-    ok = run(["swift", "build"], SCRATCH / "package")
+    ok = run(["swift", "build"], SCRATCH / "package") and ok
     for index, (origin, manifest) in enumerate(manifests):
         # The manifest names the dependency by a relative path; give it a folder of that name.
         app = SCRATCH / f"manifest{index}" / "app"
@@ -123,7 +150,8 @@ def main():
             print(f"check-snippets: the manifest at {origin} does not resolve", file=sys.stderr)
             ok = False
     print(f"check-snippets: {compiled} blocks compiled, {len(manifests)} manifests resolved, "
-          f"{skipped} partial blocks skipped: {'ok' if ok else 'FAILED'}")
+          f"{darwin} found in the Darwin type-check's examples, {skipped} partial blocks skipped: "
+          f"{'ok' if ok else 'FAILED'}")
     return 0 if ok else 1
 
 

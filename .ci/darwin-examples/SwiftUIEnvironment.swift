@@ -18,7 +18,5 @@ struct Thumbnail: View {
 
     var body: some View { Text(key) }
 
-    func cachedData() async throws -> Data? {
-        try await cache?.value(forKey: key)
-    }
+    func cachedData() async throws -> Data? { try await cache?.value(forKey: key) }
 }

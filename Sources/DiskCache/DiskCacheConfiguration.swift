@@ -140,31 +140,16 @@ public struct DiskCacheConfiguration: Sendable {
         self.observer = observer
     }
 
-    /// The store's folder: ``directory`` when given, otherwise `<caches>/Strata/<name>`, where
-    /// `<caches>` is `FileManager`'s caches folder on Apple platforms and `$XDG_CACHE_HOME` (when set to
-    /// an absolute path) or `~/.cache` elsewhere.
+    /// The store's folder: ``directory`` when given, otherwise `<caches>/Strata/<name>`, where `<caches>` is
+    /// ``DiskCacheLocation/cachesFolder(environment:)`` (`FileManager`'s caches folder on Apple platforms,
+    /// `$XDG_CACHE_HOME` or `$HOME/.cache` elsewhere: the same home as the default key file's).
     ///
     /// - Complexity: O(1); reads the environment or asks `FileManager` for the folder, touches no file.
     public var resolvedDirectory: URL {
         if let directory { return directory.standardizedFileURL }
-        return Self.platformCachesDirectory
+        return DiskCacheLocation.cachesFolder()
             .appendingPathComponent("Strata", isDirectory: true)
             .appendingPathComponent(name, isDirectory: true)
-    }
-
-    /// The platform's per-user caches folder.
-    static var platformCachesDirectory: URL {
-        #if canImport(Darwin)
-        if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
-            return caches
-        }
-        return URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent("Library/Caches")
-        #else
-        if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
-            return URL(fileURLWithPath: xdg, isDirectory: true)
-        }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache", isDirectory: true)
-        #endif
     }
 
     /// Checks the values a cache cannot work with.

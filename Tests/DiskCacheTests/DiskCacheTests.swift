@@ -319,7 +319,7 @@ private struct Profile: Codable, Hashable, Sendable {
 
     @Test func defaultDirectoryFollowsXDGCacheHome() throws {
         let configuration = DiskCacheConfiguration(name: "thumbs", keySource: .key(TestKeys.primary))
-        let expected = DiskCacheConfiguration.platformCachesDirectory
+        let expected = DiskCacheLocation.cachesFolder()
             .appendingPathComponent("Strata").appendingPathComponent("thumbs")
 
         #expect(configuration.resolvedDirectory.path == expected.path)

@@ -220,7 +220,7 @@ import Testing
     // MARK: - Default location
 
     @Test func defaultKeyFileUsesAbsoluteXDGDataHome() throws {
-        let url = try DefaultKeyLocation.xdgKeysFolder(
+        let url = try DiskCacheLocation.xdgKeysFolder(
             environment: ["XDG_DATA_HOME": "/data/alice", "HOME": "/home/alice"])
         #expect(url.path == "/data/alice/strata/keys")
     }
@@ -229,8 +229,24 @@ import Testing
     func defaultKeyFileFallsBackToHomeLocalShare(dataHome: String?) throws {
         var environment = ["HOME": "/home/alice"]
         environment["XDG_DATA_HOME"] = dataHome
-        let url = try DefaultKeyLocation.xdgKeysFolder(environment: environment)
+        let url = try DiskCacheLocation.xdgKeysFolder(environment: environment)
         #expect(url.path == "/home/alice/.local/share/strata/keys")
+    }
+
+    @Test func storesAndKeyFilesComeFromTheSameHome() throws {
+        // The default store folder and the default key folder follow one rule: $HOME, not the user database.
+        let environment = ["HOME": "/home/alice"]
+        #if !canImport(Darwin)
+        #expect(DiskCacheLocation.cachesFolder(environment: environment).path == "/home/alice/.cache")
+        #expect(
+            try DiskCacheLocation.keysFolder(environment: environment).path == "/home/alice/.local/share/strata/keys")
+        #endif
+        #expect(
+            DiskCacheLocation.xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)?.path
+                == "/home/alice/.cache")
+        #expect(
+            try DiskCacheLocation.xdgKeysFolder(environment: environment).path == "/home/alice/.local/share/strata/keys"
+        )
     }
 
     @Test func defaultKeyFileIsNamedAfterTheStore() throws {

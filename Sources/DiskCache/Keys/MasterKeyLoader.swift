@@ -95,7 +95,7 @@ enum MasterKeyLoader {
     static func defaultKeyFileURL(
         storeName: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
-        try DefaultKeyLocation.keysFolder(environment: environment)
+        try DiskCacheLocation.keysFolder(environment: environment)
             .appendingPathComponent(DefaultKeyLocation.fileName(forStoreName: storeName), isDirectory: false)
     }
 

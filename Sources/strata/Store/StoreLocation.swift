@@ -16,8 +16,8 @@ import Darwin
 ///   DiskCache default key file (`.defaultKeyFile`).
 /// - `--store DIR` opens DIR. Without `STRATA_KEY`, its key file is
 ///   `<keys>/strata-stores/<last path component>-<16 hex digits>.key`, next to DiskCache's default key
-///   files (`<keys>` is `$XDG_DATA_HOME/strata/keys`, `~/.local/share/strata/keys`, or
-///   `~/Library/Application Support/Strata/keys` on Apple platforms), where the hex digits are a
+///   files (`<keys>` is `DiskCacheLocation.keysFolder(environment:)`: `$XDG_DATA_HOME/strata/keys`,
+///   `$HOME/.local/share/strata/keys`, or `Application Support/Strata/keys` on Apple platforms), where the hex digits are a
 ///   64-bit FNV-1a hash of DIR's absolute path with symbolic links resolved (a name, not a secret: a
 ///   collision would show up as a wrong-key error, never as silent sharing). Two different folders thus
 ///   get two keys, and the same folder, named through any path or link, always finds its key again.
@@ -44,7 +44,7 @@ struct StoreLocation {
         if let path = globals.storePath {
             let directory = Self.absoluteURL(forPath: path)
             configuration.directory = directory
-            configuration.keySource = .keyFile(Self.keyFileURL(forStore: directory, environment: environment))
+            configuration.keySource = .keyFile(try Self.keyFileURL(forStore: directory, environment: environment))
             if Self.resolvedPath(directory.path)
                 == Self.resolvedPath(DiskCacheConfiguration(name: "strata").resolvedDirectory.path)
             {
@@ -121,7 +121,7 @@ struct StoreLocation {
     }
 
     /// The per-store key file for `--store DIR` when `STRATA_KEY` is not set.
-    static func keyFileURL(forStore directory: URL, environment: [String: String]) -> URL {
+    static func keyFileURL(forStore directory: URL, environment: [String: String]) throws(CLIFailure) -> URL {
         let path = resolvedPath(directory.path)
         let hash = String(fnv1a64(Data(path.utf8)), radix: 16)
         let padded = String(repeating: "0", count: 16 - hash.count) + hash
@@ -129,31 +129,14 @@ struct StoreLocation {
             $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_"
         }
         let prefix = String(String(name).prefix(64))
-        return keysDirectory(environment: environment)
-            .appendingPathComponent("strata-stores", isDirectory: true)
-            .appendingPathComponent("\(prefix.isEmpty ? "store" : prefix)-\(padded).key")
-    }
-
-    /// The folder of DiskCache's default key files (the same rule, restated here because DiskCache
-    /// keeps it internal): `$XDG_DATA_HOME/strata/keys` when absolute, else `~/.local/share/strata/keys`;
-    /// `~/Library/Application Support/Strata/keys` on Apple platforms. Outside the caches folder, so that
-    /// deleting caches never loses a key.
-    private static func keysDirectory(environment: [String: String]) -> URL {
-        #if canImport(Darwin)
-        // The same folder DiskCache picks (Application Support), asked for the same way rather than built from
-        // `homeDirectoryForCurrentUser`, which exists on macOS only.
-        let support =
-            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)
-            .appendingPathComponent("Library/Application Support", isDirectory: true)
-        return support.appendingPathComponent("Strata/keys", isDirectory: true)
-        #else
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("strata/keys")
+        let keys: URL
+        do {
+            keys = try DiskCacheLocation.keysFolder(environment: environment)
+        } catch {
+            throw CLIFailure.store(error, store: directory.path)
         }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/strata/keys")
-        #endif
+        return keys.appendingPathComponent("strata-stores", isDirectory: true)
+            .appendingPathComponent("\(prefix.isEmpty ? "store" : prefix)-\(padded).key")
     }
 
     /// 64-bit FNV-1a (Fowler–Noll–Vo): a stable, seedless hash used only to name key files.

@@ -1,0 +1,96 @@
+import CacheCore
+import Foundation
+
+/// Where Strata keeps its files when a caller names no folder: one rule for the store folders and the
+/// master-key files, so the two can never come from two different homes.
+///
+/// - Apple platforms: `FileManager`'s caches folder for stores, and `Application Support/Strata/keys`
+///   for key files (never purged, excluded from backups file by file).
+/// - Elsewhere, per the XDG Base Directory specification: stores under `$XDG_CACHE_HOME`, else
+///   `$HOME/.cache`; key files under `$XDG_DATA_HOME/strata/keys`, else `$HOME/.local/share/strata/keys`.
+///   A relative `XDG_*` value is invalid and ignored. Only when `HOME` is unset or relative does the user
+///   database's home folder stand in for it — for both folders alike.
+///
+/// ```swift
+/// let stores = DiskCacheLocation.cachesFolder()    // ~/.cache on Linux
+/// let keys = try DiskCacheLocation.keysFolder()    // ~/.local/share/strata/keys on Linux
+/// ```
+///
+/// Thread safety: stateless; every member may be called from any thread. Each call reads the environment it
+/// is given and, on Apple platforms, asks `FileManager` for a well-known folder; none touches a file.
+public enum DiskCacheLocation {
+    /// The per-user folder that holds cache stores: a store named `name` lives in
+    /// `<cachesFolder>/Strata/<name>`.
+    ///
+    /// - Parameter environment: The variables to read (`XDG_CACHE_HOME`, `HOME`) outside Apple platforms;
+    ///   the process environment by default.
+    /// - Returns: The caches folder (it may not exist yet).
+    public static func cachesFolder(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        #if canImport(Darwin)
+        if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
+            return caches
+        }
+        return URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent("Library/Caches")
+        #else
+        return xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)
+            ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+        #endif
+    }
+
+    /// The per-user folder that holds default master-key files, outside the caches folder so that deleting
+    /// caches never loses a key.
+    ///
+    /// - Parameter environment: The variables to read (`XDG_DATA_HOME`, `HOME`) outside Apple platforms; the
+    ///   process environment by default.
+    /// - Returns: The keys folder (it may not exist yet).
+    /// - Throws: `CacheError` with code `.io` when no home folder can be found (no absolute `XDG_DATA_HOME`
+    ///   or `HOME`, and no home in the user database), or, on Apple platforms, no Application Support folder.
+    public static func keysFolder(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> URL {
+        #if canImport(Darwin)
+        guard
+            let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        else {
+            throw CacheError(.io, "cannot locate the Application Support folder for the default key file")
+        }
+        return support.appendingPathComponent("Strata/keys", isDirectory: true)
+        #else
+        return try xdgKeysFolder(environment: environment)
+        #endif
+    }
+
+    /// The XDG rule for key files, compiled on every platform so that it is tested everywhere.
+    static func xdgKeysFolder(environment: [String: String]) throws -> URL {
+        guard let data = xdgFolder("XDG_DATA_HOME", orHome: ".local/share", environment: environment) else {
+            throw CacheError(
+                .io,
+                "cannot locate a home folder for the default key file; set XDG_DATA_HOME or HOME, "
+                    + "or give the key file's path explicitly")
+        }
+        return data.appendingPathComponent("strata/keys", isDirectory: true)
+    }
+
+    /// `$variable` when it is absolute, else `<home>/<homeRelative>`; `nil` when there is no home either.
+    static func xdgFolder(_ variable: String, orHome homeRelative: String, environment: [String: String]) -> URL? {
+        if let value = environment[variable], value.hasPrefix("/") {
+            return URL(fileURLWithPath: value, isDirectory: true)
+        }
+        guard let home = homeFolder(environment: environment) else { return nil }
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(homeRelative, isDirectory: true)
+    }
+
+    /// `$HOME` when absolute; otherwise the user database's home (an app's container on iOS, tvOS and
+    /// watchOS, where `homeDirectoryForCurrentUser` does not exist).
+    static func homeFolder(environment: [String: String]) -> String? {
+        if let home = environment["HOME"], home.hasPrefix("/") { return home }
+        #if os(macOS) || os(Linux)
+        let fallback = FileManager.default.homeDirectoryForCurrentUser.path
+        #else
+        let fallback = NSHomeDirectory()
+        #endif
+        return fallback.hasPrefix("/") ? fallback : nil
+    }
+}
