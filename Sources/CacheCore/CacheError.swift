@@ -35,6 +35,7 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
             case tierFailure
             case unsupportedFormat
             case protectedDataUnavailable
+            case masterKeyNotFound
         }
 
         private let base: Base
@@ -82,6 +83,12 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// now. Nothing was changed and nothing is remembered: the same call works once the device is
         /// unlocked. Only thrown on iOS, tvOS, watchOS and visionOS.
         public static let protectedDataUnavailable = Code(.protectedDataUnavailable)
+
+        /// A store already holds entries, but the master key it was created with is not where the
+        /// configuration says (its key file is missing). No key was created: a new one could never open
+        /// those entries. Nothing was changed or deleted; the message names the store, the key file and the
+        /// ways out (restore the key, pass it, or discard the store with `DiskCacheConfiguration.removeStore()`).
+        public static let masterKeyNotFound = Code(.masterKeyNotFound)
 
         /// The code's name, for example `outOfSpace`.
         public var description: String { base.rawValue }

@@ -77,7 +77,41 @@ struct StoreTroubleTests {
         #expect(result.status == 3)
         #expect(result.errorLines.count == 1)
         #expect(result.errorLines.first?.contains("no key file for this store at ") == true)
-        #expect(result.errorLines.first?.hasSuffix("set STRATA_KEY to the key it was created with") == true)
+        #expect(result.errorLines.first?.contains("set STRATA_KEY to the key it was created with") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: keys).isEmpty)
+    }
+
+    @Test func theDefaultStoreWithoutItsKeyFileIsReportedAndNoKeyIsCreated() throws {
+        // Given the default store (no --store), whose default key file was lost
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"], key: .some(nil), usesStore: false).status == 0)
+        let keyFile = harness.path("data/strata/keys/strata.key")
+        try FileManager.default.removeItem(atPath: keyFile)
+
+        // When it is opened without STRATA_KEY
+        let result = try harness.run(["get", "k"], key: .some(nil), usesStore: false)
+
+        // Then one line names the store, the missing key file and the way out; no new key was created
+        #expect(result.status == 3)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.contains(harness.path("cache/Strata/strata")) == true)
+        #expect(result.errorLines.first?.contains("no key file for this store at \(keyFile)") == true)
+        #expect(result.errorLines.first?.contains("set STRATA_KEY") == true)
+        #expect(!FileManager.default.fileExists(atPath: keyFile))
+    }
+
+    @Test func aStoreThatCannotBeOpenedLeavesNoKeyFileBehind() throws {
+        // Given a --store path whose parent is a regular file, so the store folder cannot be created
+        let harness = try StrataHarness()
+        _ = FileManager.default.createFile(atPath: harness.path("blocker"), contents: Data("x".utf8))
+
+        // When a command opens it without STRATA_KEY
+        let result = try harness.runShell(#""$STRATA" --store "$ROOT/blocker/store" set k v"#, key: .some(nil))
+
+        // Then it fails, and the key file it created for that store is gone again
+        #expect(result.status == 3)
+        let keys = harness.path("data/strata/keys/strata-stores")
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: keys)) ?? []
+        #expect(left.isEmpty)
     }
 }

@@ -55,25 +55,36 @@ final class DiskStore: Sendable {
     init(configuration: DiskCacheConfiguration) throws {
         self.configuration = configuration
         layout = StoreLayout(root: configuration.resolvedDirectory)
-        let (master, namingKey, epoch, status): (MasterKey, Data, Epoch, FileStatus?) = try Self.translatingErrors {
+        let layout = self.layout
+        let (master, createdKeyFile) = try Self.translatingErrors {
             try configuration.validate()
-            let master = try MasterKeyLoader.load(
-                configuration.keySource, storeName: configuration.name, protection: configuration.fileProtection)
-            let namingKey = try StoreKeys.derive(master: master, epochSalt: Self.namingSalt).namingKey
-            return (master, namingKey, try Epoch.derive(master: master, salt: Data(count: 32)), nil)
+            return try MasterKeyLoader.load(
+                configuration.keySource, storeName: configuration.name, protection: configuration.fileProtection,
+                for: layout)
         }
-        self.master = master
-        self.namingKey = namingKey
-        namingMAC = try Self.translatingErrors { try CryptoBackend.prepareHMACSHA256(key: namingKey) }
-        state = Locked(State(epoch: epoch, checkStatus: status))
-        try translatingErrors {
-            try openFolders()
-            let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
-            state.withLock {
-                $0.epoch = current
-                $0.checkStatus = currentStatus
+        do {
+            let (namingKey, epoch) = try Self.translatingErrors {
+                let namingKey = try StoreKeys.derive(master: master, epochSalt: Self.namingSalt).namingKey
+                return (namingKey, try Epoch.derive(master: master, salt: Data(count: 32)))
             }
-            if !isReadOnly { removeStaleTemporaryFiles() }
+            self.master = master
+            self.namingKey = namingKey
+            namingMAC = try Self.translatingErrors { try CryptoBackend.prepareHMACSHA256(key: namingKey) }
+            state = Locked(State(epoch: epoch, checkStatus: nil))
+            try translatingErrors {
+                try openFolders()
+                let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
+                state.withLock {
+                    $0.epoch = current
+                    $0.checkStatus = currentStatus
+                }
+                if !isReadOnly { removeStaleTemporaryFiles() }
+            }
+        } catch {
+            // A store that cannot be opened leaves no key file behind that this call created — unless some
+            // other process created the store with that key in the meantime.
+            if let createdKeyFile, !layout.holdsStore { unlink(createdKeyFile) }
+            throw error
         }
     }
 

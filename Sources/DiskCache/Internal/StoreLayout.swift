@@ -44,6 +44,13 @@ struct StoreLayout: Sendable {
         temporaryPrefix = String(getpid()) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16) + "-"
     }
 
+    /// Whether the folder already holds a store: anything at `store.check` (not followed if a link) means
+    /// a master key was used here, so a fresh key must not be created for it. Does one `lstat(2)`.
+    var holdsStore: Bool {
+        var status = stat()
+        return lstat(checkRecord, &status) == 0
+    }
+
     func fanOutFolder(for name: String) -> String { entriesFolder + "/" + name.prefix(2) }
     func entry(_ name: String) -> String {
         // `<entries>/<first two of name>/<name>`, copied in one pass: a chain of appends cost ~2.4k instr.

@@ -48,21 +48,40 @@ enum MasterKeyLoader {
         _ source: DiskCacheConfiguration.KeySource, storeName: String,
         protection: DiskCacheConfiguration.FileProtection = .completeUntilFirstUserAuthentication
     ) throws -> MasterKey {
+        try load(source, storeName: storeName, protection: protection, for: nil).key
+    }
+
+    /// ``load(_:storeName:protection:)`` for a store: never creates a key file beside a store that already
+    /// exists, and says whether it created one.
+    ///
+    /// - Parameters:
+    ///   - source: Where the key comes from.
+    ///   - storeName: The store's name, used to name the default key file.
+    ///   - protection: The Data Protection class for a key file (Apple platforms).
+    ///   - store: The store the key is for, or `nil` when there is none.
+    /// - Returns: The master key, and the key file's path when this call created it (so that a store that
+    ///   then fails to open can remove it again).
+    /// - Throws: What ``load(_:storeName:protection:)`` throws, and `.masterKeyNotFound` when the key file
+    ///   is missing but `store` already holds a key-check record.
+    static func load(
+        _ source: DiskCacheConfiguration.KeySource, storeName: String,
+        protection: DiskCacheConfiguration.FileProtection, for store: StoreLayout?
+    ) throws -> (key: MasterKey, createdKeyFile: String?) {
         switch source {
         case .key(let bytes):
-            return try MasterKey(bytes: bytes)
+            return (try MasterKey(bytes: bytes), nil)
         case .keyFile(let url):
-            let key = try loadOrCreateKeyFile(at: url)
+            let loaded = try openOrCreateKeyFile(at: url, for: store)
             try DataProtection.apply(protection, to: [url.standardizedFileURL.path])
-            return key
+            return loaded
         case .defaultKeyFile:
             let url = try defaultKeyFileURL(storeName: storeName)
-            let key = try loadOrCreateKeyFile(at: url)
+            let loaded = try openOrCreateKeyFile(at: url, for: store)
             try DataProtection.apply(protection, to: [url.path])
             try excludeFromBackup(url)
-            return key
+            return loaded
         case .keychain(let service):
-            return try KeychainKeyStore.loadOrCreate(service: service, account: storeName)
+            return (try KeychainKeyStore.loadOrCreate(service: service, account: storeName), nil)
         }
     }
 
@@ -108,6 +127,20 @@ enum MasterKeyLoader {
     /// - Throws: The same `CacheError`s as ``load(_:storeName:)``, and `.invalidArgument` when `url` is not a
     ///   file URL.
     static func loadOrCreateKeyFile(at url: URL) throws -> MasterKey {
+        try openOrCreateKeyFile(at: url, for: nil).key
+    }
+
+    /// ``loadOrCreateKeyFile(at:)`` for a store, refusing to create a key beside a store that exists.
+    ///
+    /// - Parameters:
+    ///   - url: A file URL; missing folders on the way are created with mode 0700.
+    ///   - store: The store the key is for; when its folder already holds a key-check record, a missing key
+    ///     file is an error instead of a fresh key.
+    /// - Returns: The key, and the key file's path when this call created it.
+    /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and `.masterKeyNotFound` (above).
+    static func openOrCreateKeyFile(at url: URL, for store: StoreLayout?) throws -> (
+        key: MasterKey, createdKeyFile: String?
+    ) {
         guard url.isFileURL else {
             throw CacheError(.invalidArgument, "the key file must be a file URL, got \(url.absoluteString)")
         }
@@ -116,11 +149,19 @@ enum MasterKeyLoader {
         // between, which only a concurrent manual cleanup can cause.
         for _ in 0..<3 {
             if let existing = try KeyFile.readKey(at: path) {
-                return existing
+                return (existing, nil)
+            }
+            if let store, store.holdsStore {
+                throw CacheError(
+                    .masterKeyNotFound,
+                    "the store at \(store.root) was created with a master key, but there is no key file at "
+                        + "\(path); restore that file, pass the key it held (KeySource.key), or discard the store "
+                        + "with DiskCacheConfiguration.removeStore() (its entries cannot be read without the key)",
+                    path: path)
             }
             let key = try MasterKey.random()
             if try KeyFile.createKey(at: path, containing: key) {
-                return key
+                return (key, path)
             }
         }
         throw CacheError(

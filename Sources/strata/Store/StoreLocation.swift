@@ -21,8 +21,8 @@ import Darwin
 ///   64-bit FNV-1a hash of DIR's absolute path with symbolic links resolved (a name, not a secret: a
 ///   collision would show up as a wrong-key error, never as silent sharing). Two different folders thus
 ///   get two keys, and the same folder, named through any path or link, always finds its key again.
-///   When the key file is missing but the folder already holds a store, the tool stops (exit 3) rather
-///   than create a key that cannot open it.
+///   When the key file is missing but the folder already holds a store, DiskCache refuses to create a
+///   key that cannot open it (`masterKeyNotFound`, exit 3).
 /// - `STRATA_KEY` (base64 of 32 bytes) overrides either key file.
 struct StoreLocation {
     /// The configuration to open the store with.
@@ -53,26 +53,12 @@ struct StoreLocation {
             }
         }
         self.displayPath = configuration.resolvedDirectory.path
+        // A missing key file beside an existing store is refused by DiskCache itself (masterKeyNotFound),
+        // for the default store and `--store` alike; no key is created for it.
         if let encoded = environment["STRATA_KEY"] {
             configuration.keySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
-        } else if case .keyFile(let keyFile) = configuration.keySource {
-            try Self.refuseNewKeyForExistingStore(keyFile: keyFile, store: configuration.resolvedDirectory)
         }
         self.configuration = configuration
-    }
-
-    /// A store that already has a key-check record was created with some key; a key file created now
-    /// would hold a new random key that can only fail the check, and would be left behind as junk. So
-    /// when the per-store key file is missing for such a store, say so instead of creating one.
-    private static func refuseNewKeyForExistingStore(keyFile: URL, store: URL) throws(CLIFailure) {
-        // lstat: whatever sits at `store.check` (even a link) means a store is there; it is never followed.
-        var info = stat()
-        guard lstat(store.appendingPathComponent("store.check").path, &info) == 0,
-            !FileManager.default.fileExists(atPath: keyFile.path)
-        else { return }
-        throw .store(
-            "store \(store.path): no key file for this store at \(keyFile.path); "
-                + "set STRATA_KEY to the key it was created with")
     }
 
     /// Opens the store.

@@ -1,0 +1,1 @@
+/tmp/attack-conccanary/file
