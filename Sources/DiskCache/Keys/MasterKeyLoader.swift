@@ -138,7 +138,9 @@ enum MasterKeyLoader {
     ///     file is an error instead of a fresh key.
     /// - Returns: The key, and the key file's path when this call created it.
     /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and `.masterKeyNotFound` (above).
-    static func openOrCreateKeyFile(at url: URL, for store: StoreLayout?) throws -> (
+    static func openOrCreateKeyFile(
+        at url: URL, for store: StoreLayout?
+    ) throws -> (
         key: MasterKey, createdKeyFile: String?
     ) {
         guard url.isFileURL else {

@@ -55,7 +55,8 @@ enum CLIFailure: Error {
             cause = "the store was created with a different master key than \(source); nothing was changed"
         case .masterKeyNotFound:
             let keyFile = cacheError.path ?? "its key file"
-            cause = "no key file for this store at \(keyFile); set STRATA_KEY to the key it was created with, "
+            cause =
+                "no key file for this store at \(keyFile); set STRATA_KEY to the key it was created with, "
                 + "or remove the store's folder to start empty"
         case .invalidKey:
             cause = "the master key\(keySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"
