@@ -37,6 +37,21 @@ import Testing
         #expect(cache.statistics.base.evictions == 2)
     }
 
+    @Test(arguments: [(0, nil), (nil, 0)] as [(Int?, Int?)])
+    func aLimitOfZeroSetAtReopenEmptiesTheStoreAtTheNextWrite(maxBytes: Int?, maxEntries: Int?) throws {
+        // Given three entries written with no limit
+        let unlimited = try makeCache(folder)
+        for key in ["k1", "k2", "k3"] { try unlimited.setValue(Data(count: 100), forKey: key) }
+
+        // When the store is reopened with a limit of 0 and written to
+        let empty = try makeCache(folder, maxBytes: maxBytes, maxEntries: maxEntries)
+        try empty.setValue(Data(count: 100), forKey: "k4")
+
+        // Then it keeps nothing, the older entries included
+        #expect(entryFiles(folder).isEmpty)
+        #expect(try liveKeys(empty, ["k1", "k2", "k3", "k4"]).isEmpty)
+    }
+
     @Test func byteLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
         let clock = ManualClock()
         let cache = try makeCache(folder, maxBytes: 3 * entrySize, clock: clock)

@@ -184,8 +184,10 @@ extension DiskStore {
                 return
             }
             if configuration.maxBytes == 0 || configuration.maxEntries == 0 {
-                // A limit of 0 keeps nothing: the write succeeds and stores nothing.
+                // A limit of 0 keeps nothing: the write succeeds and stores nothing, and entries kept under
+                // a larger limit before this store was reopened with 0 go too, as after any write.
                 try removeEntry(named: name)
+                try enforceLimits(protecting: nil)
                 return
             }
             let size = EntryRecord.overhead + keyBytes.count + valueBytes.count

@@ -70,7 +70,7 @@ extension DiskStore {
     }
 
     /// After a write: when a limit is exceeded, trims to the low-water marks, sparing `protected`.
-    func enforceLimits(protecting protected: String) throws {
+    func enforceLimits(protecting protected: String?) throws {
         let maxBytes = configuration.maxBytes
         let maxEntries = configuration.maxEntries
         guard maxBytes != nil || maxEntries != nil else { return }
