@@ -125,20 +125,24 @@ enum PlantedItem: String, CaseIterable, Sendable {
         #expect(try harness.run(["set", "victim", "v"]).status == 0)
         let victim = try #require(Self.entryNames(harness).first)
         #expect(try harness.run(["exec", "--ttl", "1h", "--", "/bin/true"]).status == 0)
-        var kept = false
-        for attempt in 0..<16 where !kept {
-            try? FileManager.default.removeItem(at: harness.store.appendingPathComponent("entries"))
-            #expect(try harness.run(["set", "victim", "v"]).status == 0)
-            #expect(try harness.run(["set", "keep", "kept\(attempt)"]).status == 0)
-            let names = Self.entryNames(harness)
-            kept = names.count == 2 && Set(names.map { $0.prefix(2) }).count == 2
-            if !kept { _ = try harness.run(["rm", "keep"]) }
-            if kept { break }
-            _ = try harness.run(["clear"])
+        // The other entry must sit in another fan-out folder than the victim. File names come from a keyed
+        // hash under this store's random master key, so try other key names until one lands elsewhere (each
+        // try collides with probability 1/256; 16 names all colliding is out of reach).
+        var keep = ""
+        for attempt in 0..<16 {
+            let candidate = "keep\(attempt)"
+            let before = Self.entryNames(harness)
+            #expect(try harness.run(["set", candidate, "kept"]).status == 0)
+            let added = Self.entryNames(harness).subtracting(before)
+            if added.count == 1, let name = added.first, name.prefix(2) != victim.prefix(2) {
+                keep = candidate
+                break
+            }
+            #expect(try harness.run(["rm", candidate]).status == 0)
         }
-        let keepValue = try harness.run(["get", "keep"]).outputText
-        let victimNow = try #require(
-            Self.entryNames(harness).first { $0.prefix(2) == victim.prefix(2) } ?? Self.entryNames(harness).first)
+        try #require(!keep.isEmpty, "no key name landed outside the victim's fan-out folder")
+        let keepValue = try harness.run(["get", keep]).outputText
+        let victimNow = victim  // a key's file name never changes within one store
         let lockFolder = harness.store.appendingPathComponent("locks").path
         let victimLock = lockFolder + "/" + victimNow + ".lock"
         let canary = try Self.makeCanary(in: harness)
@@ -157,7 +161,7 @@ enum PlantedItem: String, CaseIterable, Sendable {
             #expect(Self.snapshot(canary) == before, "\(command) changed the canary through \(item)")
             if !item.storeOpens { #expect(result.status == 3, "\(command) with \(item)") }
             if item.keepsOtherEntries && command != ["clear"] {
-                let other = try #require(try harness.start(["get", "keep"]).wait(timeout: Self.timeout))
+                let other = try #require(try harness.start(["get", keep]).wait(timeout: Self.timeout))
                 #expect(other.status == 0 && other.outputText == keepValue, "after \(command) with \(item)")
             }
         }
