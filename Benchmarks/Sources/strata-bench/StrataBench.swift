@@ -11,6 +11,7 @@ enum StrataBench {
         MemoryConcurrent.scenario,
         MemoryOverhead.scenario,
         LRUHitRatio.scenario,
+        PolicyHitRatio.scenario,
         MultiCacheHit.scenario,
         DiskSet4K.scenario,
         DiskGet4K.scenario,
@@ -34,6 +35,19 @@ enum StrataBench {
                 exit(0)
             } catch {
                 FileHandle.standardError.write(Data("strata-bench --footprint: \(error)\n".utf8))
+                exit(1)
+            }
+        }
+        if let traceDirectory = options.traceDirectory {
+            do {
+                let directory = URL(fileURLWithPath: traceDirectory, isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                for trace in PolicyTrace.all(keyCount: 100_000, length: 1_000_000) {
+                    print(try trace.write(to: directory).path)
+                }
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench --write-traces: \(error)\n".utf8))
                 exit(1)
             }
         }

@@ -98,8 +98,12 @@ extension LRUTable {
         }
         costs[Int(slot)] = cost
         totalCost += cost
-        record(slot)
         counters.insertions += 1
+        if admitsByFrequency {
+            insertByFrequency(slot, hash: key.hashValue, cost: cost, into: &released)
+            return released
+        }
+        record(slot)
         // The new entry fits on its own (checked above), so sparing it always leaves something to evict
         // while the table is over a limit; the `break` only guards against looping forever.
         while index.count > countLimit || totalCost > costLimit {

@@ -24,6 +24,12 @@ extension LRUTable {
         newKeys.moveInitialize(from: keys, count: used)
         newCosts.moveInitialize(from: costs, count: used)
         newExpiries.moveInitialize(from: expiries, count: used)
+        if admitsByFrequency {
+            let newTags = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
+            newTags.moveInitialize(from: frequencyPolicy.tags, count: used)
+            frequencyPolicy.tags.deallocate()
+            frequencyPolicy.tags = newTags
+        }
         stamps.deallocate()
         keys.deallocate()
         costs.deallocate()
@@ -39,8 +45,11 @@ extension LRUTable {
     ///
     /// - Parameter spared: A slot never to evict (the entry an insertion just stored), or `none`.
     /// - Returns: Its value, to be released outside the lock, or `nil` when no entry but `spared` is left.
+    ///
+    /// A W-TinyLFU table evicts its policy's next victim instead (see `evictVictim`).
     @inlinable
     func evictLeastRecentlyUsed(sparing spared: Int32 = none) -> Value? {
+        if admitsByFrequency { return evictVictim(sparing: spared) }
         guard let slot = leastRecentlyUsedSlot(sparing: spared) else { return nil }
         counters.evictions += 1
         // Copy the key out before the slot is freed: the index still needs it to find the entry.
@@ -54,6 +63,10 @@ extension LRUTable {
     /// records stale), and puts it on the free list.
     @inlinable
     func freeSlot(_ slot: Int32) {
+        if admitsByFrequency {
+            frequencyPolicy.adjust(
+                frequencyPolicy.tags[Int(slot)] & PolicyRegion.mask, count: -1, cost: -costs[Int(slot)])
+        }
         stamps[Int(slot)] = 0
         (keys + Int(slot)).deinitialize(count: 1)
         totalCost -= costs[Int(slot)]
@@ -69,6 +82,11 @@ extension LRUTable {
         used = 0
         queue = []
         queueStart = 0
+        if admitsByFrequency {
+            frequencyPolicy.window.removeAll()
+            frequencyPolicy.probation.removeAll()
+            frequencyPolicy.protected.removeAll()
+        }
         guard capacity > 8 else { return }
         stamps.deallocate()
         keys.deallocate()
@@ -79,6 +97,10 @@ extension LRUTable {
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
         expiries = .allocate(capacity: capacity)
+        if admitsByFrequency {
+            frequencyPolicy.tags.deallocate()
+            frequencyPolicy.tags = .allocate(capacity: capacity)
+        }
         index = [:]
     }
 
@@ -95,8 +117,15 @@ extension LRUTable {
     /// eviction moves a referenced entry to the back of the queue rather than evicting it. A hit then
     /// writes no line that every use of the shard shares (the tick, the queue's tail), which is what
     /// keeps two cores from trading those lines on every read.
+    ///
+    /// A W-TinyLFU table counts the use in its sketch and refreshes the entry's place in its region
+    /// (see `touchByFrequency`).
     @inlinable
     func touch(_ slot: Int32) {
+        if admitsByFrequency {
+            touchByFrequency(slot)
+            return
+        }
         if approximatesRecency {
             let stamp = stamps[Int(slot)]
             if stamp & Self.referencedBit == 0 { stamps[Int(slot)] = stamp | Self.referencedBit }

@@ -95,6 +95,9 @@ final class LRUTable<Key: Hashable, Value> {
     /// Whether hits mark entries for a second chance instead of moving them to the front (see `touch`):
     /// true for the shards of a sharded cache, whose order is approximate anyway.
     @usableFromInline let approximatesRecency: Bool
+    /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
+    /// recency within their region, whether or not the cache is sharded.
+    @usableFromInline let admitsByFrequency: Bool
 
     // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
     // (a runtime call and a thread-local lookup) on every access, about a tenth of a cache hit. Skipping
@@ -120,26 +123,35 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var totalCost = 0
     /// Counters; `count` and `totalCost` are filled in by ``statistics``.
     @usableFromInline @exclusivity(unchecked) var counters = CacheStatistics()
+    /// The W-TinyLFU state when `admitsByFrequency`; otherwise a minimal, unused one. Its regions'
+    /// queues replace `queue`, which such a table leaves empty.
+    @usableFromInline @exclusivity(unchecked) var frequencyPolicy: WindowTinyLFU
 
     /// Creates an empty table.
     ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep, `nil` for no limit; never negative.
     ///   - costLimit: The highest total cost to keep, `nil` for no limit; never negative.
-    ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them.
+    ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them
+    ///     (ignored by a W-TinyLFU table).
+    ///   - policy: The eviction policy.
     ///   - counters: Counters carried over from a table this one replaces.
     init(
         countLimit: Int?, costLimit: Int?, approximatesRecency: Bool = false,
-        counters: CacheStatistics = CacheStatistics()
+        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics()
     ) {
         // One slot more than the count limit: an insertion stores the new entry before evicting.
         self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
         self.costLimit = costLimit ?? Int.max
-        self.approximatesRecency = approximatesRecency
+        admitsByFrequency = policy == .windowTinyLFU
+        self.approximatesRecency = approximatesRecency && !admitsByFrequency
         self.counters = counters
         self.counters.count = 0
         self.counters.totalCost = 0
         capacity = min(8, self.countLimit + 1)
+        frequencyPolicy = WindowTinyLFU(
+            countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
+            slotCapacity: admitsByFrequency ? capacity : 0)
         stamps = .allocate(capacity: capacity)
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
@@ -154,9 +166,13 @@ final class LRUTable<Key: Hashable, Value> {
         keys.deallocate()
         costs.deallocate()
         expiries.deallocate()
+        frequencyPolicy.deallocate()
     }
 
     var count: Int { index.count }
+
+    /// The table's eviction policy.
+    var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
 
     /// A snapshot of the counters with the current count and total cost.
     var statistics: CacheStatistics {
@@ -170,6 +186,6 @@ final class LRUTable<Key: Hashable, Value> {
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            counters: counters)
+            policy: policy, counters: counters)
     }
 }

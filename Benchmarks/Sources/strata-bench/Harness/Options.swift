@@ -7,6 +7,8 @@ struct Options: Sendable {
     var listOnly = false
     /// `--footprint KIND COUNT` (internal): fill one store and print its memory, for memory-overhead.
     var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
+    /// Where `--write-traces` writes the eviction-policy traces, for `policy_compare.py`.
+    var traceDirectory: String?
 
     static let usage = """
         usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
@@ -14,6 +16,7 @@ struct Options: Sendable {
           --filter NAME  run only scenarios whose name contains NAME (repeatable, or comma-separated)
           --json FILE    also write the results as a JSON array, one object per scenario row
           --list         print the scenario names and exit
+          --write-traces DIR  write the policy-hit-ratio traces (one key per line) into DIR and exit
         """
 
     struct UsageError: Error, CustomStringConvertible {
@@ -39,6 +42,11 @@ struct Options: Sendable {
                     let count = remaining.popFirst().flatMap({ Int($0) })
                 else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
                 footprint = (kind, count)
+            case "--write-traces":
+                guard let value = remaining.popFirst() else {
+                    throw UsageError(description: "--write-traces needs a directory")
+                }
+                traceDirectory = value
             case "-h", "--help":
                 throw UsageError(description: "")
             default:
