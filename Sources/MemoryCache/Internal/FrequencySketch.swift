@@ -28,7 +28,7 @@ struct FrequencySketch {
     @usableFromInline var capacity: Int
 
     /// The largest capacity a sketch is sized for: 2^26 entries, 512 MiB of counters.
-    static var maximumCapacity: Int { 1 << 26 }
+    @usableFromInline static var maximumCapacity: Int { 1 << 26 }
 
     /// Creates a sketch with all counters at 0, sized for `capacity` entries (at least 8).
     init(capacity: Int) {

@@ -56,7 +56,7 @@ extension LRUTable {
     }
 
     /// Checks a W-TinyLFU table's regions: every live slot has exactly one current record, in the queue
-    /// of the region its tag names (no slot is left a candidate between operations); each region's count
+    /// of the region its stamp names (no slot is left a candidate between operations); each region's count
     /// and cost add up; the window and the protected segment are within their budgets; and the sketch
     /// is no larger than the limit calls for.
     ///
@@ -66,10 +66,11 @@ extension LRUTable {
         var counts = [0, 0, 0, 0]
         var costSums = [0, 0, 0, 0]
         for entry in index.values {
-            let region = Int(policy.tags[Int(entry.slot)] & PolicyRegion.mask)
+            let region = Int(region(of: entry.slot))
+            guard policy.hashes[Int(entry.slot)] == entry.hash else { return "slot \(entry.slot)'s hash differs" }
             guard region != Int(PolicyRegion.candidate) else { return "slot \(entry.slot) is left a candidate" }
             counts[region] += 1
-            costSums[region] += costs[Int(entry.slot)]
+            costSums[region] += regionCost(of: entry.slot)
         }
         for region in 0..<4 {
             let name = ["window", "probation", "protected", "candidate"][region]
@@ -89,8 +90,8 @@ extension LRUTable {
                 guard stamps[slot] == record.stamp else { continue }
                 guard !seen[slot] else { return "slot \(slot) has two current records" }
                 seen[slot] = true
-                guard policy.tags[slot] & PolicyRegion.mask == UInt32(region) else {
-                    return "slot \(slot) is current in queue \(region) but its tag names another region"
+                guard self.region(of: Int32(slot)) == UInt32(region) else {
+                    return "slot \(slot) is current in queue \(region) but its stamp names another region"
                 }
             }
         }

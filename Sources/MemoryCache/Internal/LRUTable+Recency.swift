@@ -25,10 +25,10 @@ extension LRUTable {
         newCosts.moveInitialize(from: costs, count: used)
         newExpiries.moveInitialize(from: expiries, count: used)
         if admitsByFrequency {
-            let newTags = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
-            newTags.moveInitialize(from: frequencyPolicy.tags, count: used)
-            frequencyPolicy.tags.deallocate()
-            frequencyPolicy.tags = newTags
+            let newHashes = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
+            newHashes.moveInitialize(from: frequencyPolicy.hashes, count: used)
+            frequencyPolicy.hashes.deallocate()
+            frequencyPolicy.hashes = newHashes
         }
         stamps.deallocate()
         keys.deallocate()
@@ -64,8 +64,7 @@ extension LRUTable {
     @inlinable
     func freeSlot(_ slot: Int32) {
         if admitsByFrequency {
-            frequencyPolicy.adjust(
-                frequencyPolicy.tags[Int(slot)] & PolicyRegion.mask, count: -1, cost: -costs[Int(slot)])
+            frequencyPolicy.adjust(region(of: slot), count: -1, cost: -regionCost(of: slot))
         }
         stamps[Int(slot)] = 0
         (keys + Int(slot)).deinitialize(count: 1)
@@ -98,8 +97,8 @@ extension LRUTable {
         costs = .allocate(capacity: capacity)
         expiries = .allocate(capacity: capacity)
         if admitsByFrequency {
-            frequencyPolicy.tags.deallocate()
-            frequencyPolicy.tags = .allocate(capacity: capacity)
+            frequencyPolicy.hashes.deallocate()
+            frequencyPolicy.hashes = .allocate(capacity: capacity)
         }
         index = [:]
     }
@@ -121,9 +120,9 @@ extension LRUTable {
     /// A W-TinyLFU table counts the use in its sketch and refreshes the entry's place in its region
     /// (see `touchByFrequency`).
     @inlinable
-    func touch(_ slot: Int32) {
+    func touch(_ slot: Int32, hash: UInt32) {
         if admitsByFrequency {
-            touchByFrequency(slot)
+            touchByFrequency(slot, hash: hash)
             return
         }
         if approximatesRecency {

@@ -1,13 +1,14 @@
+import CacheCore
+
 extension LRUTable {
     // MARK: - Hits
 
     /// Counts a hit on live slot `slot` in the sketch and refreshes its recency within its region; an
     /// entry read while on probation moves to the protected segment.
     @inlinable
-    func touchByFrequency(_ slot: Int32) {
-        let tag = frequencyPolicy.tags[Int(slot)]
-        frequencyPolicy.sketch.increment(tag >> 2)
-        switch tag & PolicyRegion.mask {
+    func touchByFrequency(_ slot: Int32, hash: UInt32) {
+        frequencyPolicy.sketch.increment(hash)
+        switch region(of: slot) {
         case PolicyRegion.window: record(slot, in: PolicyRegion.window)
         case PolicyRegion.protected: record(slot, in: PolicyRegion.protected)
         default: promote(slot)
@@ -16,7 +17,7 @@ extension LRUTable {
 
     /// Moves a probation entry that was read to the protected segment, demoting the protected segment's
     /// least recently used entries to probation while it is over its budget.
-    @usableFromInline
+    @inlinable
     func promote(_ slot: Int32) {
         move(slot, to: PolicyRegion.protected)
         while frequencyPolicy.protectedIsOver {
@@ -32,22 +33,21 @@ extension LRUTable {
     /// victims it would push out (TinyLFU admission); what is still over a limit after that is evicted.
     ///
     /// - Parameters:
-    ///   - hash: The key's hash value, kept in the slot's tag for the sketch.
+    ///   - hash: The key's hash value (32 bits of it), kept in `hashes` for the sketch and the ghosts.
     ///   - cost: The entry's cost, already added to `totalCost`.
-    @usableFromInline
-    func insertByFrequency(_ slot: Int32, hash: Int, cost: Int, into released: inout Released) {
-        // 30 bits of the (seeded, well mixed) hash; the low 2 bits of the tag hold the region.
-        let tag = UInt32(truncatingIfNeeded: hash) & ~PolicyRegion.mask
-        frequencyPolicy.tags[Int(slot)] = tag | PolicyRegion.candidate
-        frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: cost)
+    @inlinable
+    func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, into released: inout Released) {
+        frequencyPolicy.hashes[Int(slot)] = hash
+        stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
+        frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         move(slot, to: PolicyRegion.window)
         // The sketch grows with the entries held, up to the count limit (rounded up to a power of two).
         let sketchCapacity = frequencyPolicy.sketch.capacity
         if liveCount > sketchCapacity && sketchCapacity < min(countLimit, FrequencySketch.maximumCapacity) {
             frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
         }
-        if frequencyPolicy.adapt(toInsertionOf: tag >> 2, entries: liveCount) { rebalanceRegions() }
-        frequencyPolicy.sketch.increment(tag >> 2)
+        if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions() }
+        frequencyPolicy.sketch.increment(hash)
         var candidates = frequencyPolicy.candidates
         frequencyPolicy.candidates = []
         candidates.removeAll(keepingCapacity: true)
@@ -71,8 +71,9 @@ extension LRUTable {
                 released.append(evicted)
             }
         }
-        for candidate in candidates[next...] {
-            move(candidate, to: PolicyRegion.probation)
+        while next < candidates.count {
+            move(candidates[next], to: PolicyRegion.probation)
+            next += 1
         }
         frequencyPolicy.candidates = candidates
     }
@@ -82,13 +83,13 @@ extension LRUTable {
     @inlinable
     func admits(_ candidate: Int32, over victim: Int32) -> Bool {
         let sketch = frequencyPolicy.sketch
-        return sketch.frequency(frequencyPolicy.tags[Int(candidate)] >> 2)
-            > sketch.frequency(frequencyPolicy.tags[Int(victim)] >> 2)
+        return sketch.frequency(frequencyPolicy.hashes[Int(candidate)])
+            > sketch.frequency(frequencyPolicy.hashes[Int(victim)])
     }
 
     /// The main region's next victim: the least recently used probation entry, else the least recently
     /// used protected one.
-    @usableFromInline
+    @inlinable
     func mainVictim() -> Int32? {
         if let slot = frequencyPolicy.probation.oldest(stamps: stamps) { return slot }
         return frequencyPolicy.protected.oldest(stamps: stamps)
@@ -98,7 +99,7 @@ extension LRUTable {
     /// least recently used entry. Used when no candidate is left to duel, and by trimming.
     ///
     /// - Returns: The evicted value, or `nil` when no entry but `spared` is left.
-    @usableFromInline
+    @inlinable
     func evictVictim(sparing spared: Int32 = none) -> Value? {
         if let slot = mainVictim() { return evict(slot) }
         guard let slot = frequencyPolicy.window.oldest(stamps: stamps), slot != spared else { return nil }
@@ -107,13 +108,13 @@ extension LRUTable {
 
     /// Removes live slot `slot`'s entry, counting an eviction, and remembers its key among the ghosts of
     /// its region.
-    @usableFromInline
+    @inlinable
     func evict(_ slot: Int32) -> Value? {
         counters.evictions += 1
-        let tag = frequencyPolicy.tags[Int(slot)]
-        switch tag & PolicyRegion.mask {
-        case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(tag >> 2)
-        default: frequencyPolicy.windowGhosts.insert(tag >> 2)
+        let hash = frequencyPolicy.hashes[Int(slot)]
+        switch region(of: slot) {
+        case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
+        default: frequencyPolicy.windowGhosts.insert(hash)
         }
         let key = keys[Int(slot)]
         let entry = index.removeValue(forKey: key)
@@ -130,14 +131,28 @@ extension LRUTable {
         record(slot, in: region)
     }
 
-    /// Changes the region in slot `slot`'s tag and the regions' sizes, without queueing it.
+    /// The cost slot `slot` adds to its region's total: its cost, or 0 without a cost limit, where no
+    /// region has a cost budget (sparing a hit that moves an entry a read of the `costs` line).
+    @inlinable
+    func regionCost(of slot: Int32) -> Int {
+        costLimit == Int.max ? 0 : costs[Int(slot)]
+    }
+
+    /// The region of live slot `slot`, from the top bits of its stamp.
+    @inlinable
+    func region(of slot: Int32) -> UInt32 {
+        stamps[Int(slot)] >> PolicyRegion.shift
+    }
+
+    /// Changes the region in slot `slot`'s stamp and the regions' sizes, without queueing it (its records
+    /// all become stale, as the stamp changed).
     @inlinable
     func setRegion(of slot: Int32, to region: UInt32) {
-        let tag = frequencyPolicy.tags[Int(slot)]
-        let cost = costs[Int(slot)]
-        frequencyPolicy.adjust(tag & PolicyRegion.mask, count: -1, cost: -cost)
+        let cost = regionCost(of: slot)
+        frequencyPolicy.adjust(self.region(of: slot), count: -1, cost: -cost)
         frequencyPolicy.adjust(region, count: 1, cost: cost)
-        frequencyPolicy.tags[Int(slot)] = (tag & ~PolicyRegion.mask) | region
+        let tick = stamps[Int(slot)] & Self.tickMask
+        stamps[Int(slot)] = tick | region << PolicyRegion.shift
     }
 
     /// Stamps slot `slot` with the next tick and appends its record to `region`'s queue, compacting that
@@ -146,9 +161,12 @@ extension LRUTable {
     func record(_ slot: Int32, in region: UInt32) {
         tick &+= 1
         if tick & Self.fullCompactionPeriod == 0 { compactRegionQueues() }
-        if tick == 0 { tick = 1 }
-        stamps[Int(slot)] = tick
-        let record = RecencyRecord(slot: slot, stamp: tick)
+        // A W-TinyLFU table's ticks wrap at 2^30, below the region bits; 0 is skipped, so that a live
+        // slot's stamp is never 0 even in the window (region 0).
+        if tick > Self.tickMask { tick = 1 }
+        let stamp = tick | region << PolicyRegion.shift
+        stamps[Int(slot)] = stamp
+        let record = RecencyRecord(slot: slot, stamp: stamp)
         let live = frequencyPolicy.count(of: region)
         let slack = live + min(live, 1 << 24) + 16
         switch region {
@@ -164,10 +182,13 @@ extension LRUTable {
         }
     }
 
-    /// Every 2^30 ticks all three queues are compacted, so that no stale record lives until its 32-bit
-    /// stamp comes round again (a region's queue that receives no records would otherwise keep its
-    /// stale ones indefinitely).
-    @inlinable static var fullCompactionPeriod: UInt32 { (1 << 30) - 1 }
+    /// Every 2^28 ticks all three queues are compacted, so that no stale record lives until its 30-bit
+    /// tick comes round again (a region's queue that receives no records would otherwise keep its stale
+    /// ones indefinitely).
+    @inlinable static var fullCompactionPeriod: UInt32 { (1 << 28) - 1 }
+
+    /// The tick bits of a W-TinyLFU table's stamp.
+    @inlinable static var tickMask: UInt32 { (1 << PolicyRegion.shift) - 1 }
 
     @usableFromInline
     func compactRegionQueues() {

@@ -54,11 +54,16 @@ final class LRUTable<Key: Hashable, Value> {
         /// The slot number in the low 31 bits; the top bit is set when the entry can expire, and its
         /// expiry is then in `expiries`. A never-expiring entry (the common case) needs no second read.
         @usableFromInline var slotAndFlag: UInt32
+        /// The key's hash for a W-TinyLFU table's sketch (0 in an LRU table), read by a hit from the line the
+        /// index lookup already brought in. It fills what would be padding beside `slotAndFlag` for values
+        /// whose size is a multiple of 8 bytes, so an LRU table's index does not grow.
+        @usableFromInline var hash: UInt32
 
         @inlinable
-        init(value: Value, slot: Int32, canExpire: Bool) {
+        init(value: Value, slot: Int32, canExpire: Bool, hash: UInt32 = 0) {
             self.value = value
             self.slotAndFlag = UInt32(truncatingIfNeeded: slot) | (canExpire ? Self.canExpireBit : 0)
+            self.hash = hash
         }
 
         @inlinable static var canExpireBit: UInt32 { 1 << 31 }

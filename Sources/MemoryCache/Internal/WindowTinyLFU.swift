@@ -1,4 +1,5 @@
-/// The regions of a W-TinyLFU table. An entry's region sits in the low 2 bits of its slot's tag.
+/// The regions of a W-TinyLFU table. An entry's region sits in the top 2 bits of its slot's stamp, which
+/// a hit reads and writes anyway, so learning the region costs a hit no extra memory access.
 @usableFromInline
 enum PolicyRegion {
     /// New entries, in LRU order; the window's share of the cache adapts (see ``WindowTinyLFU``).
@@ -10,11 +11,12 @@ enum PolicyRegion {
     /// Entries pushed out of the window that wait, during one insertion, to duel a victim for a place
     /// in the main region; they are in no queue.
     @inlinable static var candidate: UInt32 { 3 }
-    @inlinable static var mask: UInt32 { 3 }
+    /// Where the region sits in a stamp.
+    @inlinable static var shift: UInt32 { 30 }
 }
 
 /// The state of the W-TinyLFU policy of one ``LRUTable`` (one shard): the frequency sketch, one recency
-/// queue per region, each slot's tag, each region's size and budget, and the ghosts that size the window.
+/// queue per region, each slot's key hash, each region's size and budget, and the ghosts that size the window.
 ///
 /// ## Design
 /// W-TinyLFU as described by Einziger, Friedman and Manes ("TinyLFU: A Highly Efficient Cache Admission
@@ -37,8 +39,8 @@ enum PolicyRegion {
 @usableFromInline
 struct WindowTinyLFU {
     @usableFromInline var sketch: FrequencySketch
-    /// Per slot: the key's hash in the top 30 bits, its ``PolicyRegion`` in the low 2.
-    @usableFromInline var tags: UnsafeMutablePointer<UInt32>
+    /// Per slot: the key's hash, for admission duels and ghosts (a hit takes it from the index entry).
+    @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
     @usableFromInline var window = RecencyQueue()
     @usableFromInline var probation = RecencyQueue()
     @usableFromInline var protected = RecencyQueue()
@@ -68,7 +70,7 @@ struct WindowTinyLFU {
     /// The protected segment's share of the main region, as in the segmented LRU of the paper.
     static var protectedShare: Double { 0.8 }
 
-    /// Creates the state for a table with these limits, with tag storage for `slotCapacity` slots.
+    /// Creates the state for a table with these limits, with hash storage for `slotCapacity` slots.
     ///
     /// - Parameters:
     ///   - unlimitedCount: The count limit that means "unlimited" in the owning table.
@@ -80,13 +82,13 @@ struct WindowTinyLFU {
         sketch = FrequencySketch(capacity: min(countLimit, 64))
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
-        tags = .allocate(capacity: slotCapacity)
+        hashes = .allocate(capacity: slotCapacity)
         resizeRegions()
     }
 
     func deallocate() {
         sketch.deallocate()
-        tags.deallocate()
+        hashes.deallocate()
         windowGhosts.deallocate()
         mainGhosts.deallocate()
     }
@@ -165,6 +167,7 @@ struct WindowTinyLFU {
     /// hash of a key being inserted into a table of `entries` entries.
     ///
     /// - Returns: Whether the regions' budgets changed.
+    @usableFromInline
     mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
         let delta: Double
         if windowGhosts.contains(hash) {
@@ -183,6 +186,7 @@ struct WindowTinyLFU {
 
     /// Resizes the sketch for `capacity` entries, and the ghosts with it (everything counted so far is
     /// forgotten).
+    @usableFromInline
     mutating func resize(toCapacity capacity: Int) {
         sketch.resize(toCapacity: capacity)
         windowGhosts.deallocate()
