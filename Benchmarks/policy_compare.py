@@ -21,6 +21,8 @@ import sys
 
 TRACES = ["zipf0.99", "zipf0.8", "scan", "moving"]
 SIZES = [1_000, 10_000]
+# The sizes of the benchmark's policy-hit-ratio-curve row, replayed on the Zipf(0.99) trace with --curve.
+CURVE_SIZES = [250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000]
 
 
 def libcachesim_hit_ratios(path, size):
@@ -45,6 +47,9 @@ def main():
     parser.add_argument("traces", help="directory written by strata-bench --write-traces")
     parser.add_argument("--strata-json", help="strata-bench --json output with the policy-hit-ratio rows")
     parser.add_argument("--json", help="also write libcachesim's figures to this file")
+    parser.add_argument(
+        "--curve", action="store_true", help="also replay Zipf(0.99) at the curve sizes (for plot_hit_ratio.py)"
+    )
     args = parser.parse_args()
 
     strata = {}
@@ -73,6 +78,14 @@ def main():
                 f"| {ratios['SIEVE']:.2f} | {best:.2f} | {ours} | {gap_best} | {gap_lru} |",
                 flush=True,
             )
+    if args.curve:
+        path = os.path.join(args.traces, "zipf0.99.txt")
+        curve = {}
+        for size in CURVE_SIZES:
+            for name, ratio in libcachesim_hit_ratios(path, size).items():
+                curve[f"{name}@{size}"] = ratio
+        figures["curve-zipf0.99"] = curve
+        print(f"\nlibcachesim on zipf0.99 at {CURVE_SIZES}: {json.dumps(curve, sort_keys=True)}")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(figures, handle, indent=2, sort_keys=True)

@@ -121,6 +121,11 @@ extension LRUTable {
     /// (see `touchByFrequency`).
     @inlinable
     func touch(_ slot: Int32, hash: UInt32) {
+        // One test on the exact LRU path, the common one.
+        if isExactLRU {
+            record(slot)
+            return
+        }
         if admitsByFrequency {
             touchByFrequency(slot, hash: hash)
             return

@@ -103,6 +103,8 @@ final class LRUTable<Key: Hashable, Value> {
     /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
     /// recency within their region, whether or not the cache is sharded.
     @usableFromInline let admitsByFrequency: Bool
+    /// Neither of the above: every hit records a use (the one-shard LRU table).
+    @usableFromInline let isExactLRU: Bool
 
     // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
     // (a runtime call and a thread-local lookup) on every access, about a tenth of a cache hit. Skipping
@@ -150,6 +152,7 @@ final class LRUTable<Key: Hashable, Value> {
         self.costLimit = costLimit ?? Int.max
         admitsByFrequency = policy == .windowTinyLFU
         self.approximatesRecency = approximatesRecency && !admitsByFrequency
+        isExactLRU = !self.approximatesRecency && !admitsByFrequency
         self.counters = counters
         self.counters.count = 0
         self.counters.totalCost = 0
