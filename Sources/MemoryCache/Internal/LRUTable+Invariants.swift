@@ -87,7 +87,7 @@ extension LRUTable {
             for record in queue.records[queue.start...] {
                 let slot = Int(record.slot)
                 guard slot >= 0, slot < used else { return "queue \(region) names slot \(slot) outside 0..<\(used)" }
-                guard stamps[slot] == record.stamp else { continue }
+                guard stamps[slot] & ~PolicyRegion.referencedBit == record.stamp else { continue }
                 guard !seen[slot] else { return "slot \(slot) has two current records" }
                 seen[slot] = true
                 guard self.region(of: Int32(slot)) == UInt32(region) else {

@@ -5,14 +5,54 @@ extension LRUTable {
 
     /// Counts a hit on live slot `slot` in the sketch and refreshes its recency within its region; an
     /// entry read while on probation moves to the protected segment.
+    ///
+    /// In a shard of a sharded cache a hit in the window or the protected segment only sets the slot's
+    /// referenced bit (once), and the entry gets a second chance when it reaches its queue's front (see
+    /// `popOldest(of:)`), as the shards of an LRU cache do: the hit then writes no line every use of the
+    /// shard shares.
     @inlinable
     func touchByFrequency(_ slot: Int32, hash: UInt32) {
         frequencyPolicy.sketch.increment(hash)
-        switch region(of: slot) {
-        case PolicyRegion.window: record(slot, in: PolicyRegion.window)
-        case PolicyRegion.protected: record(slot, in: PolicyRegion.protected)
-        default: promote(slot)
+        let region = region(of: slot)
+        if region == PolicyRegion.probation {
+            promote(slot)
+        } else if frequencyUsesSecondChance {
+            let stamp = stamps[Int(slot)]
+            if stamp & PolicyRegion.referencedBit == 0 { stamps[Int(slot)] = stamp | PolicyRegion.referencedBit }
+        } else {
+            record(slot, in: region)
         }
+    }
+
+    /// The least recently used entry of the window or the protected segment, giving each referenced
+    /// entry met on the way a second chance (its bit cleared, queued again at the back); `nil` when the
+    /// region is empty.
+    ///
+    /// - Complexity: O(1) amortized: each hit sets at most one bit, which at most one second chance
+    ///   clears.
+    @inlinable
+    func oldest(of region: UInt32) -> Int32? {
+        while true {
+            let found =
+                region == PolicyRegion.window
+                ? frequencyPolicy.window.oldest(stamps: stamps) : frequencyPolicy.protected.oldest(stamps: stamps)
+            guard let slot = found else { return nil }
+            guard stamps[Int(slot)] & PolicyRegion.referencedBit != 0 else { return slot }
+            stamps[Int(slot)] &= ~PolicyRegion.referencedBit
+            record(slot, in: region)
+        }
+    }
+
+    /// Removes and returns ``oldest(of:)`` from its queue.
+    @inlinable
+    func popOldest(of region: UInt32) -> Int32? {
+        guard let slot = oldest(of: region) else { return nil }
+        if region == PolicyRegion.window {
+            frequencyPolicy.window.start += 1
+        } else {
+            frequencyPolicy.protected.start += 1
+        }
+        return slot
     }
 
     /// Moves a probation entry that was read to the protected segment, demoting the protected segment's
@@ -21,7 +61,7 @@ extension LRUTable {
     func promote(_ slot: Int32) {
         move(slot, to: PolicyRegion.protected)
         while frequencyPolicy.protectedIsOver {
-            guard let demoted = frequencyPolicy.protected.popOldest(stamps: stamps) else { break }
+            guard let demoted = popOldest(of: PolicyRegion.protected) else { break }
             move(demoted, to: PolicyRegion.probation)
         }
     }
@@ -52,7 +92,7 @@ extension LRUTable {
         frequencyPolicy.candidates = []
         candidates.removeAll(keepingCapacity: true)
         while frequencyPolicy.windowIsOver {
-            guard let candidate = frequencyPolicy.window.popOldest(stamps: stamps) else { break }
+            guard let candidate = popOldest(of: PolicyRegion.window) else { break }
             setRegion(of: candidate, to: PolicyRegion.candidate)
             candidates.append(candidate)
         }
@@ -92,7 +132,7 @@ extension LRUTable {
     @inlinable
     func mainVictim() -> Int32? {
         if let slot = frequencyPolicy.probation.oldest(stamps: stamps) { return slot }
-        return frequencyPolicy.protected.oldest(stamps: stamps)
+        return oldest(of: PolicyRegion.protected)
     }
 
     /// Evicts the policy's next victim other than `spared`: from the main region first, then the window's
@@ -102,7 +142,7 @@ extension LRUTable {
     @inlinable
     func evictVictim(sparing spared: Int32 = none) -> Value? {
         if let slot = mainVictim() { return evict(slot) }
-        guard let slot = frequencyPolicy.window.oldest(stamps: stamps), slot != spared else { return nil }
+        guard let slot = oldest(of: PolicyRegion.window), slot != spared else { return nil }
         return evict(slot)
     }
 
@@ -161,8 +201,8 @@ extension LRUTable {
     func record(_ slot: Int32, in region: UInt32) {
         tick &+= 1
         if tick & Self.fullCompactionPeriod == 0 { compactRegionQueues() }
-        // A W-TinyLFU table's ticks wrap at 2^30, below the region bits; 0 is skipped, so that a live
-        // slot's stamp is never 0 even in the window (region 0).
+        // A W-TinyLFU table's ticks wrap at 2^29, below the referenced bit and the region bits; 0 is
+        // skipped, so that a live slot's stamp is never 0 even in the window (region 0).
         if tick > Self.tickMask { tick = 1 }
         let stamp = tick | region << PolicyRegion.shift
         stamps[Int(slot)] = stamp
@@ -182,13 +222,13 @@ extension LRUTable {
         }
     }
 
-    /// Every 2^28 ticks all three queues are compacted, so that no stale record lives until its 30-bit
+    /// Every 2^28 ticks all three queues are compacted, so that no stale record lives until its 29-bit
     /// tick comes round again (a region's queue that receives no records would otherwise keep its stale
     /// ones indefinitely).
     @inlinable static var fullCompactionPeriod: UInt32 { (1 << 28) - 1 }
 
     /// The tick bits of a W-TinyLFU table's stamp.
-    @inlinable static var tickMask: UInt32 { (1 << PolicyRegion.shift) - 1 }
+    @inlinable static var tickMask: UInt32 { PolicyRegion.referencedBit - 1 }
 
     @usableFromInline
     func compactRegionQueues() {
@@ -205,11 +245,11 @@ extension LRUTable {
     @usableFromInline
     func rebalanceRegions() {
         while frequencyPolicy.windowIsOver {
-            guard let slot = frequencyPolicy.window.popOldest(stamps: stamps) else { break }
+            guard let slot = popOldest(of: PolicyRegion.window) else { break }
             move(slot, to: PolicyRegion.probation)
         }
         while frequencyPolicy.protectedIsOver {
-            guard let slot = frequencyPolicy.protected.popOldest(stamps: stamps) else { break }
+            guard let slot = popOldest(of: PolicyRegion.protected) else { break }
             move(slot, to: PolicyRegion.probation)
         }
     }

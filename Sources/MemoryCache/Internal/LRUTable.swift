@@ -103,6 +103,9 @@ final class LRUTable<Key: Hashable, Value> {
     /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
     /// recency within their region, whether or not the cache is sharded.
     @usableFromInline let admitsByFrequency: Bool
+    /// A W-TinyLFU table of a sharded cache: hits on window and protected entries set a referenced bit
+    /// instead of queueing a record, for the reason `approximatesRecency` gives.
+    @usableFromInline let frequencyUsesSecondChance: Bool
     /// Neither of the above: every hit records a use (the one-shard LRU table).
     @usableFromInline let isExactLRU: Bool
 
@@ -152,6 +155,7 @@ final class LRUTable<Key: Hashable, Value> {
         self.costLimit = costLimit ?? Int.max
         admitsByFrequency = policy == .windowTinyLFU
         self.approximatesRecency = approximatesRecency && !admitsByFrequency
+        frequencyUsesSecondChance = approximatesRecency && admitsByFrequency
         isExactLRU = !self.approximatesRecency && !admitsByFrequency
         self.counters = counters
         self.counters.count = 0

@@ -1,7 +1,7 @@
 /// A queue of use records, oldest first, that keeps one region of a W-TinyLFU table in LRU order.
 ///
 /// The same device as the exact LRU table's queue (see ``LRUTable``): a record is current while its
-/// stamp equals its slot's stamp, and every later use of the slot, in any region, stamps it anew and so
+/// stamp equals its slot's stamp (the referenced bit aside), and every later use of the slot, in any region, stamps it anew and so
 /// makes the older records stale. The least recently used entry of the region is its oldest current
 /// record. Stale records are dropped by ``compact(stamps:)``, which the table runs once the queue holds
 /// about twice as many records as its region has entries.
@@ -26,7 +26,7 @@ struct RecencyQueue {
     mutating func oldest(stamps: UnsafeMutablePointer<UInt32>) -> Int32? {
         while start < records.count {
             let record = records[start]
-            if stamps[Int(record.slot)] == record.stamp { return record.slot }
+            if stamps[Int(record.slot)] & ~PolicyRegion.referencedBit == record.stamp { return record.slot }
             start += 1
         }
         return nil
@@ -50,7 +50,7 @@ struct RecencyQueue {
         records.withUnsafeMutableBufferPointer { records in
             for position in start..<records.count {
                 let record = records[position]
-                if stamps[Int(record.slot)] == record.stamp {
+                if stamps[Int(record.slot)] & ~PolicyRegion.referencedBit == record.stamp {
                     records[kept] = record
                     kept += 1
                 }

@@ -13,6 +13,9 @@ enum PolicyRegion {
     @inlinable static var candidate: UInt32 { 3 }
     /// Where the region sits in a stamp.
     @inlinable static var shift: UInt32 { 30 }
+    /// The stamp bit that marks a window or protected entry of a shard's table as read since it was
+    /// queued (second chance; see `LRUTable.touchByFrequency`). Records never carry it.
+    @inlinable static var referencedBit: UInt32 { 1 << 29 }
 }
 
 /// The state of the W-TinyLFU policy of one ``LRUTable`` (one shard): the frequency sketch, one recency
