@@ -11,6 +11,11 @@ import Foundation
 /// ```
 ///
 /// ## Eviction
+/// The `policy` given at creation decides which entries stay: ``EvictionPolicy/leastRecentlyUsed`` (the
+/// default, described here) or ``EvictionPolicy/windowTinyLFU``, which admits an entry to the main part
+/// of the cache only if it has been used more often than the entry it would push out (see its
+/// documentation and `Docs/MemoryCache.md`).
+///
 /// Reads and writes make an entry the most recently used. When an insertion takes the cache over a
 /// limit, entries are evicted from the least recently used end until it is within both limits again;
 /// the entry just written is never evicted by its own insertion. With the default `shardCount` of 1 the

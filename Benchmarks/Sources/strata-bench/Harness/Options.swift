@@ -40,7 +40,7 @@ struct Options: Sendable {
             case "--footprint":
                 guard let kind = remaining.popFirst().flatMap(FootprintProbe.Kind.init(rawValue:)),
                     let count = remaining.popFirst().flatMap({ Int($0) })
-                else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
+                else { throw UsageError(description: "--footprint needs strata|baseline|strataLimitedLRU|strataTinyLFU and a count") }
                 footprint = (kind, count)
             case "--write-traces":
                 guard let value = remaining.popFirst() else {
