@@ -11,6 +11,11 @@ import Foundation
 /// ```
 ///
 /// ## Eviction
+/// The `policy` given at creation decides which entries stay: ``EvictionPolicy/leastRecentlyUsed`` (the
+/// default, described here) or ``EvictionPolicy/windowTinyLFU``, which admits an entry to the main part
+/// of the cache only if it has been used more often than the entry it would push out (see its
+/// documentation and `Docs/MemoryCache.md`).
+///
 /// Reads and writes make an entry the most recently used. When an insertion takes the cache over a
 /// limit, entries are evicted from the least recently used end until it is within both limits again;
 /// the entry just written is never evicted by its own insertion. With the default `shardCount` of 1 the
@@ -56,6 +61,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:cost:)`` with a `nil`
     /// expiry, or the subscript setter).
     public let defaultExpiry: Expiry
+    /// How the cache chooses which entries to keep when it is over a limit.
+    public let policy: EvictionPolicy
     /// The number of independent LRU tables the cache is split into (1 for exact LRU).
     ///
     /// This can be smaller than the `shardCount` passed at creation: it never exceeds a non-zero count
@@ -87,6 +94,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     ///     shards let threads work in parallel at the price of an approximate LRU order (second chance
     ///     within each shard), and an entry is then stored only if its cost fits its shard's share of the
     ///     cost limit. 64 suits a few threads sharing one cache.
+    ///   - policy: How to choose which entries to keep: ``EvictionPolicy/leastRecentlyUsed`` (the default)
+    ///     or ``EvictionPolicy/windowTinyLFU``, which keeps frequently used entries through scans and
+    ///     usually hits more often. With several shards each shard runs the policy on its share of the
+    ///     limits.
     ///   - clock: The clock that decides expiry; the system clock by default.
     ///   - cost: Computes a value's cost when none is given; 1 per entry by default. Called on the
     ///     caller's thread, outside the cache's lock. A negative result counts as 0.
@@ -97,6 +108,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         costLimit: Int? = nil,
         defaultExpiry: Expiry = .never,
         shardCount: Int = 1,
+        policy: EvictionPolicy = .leastRecentlyUsed,
         clock: any CacheClock = SystemClock(),
         cost: @escaping @Sendable (Value) -> Int = { _ in 1 }
     ) throws {
@@ -117,9 +129,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
                 LRUTable<Key, Value>(
                     countLimit: Self.share(of: countLimit, forShard: shard, of: effectiveShardCount),
                     costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount),
-                    approximatesRecency: effectiveShardCount > 1))
+                    approximatesRecency: effectiveShardCount > 1, policy: policy))
         }
         self.clock = clock
+        self.policy = policy
         self.countLimit = countLimit
         self.costLimit = costLimit
         self.defaultExpiry = defaultExpiry

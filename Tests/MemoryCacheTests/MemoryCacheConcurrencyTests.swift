@@ -26,10 +26,10 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
-    @Test(arguments: [1, 4])
-    func mixedOperationsKeepLimitsAndStructure(shardCount: Int) throws {
+    @Test(arguments: [1, 4], [EvictionPolicy.leastRecentlyUsed, .windowTinyLFU])
+    func mixedOperationsKeepLimitsAndStructure(shardCount: Int, policy: EvictionPolicy) throws {
         let cache = try MemoryCache<Int, Int>(
-            countLimit: 1_000, costLimit: 20_000, shardCount: shardCount, cost: { $0 % 50 })
+            countLimit: 1_000, costLimit: 20_000, shardCount: shardCount, policy: policy, cost: { $0 % 50 })
         let operations = Self.operationsPerThread
         let batch = 1_000
         let violations = LockedViolations()

@@ -11,6 +11,10 @@ enum StrataBench {
         MemoryConcurrent.scenario,
         MemoryOverhead.scenario,
         LRUHitRatio.scenario,
+        PolicyHitRatio.scenario,
+        PolicyCost.getHit,
+        PolicyCost.setEvict,
+        PolicyCost.concurrent,
         MultiCacheHit.scenario,
         DiskSet4K.scenario,
         DiskGet4K.scenario,
@@ -44,6 +48,19 @@ enum StrataBench {
                 exit(0)
             } catch {
                 FileHandle.standardError.write(Data("strata-bench --value-memory: \(error)\n".utf8))
+                exit(1)
+            }
+        }
+        if let traceDirectory = options.traceDirectory {
+            do {
+                let directory = URL(fileURLWithPath: traceDirectory, isDirectory: true)
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                for trace in PolicyTrace.all(keyCount: 100_000, length: 1_000_000) {
+                    print(try trace.write(to: directory).path)
+                }
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench --write-traces: \(error)\n".utf8))
                 exit(1)
             }
         }

@@ -34,6 +34,7 @@ extension LRUTable {
         guard index.count + freeSlots.count == used else {
             return "\(index.count) live + \(freeSlots.count) free slots != \(used) used"
         }
+        if admitsByFrequency { return frequencyPolicyViolation() ?? limitViolation(costSum: costSum) }
         guard queueStart <= queue.count else { return "queue start \(queueStart) past its end \(queue.count)" }
         var current = 0
         for record in queue[queueStart...] {
@@ -43,9 +44,67 @@ extension LRUTable {
             if isCurrent(record) { current += 1 }
         }
         guard current == index.count else { return "queue holds \(current) current records for \(index.count) keys" }
+        return limitViolation(costSum: costSum)
+    }
+
+    /// Checks the totals against the sum of the costs held and the limits.
+    private func limitViolation(costSum: Int) -> String? {
         guard costSum == totalCost else { return "total cost \(totalCost) != sum of costs \(costSum)" }
         guard index.count <= countLimit else { return "count \(index.count) exceeds limit \(countLimit)" }
         guard totalCost <= costLimit else { return "total cost \(totalCost) exceeds limit \(costLimit)" }
+        return nil
+    }
+
+    /// Checks a W-TinyLFU table's regions: every live slot has exactly one current record, in the queue
+    /// of the region its stamp names (no slot is left a candidate between operations); each region's count
+    /// and cost add up; the window and the protected segment are within their budgets; and the sketch
+    /// is no larger than the limit calls for.
+    ///
+    /// - Complexity: O(*n* + *q*).
+    private func frequencyPolicyViolation() -> String? {
+        let policy = frequencyPolicy
+        var counts = [0, 0, 0, 0]
+        var costSums = [0, 0, 0, 0]
+        for entry in index.values {
+            let region = Int(region(of: entry.slot))
+            guard policy.hashes[Int(entry.slot)] == entry.hash else { return "slot \(entry.slot)'s hash differs" }
+            guard region != Int(PolicyRegion.candidate) else { return "slot \(entry.slot) is left a candidate" }
+            counts[region] += 1
+            costSums[region] += regionCost(of: entry.slot)
+        }
+        for region in 0..<4 {
+            let name = ["window", "probation", "protected", "candidate"][region]
+            guard policy.count(of: UInt32(region)) == counts[region] else {
+                return "\(name) counts \(policy.count(of: UInt32(region))) entries but holds \(counts[region])"
+            }
+            guard policy.cost(of: UInt32(region)) == costSums[region] else {
+                return "\(name) counts cost \(policy.cost(of: UInt32(region))) but holds \(costSums[region])"
+            }
+        }
+        var seen = [Bool](repeating: false, count: used)
+        for (region, queue) in [policy.window, policy.probation, policy.protected].enumerated() {
+            guard queue.start <= queue.records.count else { return "queue \(region) start past its end" }
+            for record in queue.records[queue.start...] {
+                let slot = Int(record.slot)
+                guard slot >= 0, slot < used else { return "queue \(region) names slot \(slot) outside 0..<\(used)" }
+                guard stamps[slot] & ~PolicyRegion.referencedBit == record.stamp else { continue }
+                guard !seen[slot] else { return "slot \(slot) has two current records" }
+                seen[slot] = true
+                guard self.region(of: Int32(slot)) == UInt32(region) else {
+                    return "slot \(slot) is current in queue \(region) but its stamp names another region"
+                }
+            }
+        }
+        for entry in index.values where !seen[Int(entry.slot)] {
+            return "live slot \(entry.slot) has no current record"
+        }
+        guard !policy.windowIsOver else {
+            return "window holds \(counts[0]) entries of cost \(costSums[0]) over its budget"
+        }
+        guard !policy.protectedIsOver else { return "protected segment over its budget" }
+        guard policy.sketch.capacity <= max(FrequencySketch.wordCount(forCapacity: countLimit), 8) else {
+            return "sketch sized for \(policy.sketch.capacity) entries above the count limit \(countLimit)"
+        }
         return nil
     }
 }

@@ -17,7 +17,7 @@ extension LRUTable {
             return .miss
         }
         guard !entry.canExpire else { return .needsClock }
-        touch(entry.slot)
+        touch(entry.slot, hash: entry.hash)
         counters.hits += 1
         value = entry.value
         expiresAt = .infinity
@@ -47,7 +47,7 @@ extension LRUTable {
             value = entry.value
             return .expired
         }
-        touch(entry.slot)
+        touch(entry.slot, hash: entry.hash)
         counters.hits += 1
         value = entry.value
         expiresAt = entryExpiresAt
@@ -92,14 +92,19 @@ extension LRUTable {
         (keys + Int(slot)).initialize(to: key)
         let canExpire = expiresAt != .infinity
         if canExpire { expiries[Int(slot)] = expiresAt }
-        if let old = index.updateValue(Entry(value: value, slot: slot, canExpire: canExpire), forKey: key) {
+        let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
+        if let old = index.updateValue(Entry(value: value, slot: slot, canExpire: canExpire, hash: hash), forKey: key) {
             freeSlot(old.slot)
             released.first = old.value
         }
         costs[Int(slot)] = cost
         totalCost += cost
-        record(slot)
         counters.insertions += 1
+        if admitsByFrequency {
+            insertByFrequency(slot, hash: hash, cost: cost, into: &released)
+            return released
+        }
+        record(slot)
         // The new entry fits on its own (checked above), so sparing it always leaves something to evict
         // while the table is over a limit; the `break` only guards against looping forever.
         while index.count > countLimit || totalCost > costLimit {

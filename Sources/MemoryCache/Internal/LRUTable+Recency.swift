@@ -24,6 +24,12 @@ extension LRUTable {
         newKeys.moveInitialize(from: keys, count: used)
         newCosts.moveInitialize(from: costs, count: used)
         newExpiries.moveInitialize(from: expiries, count: used)
+        if admitsByFrequency {
+            let newHashes = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
+            newHashes.moveInitialize(from: frequencyPolicy.hashes, count: used)
+            frequencyPolicy.hashes.deallocate()
+            frequencyPolicy.hashes = newHashes
+        }
         stamps.deallocate()
         keys.deallocate()
         costs.deallocate()
@@ -39,8 +45,11 @@ extension LRUTable {
     ///
     /// - Parameter spared: A slot never to evict (the entry an insertion just stored), or `none`.
     /// - Returns: Its value, to be released outside the lock, or `nil` when no entry but `spared` is left.
+    ///
+    /// A W-TinyLFU table evicts its policy's next victim instead (see `evictVictim`).
     @inlinable
     func evictLeastRecentlyUsed(sparing spared: Int32 = none) -> Value? {
+        if admitsByFrequency { return evictVictim(sparing: spared) }
         guard let slot = leastRecentlyUsedSlot(sparing: spared) else { return nil }
         counters.evictions += 1
         // Copy the key out before the slot is freed: the index still needs it to find the entry.
@@ -54,6 +63,9 @@ extension LRUTable {
     /// records stale), and puts it on the free list.
     @inlinable
     func freeSlot(_ slot: Int32) {
+        if admitsByFrequency {
+            frequencyPolicy.adjust(region(of: slot), count: -1, cost: -regionCost(of: slot))
+        }
         stamps[Int(slot)] = 0
         (keys + Int(slot)).deinitialize(count: 1)
         totalCost -= costs[Int(slot)]
@@ -69,6 +81,11 @@ extension LRUTable {
         used = 0
         queue = []
         queueStart = 0
+        if admitsByFrequency {
+            frequencyPolicy.window.removeAll()
+            frequencyPolicy.probation.removeAll()
+            frequencyPolicy.protected.removeAll()
+        }
         guard capacity > 8 else { return }
         stamps.deallocate()
         keys.deallocate()
@@ -79,6 +96,10 @@ extension LRUTable {
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
         expiries = .allocate(capacity: capacity)
+        if admitsByFrequency {
+            frequencyPolicy.hashes.deallocate()
+            frequencyPolicy.hashes = .allocate(capacity: capacity)
+        }
         index = [:]
     }
 
@@ -95,8 +116,20 @@ extension LRUTable {
     /// eviction moves a referenced entry to the back of the queue rather than evicting it. A hit then
     /// writes no line that every use of the shard shares (the tick, the queue's tail), which is what
     /// keeps two cores from trading those lines on every read.
+    ///
+    /// A W-TinyLFU table counts the use in its sketch and refreshes the entry's place in its region
+    /// (see `touchByFrequency`).
     @inlinable
-    func touch(_ slot: Int32) {
+    func touch(_ slot: Int32, hash: UInt32) {
+        // One test on the exact LRU path, the common one.
+        if isExactLRU {
+            record(slot)
+            return
+        }
+        if admitsByFrequency {
+            touchByFrequency(slot, hash: hash)
+            return
+        }
         if approximatesRecency {
             let stamp = stamps[Int(slot)]
             if stamp & Self.referencedBit == 0 { stamps[Int(slot)] = stamp | Self.referencedBit }

@@ -54,11 +54,16 @@ final class LRUTable<Key: Hashable, Value> {
         /// The slot number in the low 31 bits; the top bit is set when the entry can expire, and its
         /// expiry is then in `expiries`. A never-expiring entry (the common case) needs no second read.
         @usableFromInline var slotAndFlag: UInt32
+        /// The key's hash for a W-TinyLFU table's sketch (0 in an LRU table), read by a hit from the line the
+        /// index lookup already brought in. It fills what would be padding beside `slotAndFlag` for values
+        /// whose size is a multiple of 8 bytes, so an LRU table's index does not grow.
+        @usableFromInline var hash: UInt32
 
         @inlinable
-        init(value: Value, slot: Int32, canExpire: Bool) {
+        init(value: Value, slot: Int32, canExpire: Bool, hash: UInt32 = 0) {
             self.value = value
             self.slotAndFlag = UInt32(truncatingIfNeeded: slot) | (canExpire ? Self.canExpireBit : 0)
+            self.hash = hash
         }
 
         @inlinable static var canExpireBit: UInt32 { 1 << 31 }
@@ -95,6 +100,14 @@ final class LRUTable<Key: Hashable, Value> {
     /// Whether hits mark entries for a second chance instead of moving them to the front (see `touch`):
     /// true for the shards of a sharded cache, whose order is approximate anyway.
     @usableFromInline let approximatesRecency: Bool
+    /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
+    /// recency within their region, whether or not the cache is sharded.
+    @usableFromInline let admitsByFrequency: Bool
+    /// A W-TinyLFU table of a sharded cache: hits on window and protected entries set a referenced bit
+    /// instead of queueing a record, for the reason `approximatesRecency` gives.
+    @usableFromInline let frequencyUsesSecondChance: Bool
+    /// Neither of the above: every hit records a use (the one-shard LRU table).
+    @usableFromInline let isExactLRU: Bool
 
     // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
     // (a runtime call and a thread-local lookup) on every access, about a tenth of a cache hit. Skipping
@@ -120,26 +133,37 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var totalCost = 0
     /// Counters; `count` and `totalCost` are filled in by ``statistics``.
     @usableFromInline @exclusivity(unchecked) var counters = CacheStatistics()
+    /// The W-TinyLFU state when `admitsByFrequency`; otherwise a minimal, unused one. Its regions'
+    /// queues replace `queue`, which such a table leaves empty.
+    @usableFromInline @exclusivity(unchecked) var frequencyPolicy: WindowTinyLFU
 
     /// Creates an empty table.
     ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep, `nil` for no limit; never negative.
     ///   - costLimit: The highest total cost to keep, `nil` for no limit; never negative.
-    ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them.
+    ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them
+    ///     (ignored by a W-TinyLFU table).
+    ///   - policy: The eviction policy.
     ///   - counters: Counters carried over from a table this one replaces.
     init(
         countLimit: Int?, costLimit: Int?, approximatesRecency: Bool = false,
-        counters: CacheStatistics = CacheStatistics()
+        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics()
     ) {
         // One slot more than the count limit: an insertion stores the new entry before evicting.
         self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
         self.costLimit = costLimit ?? Int.max
-        self.approximatesRecency = approximatesRecency
+        admitsByFrequency = policy == .windowTinyLFU
+        self.approximatesRecency = approximatesRecency && !admitsByFrequency
+        frequencyUsesSecondChance = approximatesRecency && admitsByFrequency
+        isExactLRU = !self.approximatesRecency && !admitsByFrequency
         self.counters = counters
         self.counters.count = 0
         self.counters.totalCost = 0
         capacity = min(8, self.countLimit + 1)
+        frequencyPolicy = WindowTinyLFU(
+            countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
+            slotCapacity: admitsByFrequency ? capacity : 0)
         stamps = .allocate(capacity: capacity)
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
@@ -154,9 +178,13 @@ final class LRUTable<Key: Hashable, Value> {
         keys.deallocate()
         costs.deallocate()
         expiries.deallocate()
+        frequencyPolicy.deallocate()
     }
 
     var count: Int { index.count }
+
+    /// The table's eviction policy.
+    var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
 
     /// A snapshot of the counters with the current count and total cost.
     var statistics: CacheStatistics {
@@ -170,6 +198,6 @@ final class LRUTable<Key: Hashable, Value> {
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            counters: counters)
+            policy: policy, counters: counters)
     }
 }

@@ -11,6 +11,8 @@ struct Options: Sendable {
     var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
     /// `--value-memory KIND BYTES DIR` (internal): one large set or get, for disk-memory-set/get.
     var valueMemory: (kind: DiskValueMemory.Probe.Kind, bytes: Int, directory: URL)?
+    /// Where `--write-traces` writes the eviction-policy traces, for `policy_compare.py`.
+    var traceDirectory: String?
 
     static let usage = """
         usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
@@ -18,6 +20,7 @@ struct Options: Sendable {
           --filter NAME  run only scenarios whose name contains NAME (repeatable, or comma-separated)
           --json FILE    also write the results as a JSON array, one object per scenario row
           --list         print the scenario names and exit
+          --write-traces DIR  write the policy-hit-ratio traces (one key per line) into DIR and exit
         """
 
     struct UsageError: Error, CustomStringConvertible {
@@ -41,13 +44,18 @@ struct Options: Sendable {
             case "--footprint":
                 guard let kind = remaining.popFirst().flatMap(FootprintProbe.Kind.init(rawValue:)),
                     let count = remaining.popFirst().flatMap({ Int($0) })
-                else { throw UsageError(description: "--footprint needs strata|baseline and a count") }
+                else { throw UsageError(description: "--footprint needs strata|baseline|strataLimitedLRU|strataTinyLFU and a count") }
                 footprint = (kind, count)
             case "--value-memory":
                 guard let kind = remaining.popFirst().flatMap(DiskValueMemory.Probe.Kind.init(rawValue:)),
                     let bytes = remaining.popFirst().flatMap({ Int($0) }), let directory = remaining.popFirst()
                 else { throw UsageError(description: "--value-memory needs a kind, a byte count and a folder") }
                 valueMemory = (kind, bytes, URL(fileURLWithPath: directory))
+            case "--write-traces":
+                guard let value = remaining.popFirst() else {
+                    throw UsageError(description: "--write-traces needs a directory")
+                }
+                traceDirectory = value
             case "-h", "--help":
                 throw UsageError(description: "")
             default:

@@ -91,7 +91,7 @@ enum MemoryConcurrent {
     /// captured reference can cost a retain and a release per operation on one shared object, and that
     /// cache-line traffic between the cores would be the benchmark's, not the cache's.
     @inline(never)
-    private static func replay(_ sequence: [String], on cache: MemoryCache<String, Int>) {
+    static func replay(_ sequence: [String], on cache: MemoryCache<String, Int>) {
         var sum = 0
         for (index, key) in sequence.enumerated() {
             if index % 10 == 0 {
@@ -106,7 +106,7 @@ enum MemoryConcurrent {
     /// The speed-up two threads get over one on independent, cache-resident spin loops: what the machine
     /// offers for parallel work right now (2 on an idle two-core machine, about 1 when other processes
     /// keep a core busy). It tells a scaling problem in the cache apart from a busy machine.
-    private static func parallelHeadroom(rounds: AlternatingRounds, iterations: Int) -> Double {
+    static func parallelHeadroom(rounds: AlternatingRounds, iterations: Int) -> Double {
         @Sendable func spin(_ seed: Int) {
             var generator = SplitMix64(seed: UInt64(seed))
             var sum: UInt64 = 0

@@ -9,6 +9,10 @@ import MemoryCache
 /// resident set size (/proc/self/statm) before and after filling the store, with freed heap memory
 /// returned to the system first (malloc_trim), and prints the difference. The C-heap bytes in use
 /// (glibc mallinfo2) over the same span are printed beside it.
+///
+/// Extras: the same entries in a cache with a count limit of exactly that many entries, under the LRU
+/// and under the W-TinyLFU policy; their difference is the W-TinyLFU policy's memory per entry (the
+/// sketch, each slot's key hash, the region queues and the ghost filters).
 enum MemoryOverhead {
     static let scenario = Scenario("memory-overhead") { context in
         let entryCount = context.size(full: 1_000_000, quick: 200_000)
@@ -29,6 +33,14 @@ enum MemoryOverhead {
         )
         let strataHeapMedian = Summary(strataHeap).median
         let baselineHeapMedian = Summary(baselineHeap).median
+        var limitedLRU: [Double] = []
+        var limitedTinyLFU: [Double] = []
+        for _ in 0..<(context.quick ? 1 : 3) {
+            limitedLRU.append(try FootprintProbe.measureInChild(.strataLimitedLRU, entryCount: entryCount).resident)
+            limitedTinyLFU.append(try FootprintProbe.measureInChild(.strataTinyLFU, entryCount: entryCount).resident)
+        }
+        let lruMedian = Summary(limitedLRU).median
+        let tinyLFUMedian = Summary(limitedTinyLFU).median
         return [
             ScenarioResult(
                 name: "memory-overhead",
@@ -39,6 +51,9 @@ enum MemoryOverhead {
                 extras: [
                     ("heap B/entry (mallinfo2), strata", strataHeapMedian),
                     ("heap B/entry (mallinfo2), baseline", baselineHeapMedian),
+                    ("B/entry, count limit = entries, .leastRecentlyUsed", lruMedian),
+                    ("B/entry, count limit = entries, .windowTinyLFU", tinyLFUMedian),
+                    ("W-TinyLFU policy B/entry (difference)", tinyLFUMedian - lruMedian),
                 ],
                 notes: ["\(entryCount) Int→Int entries, each store filled in a fresh child process; value = RSS growth"]
             )
@@ -49,7 +64,7 @@ enum MemoryOverhead {
 /// Fills one store in this process and reports its memory, for `strata-bench --footprint`.
 enum FootprintProbe {
     enum Kind: String, Sendable {
-        case strata, baseline
+        case strata, baseline, strataLimitedLRU, strataTinyLFU
     }
 
     struct Footprint: Sendable {
@@ -72,6 +87,11 @@ enum FootprintProbe {
         switch kind {
         case .strata:
             let cache = try MemoryCache<Int, Int>()
+            for key in 0..<entryCount { cache.setValue(key, forKey: key) }
+            store = cache
+        case .strataLimitedLRU, .strataTinyLFU:
+            let cache = try MemoryCache<Int, Int>(
+                countLimit: entryCount, policy: kind == .strataTinyLFU ? .windowTinyLFU : .leastRecentlyUsed)
             for key in 0..<entryCount { cache.setValue(key, forKey: key) }
             store = cache
         case .baseline:

@@ -1,0 +1,138 @@
+import Dispatch
+import MemoryCache
+
+/// The price of the W-TinyLFU policy, each against the LRU policy measured in the same run:
+///
+/// - policy-get-hit: hits on 100k String keys in random order, both caches at a count limit of 100k (so
+///   nothing is evicted); the W-TinyLFU hit also counts the use in the sketch.
+/// - policy-set-evict: inserting keys the cache does not hold into a cache full at 10k entries, as
+///   memory-set-evict does; W-TinyLFU also duels the candidate against a victim and remembers the loser.
+/// - policy-concurrent: memory-concurrent's workload (2 threads, 64 shards, 90% gets) on a W-TinyLFU
+///   cache, against the same work on one thread.
+enum PolicyCost {
+    static let getHit = Scenario("policy-get-hit") { context in
+        let keyCount = 100_000
+        let keys = (0..<keyCount).map { "key-\($0)" }
+        let lookups = [Int].shuffledIndices(keyCount, seed: 0x6E7).map { keys[$0] }
+        let tinyLFU = try MemoryCache<String, Int>(countLimit: keyCount, policy: .windowTinyLFU)
+        let lru = try MemoryCache<String, Int>(countLimit: keyCount, policy: .leastRecentlyUsed)
+        for (index, key) in keys.enumerated() {
+            tinyLFU.setValue(index, forKey: key)
+            lru.setValue(index, forKey: key)
+        }
+        let (strata, baseline) = context.alternatingRounds.run(
+            strata: { hitPass(lookups, on: tinyLFU) },
+            baseline: { hitPass(lookups, on: lru) }
+        )
+        return [
+            ScenarioResult(
+                name: "policy-get-hit",
+                unit: .nanosecondsPerOperation,
+                strata: strata,
+                baseline: baseline,
+                target: .ratioAtMost(1.3),
+                notes: ["strata = .windowTinyLFU, baseline = .leastRecentlyUsed; \(keyCount) String keys, count limit \(keyCount)"]
+            )
+        ]
+    }
+
+    static let setEvict = Scenario("policy-set-evict") { context in
+        let countLimit = MemorySetEvict.countLimit
+        let ring = SetEvictWorkload(context: context, countLimit: countLimit)
+        let tinyLFU = try MemoryCache<String, Int>(countLimit: countLimit, policy: .windowTinyLFU)
+        let lru = try MemoryCache<String, Int>(countLimit: countLimit, policy: .leastRecentlyUsed)
+        var tinyLFUPosition = ring.prefill { tinyLFU.setValue($1, forKey: $0) }
+        var lruPosition = ring.prefill { lru.setValue($1, forKey: $0) }
+        let (strata, baseline) = context.alternatingRounds.run(
+            strata: {
+                nanosecondsPerOperation(ring.batch) {
+                    for _ in 0..<ring.batch {
+                        tinyLFU.setValue(tinyLFUPosition, forKey: ring.key(at: tinyLFUPosition))
+                        tinyLFUPosition += 1
+                    }
+                }
+            },
+            baseline: {
+                nanosecondsPerOperation(ring.batch) {
+                    for _ in 0..<ring.batch {
+                        lru.setValue(lruPosition, forKey: ring.key(at: lruPosition))
+                        lruPosition += 1
+                    }
+                }
+            }
+        )
+        return [
+            ScenarioResult(
+                name: "policy-set-evict",
+                unit: .nanosecondsPerOperation,
+                strata: strata,
+                baseline: baseline,
+                target: .ratioAtMost(1.5),
+                notes: [
+                    "strata = .windowTinyLFU, baseline = .leastRecentlyUsed; count limit \(countLimit), "
+                        + "\(ring.batch) inserts of keys not held per round"
+                ]
+            )
+        ]
+    }
+
+    static let concurrent = Scenario("policy-concurrent") { context in
+        let keyCount = 100_000
+        let threadCount = 2
+        let operationsPerThread = context.size(full: 500_000, quick: 100_000)
+        let keys = (0..<keyCount).map { "key-\($0)" }
+        let sequences = (0..<threadCount).map { thread in
+            [Int].randomIndices(operationsPerThread, below: keyCount, seed: 0xC0C0 + UInt64(thread))
+                .map { keys[$0] }
+        }
+        let cache = try MemoryCache<String, Int>(
+            countLimit: keyCount, shardCount: MemoryConcurrent.shardCount, policy: .windowTinyLFU)
+        for (index, key) in keys.enumerated() { cache.setValue(index, forKey: key) }
+        let totalOperations = Double(threadCount * operationsPerThread)
+        let (strata, baseline) = context.alternatingRounds.run(
+            strata: {
+                let elapsed = measureNanoseconds {
+                    DispatchQueue.concurrentPerform(iterations: threadCount) {
+                        MemoryConcurrent.replay(sequences[$0], on: cache)
+                    }
+                }
+                return totalOperations / elapsed * 1e3
+            },
+            baseline: {
+                let elapsed = measureNanoseconds {
+                    for sequence in sequences { MemoryConcurrent.replay(sequence, on: cache) }
+                }
+                return totalOperations / elapsed * 1e3
+            }
+        )
+        let headroom = MemoryConcurrent.parallelHeadroom(
+            rounds: context.alternatingRounds, iterations: context.size(full: 5_000_000, quick: 1_000_000))
+        let limit = 1 / 1.3
+        return [
+            ScenarioResult(
+                name: "policy-concurrent",
+                unit: .millionOperationsPerSecond,
+                strata: strata,
+                baseline: baseline,
+                target: Target(description: "2 threads ≥ 1.3× (ratio ≤ 0.77)") { $0.ratio <= limit },
+                extras: [
+                    ("speed-up, 2 threads over 1", strata.median / baseline.median),
+                    ("machine headroom: spin loops, 2 threads over 1", headroom),
+                ],
+                notes: [
+                    "strata = 2 threads, baseline = 1 thread, one .windowTinyLFU cache of shardCount "
+                        + "\(MemoryConcurrent.shardCount); \(keyCount) String keys, 90% get / 10% set"
+                ]
+            )
+        ]
+    }
+
+    @inline(never)
+    static func hitPass(_ lookups: [String], on cache: MemoryCache<String, Int>) -> Double {
+        nanosecondsPerOperation(lookups.count) {
+            var sum = 0
+            for key in lookups { sum &+= cache.value(forKey: key) ?? 0 }
+            blackHole(sum)
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import MemoryCache
+
+/// policy-hit-ratio-TRACE-1k / -10k: the hit ratio of a MemoryCache with the W-TinyLFU policy (one
+/// shard) on four traces (see ``PolicyTrace``), against reference simulations of LRU and SIEVE on the
+/// same requests. Every request is a get, and a miss stores the key.
+///
+/// The baseline is the better of the two references. On the Zipf traces the target is to be within
+/// 1 point of it; on the scan and moving traces, where frequency can mislead, within 1 point of LRU.
+/// libcachesim's figures for the same trace files (LRU, W-TinyLFU, S3-FIFO, SIEVE) come from
+/// `Benchmarks/policy_compare.py` and are recorded in `Docs/Performance.md`.
+///
+/// policy-hit-ratio-curve (full runs only): hit ratios on the Zipf(0.99) trace at cache sizes from 250 to
+/// 50,000 entries, as extras named `POLICY@SIZE`, which `Benchmarks/plot_hit_ratio.py` draws.
+enum PolicyHitRatio {
+    static let capacities = [1_000, 10_000]
+    static let curveCapacities = [250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000]
+
+    static func traces(_ context: RunContext) -> [PolicyTrace] {
+        // --quick (CI) replays a quarter of each trace over a quarter of the keys.
+        PolicyTrace.all(
+            keyCount: context.size(full: 100_000, quick: 25_000),
+            length: context.size(full: 1_000_000, quick: 250_000))
+    }
+
+    static let scenario = Scenario(
+        "policy-hit-ratio-zipf0.99-1k", "policy-hit-ratio-zipf0.99-10k", "policy-hit-ratio-zipf0.8-1k",
+        "policy-hit-ratio-zipf0.8-10k", "policy-hit-ratio-scan-1k", "policy-hit-ratio-scan-10k",
+        "policy-hit-ratio-moving-1k", "policy-hit-ratio-moving-10k", "policy-hit-ratio-curve"
+    ) { context in
+        try expect(
+            ReferenceLRU.agreesWithNaiveLRU(on: ZipfTrace.make(keyCount: 500, length: 20_000, exponent: 0.99, seed: 1), capacity: 64),
+            "the reference LRU disagrees with a naive LRU")
+        var results: [ScenarioResult] = []
+        let traces = traces(context)
+        for trace in traces {
+            for capacity in capacities {
+                let tinyLFU = try hitRatio(of: .windowTinyLFU, capacity: capacity, on: trace.keys)
+                let lru = referenceLRU(capacity: capacity, on: trace.keys)
+                let sieve = referenceSIEVE(capacity: capacity, on: trace.keys)
+                let sharded = try hitRatio(
+                    of: .windowTinyLFU, capacity: capacity, on: trace.keys, shardCount: MemoryConcurrent.shardCount)
+                let isZipf = trace.name.hasPrefix("zipf")
+                let best = max(lru, sieve)
+                results.append(
+                    ScenarioResult(
+                        name: "policy-hit-ratio-\(trace.name)-\(capacity / 1000)k",
+                        unit: .percentHits,
+                        strata: Summary(exactly: tinyLFU),
+                        baseline: Summary(exactly: best),
+                        ratio: tinyLFU / best,
+                        target: isZipf
+                            ? Target(description: "≥ best reference − 1 pt") { $0.strata.median >= best - 1 }
+                            : Target(description: "≥ LRU − 1 pt") { $0.strata.median >= lru - 1 },
+                        extras: [
+                            ("reference LRU % hits", lru),
+                            ("reference SIEVE % hits", sieve),
+                            ("W-TinyLFU % hits at shardCount \(MemoryConcurrent.shardCount)", sharded),
+                        ],
+                        notes: [
+                            "strata = MemoryCache(policy: .windowTinyLFU), baseline = the better of reference LRU and SIEVE; "
+                                + "\(trace.description), \(trace.keys.count) requests, capacity \(capacity)"
+                        ]
+                    )
+                )
+            }
+        }
+        if !context.quick, let zipf = traces.first {
+            var extras: [(label: String, value: Double)] = []
+            for capacity in curveCapacities {
+                extras.append(("lru@\(capacity)", referenceLRU(capacity: capacity, on: zipf.keys)))
+                extras.append(("sieve@\(capacity)", referenceSIEVE(capacity: capacity, on: zipf.keys)))
+                extras.append(
+                    ("windowTinyLFU@\(capacity)", try hitRatio(of: .windowTinyLFU, capacity: capacity, on: zipf.keys)))
+                extras.append(
+                    ("leastRecentlyUsed@\(capacity)", try hitRatio(of: .leastRecentlyUsed, capacity: capacity, on: zipf.keys)))
+            }
+            let tinyLFU = extras.first { $0.label == "windowTinyLFU@10000" }?.value ?? 0
+            let lru = extras.first { $0.label == "lru@10000" }?.value ?? 1
+            results.append(
+                ScenarioResult(
+                    name: "policy-hit-ratio-curve",
+                    unit: .percentHits,
+                    strata: Summary(exactly: tinyLFU),
+                    baseline: Summary(exactly: lru),
+                    ratio: tinyLFU / lru,
+                    target: .none,
+                    extras: extras,
+                    notes: ["Zipf(0.99) at sizes \(curveCapacities); the row's figures are W-TinyLFU and LRU at 10,000"]
+                )
+            )
+        }
+        return results
+    }
+
+    /// The percentage of gets that hit in a MemoryCache with `policy` replaying `keys`.
+    static func hitRatio(
+        of policy: EvictionPolicy, capacity: Int, on keys: [Int], shardCount: Int = 1
+    ) throws -> Double {
+        let cache = try MemoryCache<Int, Int>(countLimit: capacity, shardCount: shardCount, policy: policy)
+        var hits = 0
+        for key in keys {
+            if cache.value(forKey: key) != nil {
+                hits += 1
+            } else {
+                cache.setValue(key, forKey: key)
+            }
+        }
+        return Double(hits) / Double(keys.count) * 100
+    }
+
+    static func referenceLRU(capacity: Int, on keys: [Int]) -> Double {
+        var reference = ReferenceLRU(capacity: capacity)
+        var hits = 0
+        for key in keys where reference.access(key) { hits += 1 }
+        return Double(hits) / Double(keys.count) * 100
+    }
+
+    static func referenceSIEVE(capacity: Int, on keys: [Int]) -> Double {
+        var reference = ReferenceSIEVE(capacity: capacity)
+        var hits = 0
+        for key in keys where reference.access(key) { hits += 1 }
+        return Double(hits) / Double(keys.count) * 100
+    }
+}

@@ -1,0 +1,256 @@
+import CacheCore
+
+extension LRUTable {
+    // MARK: - Hits
+
+    /// Counts a hit on live slot `slot` in the sketch and refreshes its recency within its region; an
+    /// entry read while on probation moves to the protected segment.
+    ///
+    /// In a shard of a sharded cache a hit in the window or the protected segment only sets the slot's
+    /// referenced bit (once), and the entry gets a second chance when it reaches its queue's front (see
+    /// `popOldest(of:)`), as the shards of an LRU cache do: the hit then writes no line every use of the
+    /// shard shares.
+    @inlinable
+    func touchByFrequency(_ slot: Int32, hash: UInt32) {
+        frequencyPolicy.sketch.increment(hash)
+        let region = region(of: slot)
+        if region == PolicyRegion.probation {
+            promote(slot)
+        } else if frequencyUsesSecondChance {
+            let stamp = stamps[Int(slot)]
+            if stamp & PolicyRegion.referencedBit == 0 { stamps[Int(slot)] = stamp | PolicyRegion.referencedBit }
+        } else {
+            record(slot, in: region)
+        }
+    }
+
+    /// The least recently used entry of the window or the protected segment, giving each referenced
+    /// entry met on the way a second chance (its bit cleared, queued again at the back); `nil` when the
+    /// region is empty.
+    ///
+    /// - Complexity: O(1) amortized: each hit sets at most one bit, which at most one second chance
+    ///   clears.
+    @inlinable
+    func oldest(of region: UInt32) -> Int32? {
+        while true {
+            let found =
+                region == PolicyRegion.window
+                ? frequencyPolicy.window.oldest(stamps: stamps) : frequencyPolicy.protected.oldest(stamps: stamps)
+            guard let slot = found else { return nil }
+            guard stamps[Int(slot)] & PolicyRegion.referencedBit != 0 else { return slot }
+            stamps[Int(slot)] &= ~PolicyRegion.referencedBit
+            record(slot, in: region)
+        }
+    }
+
+    /// Removes and returns ``oldest(of:)`` from its queue.
+    @inlinable
+    func popOldest(of region: UInt32) -> Int32? {
+        guard let slot = oldest(of: region) else { return nil }
+        if region == PolicyRegion.window {
+            frequencyPolicy.window.start += 1
+        } else {
+            frequencyPolicy.protected.start += 1
+        }
+        return slot
+    }
+
+    /// Moves a probation entry that was read to the protected segment, demoting the protected segment's
+    /// least recently used entries to probation while it is over its budget.
+    @inlinable
+    func promote(_ slot: Int32) {
+        move(slot, to: PolicyRegion.protected)
+        while frequencyPolicy.protectedIsOver {
+            guard let demoted = popOldest(of: PolicyRegion.protected) else { break }
+            move(demoted, to: PolicyRegion.probation)
+        }
+    }
+
+    // MARK: - Insertion and admission
+
+    /// Places newly stored slot `slot` at the window's most recent end, lets a ghost hit resize the window,
+    /// then restores the limits: window entries pushed out become candidates, each of which enters the main region only by beating the
+    /// victims it would push out (TinyLFU admission); what is still over a limit after that is evicted.
+    ///
+    /// - Parameters:
+    ///   - hash: The key's hash value (32 bits of it), kept in `hashes` for the sketch and the ghosts.
+    ///   - cost: The entry's cost, already added to `totalCost`.
+    @inlinable
+    func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, into released: inout Released) {
+        frequencyPolicy.hashes[Int(slot)] = hash
+        stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
+        frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
+        move(slot, to: PolicyRegion.window)
+        // The sketch grows with the entries held, up to the count limit (rounded up to a power of two).
+        let sketchCapacity = frequencyPolicy.sketch.capacity
+        if liveCount > sketchCapacity && sketchCapacity < min(countLimit, FrequencySketch.maximumCapacity) {
+            frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
+        }
+        if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions() }
+        frequencyPolicy.sketch.increment(hash)
+        var candidates = frequencyPolicy.candidates
+        frequencyPolicy.candidates = []
+        candidates.removeAll(keepingCapacity: true)
+        while frequencyPolicy.windowIsOver {
+            guard let candidate = popOldest(of: PolicyRegion.window) else { break }
+            setRegion(of: candidate, to: PolicyRegion.candidate)
+            candidates.append(candidate)
+        }
+        var next = 0
+        while liveCount > countLimit || totalCost > costLimit {
+            if next < candidates.count {
+                let candidate = candidates[next]
+                if let victim = mainVictim(), admits(candidate, over: victim) {
+                    released.append(evict(victim))
+                } else {
+                    released.append(evict(candidate))
+                    next += 1
+                }
+            } else {
+                guard let evicted = evictVictim(sparing: slot) else { break }
+                released.append(evicted)
+            }
+        }
+        while next < candidates.count {
+            move(candidates[next], to: PolicyRegion.probation)
+            next += 1
+        }
+        frequencyPolicy.candidates = candidates
+    }
+
+    /// Whether `candidate` should take `victim`'s place: only if the sketch estimates it was used more
+    /// often. A tie keeps the victim, which the TinyLFU paper found better for skewed workloads.
+    @inlinable
+    func admits(_ candidate: Int32, over victim: Int32) -> Bool {
+        let sketch = frequencyPolicy.sketch
+        return sketch.frequency(frequencyPolicy.hashes[Int(candidate)])
+            > sketch.frequency(frequencyPolicy.hashes[Int(victim)])
+    }
+
+    /// The main region's next victim: the least recently used probation entry, else the least recently
+    /// used protected one.
+    @inlinable
+    func mainVictim() -> Int32? {
+        if let slot = frequencyPolicy.probation.oldest(stamps: stamps) { return slot }
+        return oldest(of: PolicyRegion.protected)
+    }
+
+    /// Evicts the policy's next victim other than `spared`: from the main region first, then the window's
+    /// least recently used entry. Used when no candidate is left to duel, and by trimming.
+    ///
+    /// - Returns: The evicted value, or `nil` when no entry but `spared` is left.
+    @inlinable
+    func evictVictim(sparing spared: Int32 = none) -> Value? {
+        if let slot = mainVictim() { return evict(slot) }
+        guard let slot = oldest(of: PolicyRegion.window), slot != spared else { return nil }
+        return evict(slot)
+    }
+
+    /// Removes live slot `slot`'s entry, counting an eviction, and remembers its key among the ghosts of
+    /// its region.
+    @inlinable
+    func evict(_ slot: Int32) -> Value? {
+        counters.evictions += 1
+        let hash = frequencyPolicy.hashes[Int(slot)]
+        switch region(of: slot) {
+        case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
+        default: frequencyPolicy.windowGhosts.insert(hash)
+        }
+        let key = keys[Int(slot)]
+        let entry = index.removeValue(forKey: key)
+        freeSlot(slot)
+        return entry?.value
+    }
+
+    // MARK: - Regions
+
+    /// Moves live slot `slot` to `region`'s most recent end.
+    @inlinable
+    func move(_ slot: Int32, to region: UInt32) {
+        setRegion(of: slot, to: region)
+        record(slot, in: region)
+    }
+
+    /// The cost slot `slot` adds to its region's total: its cost, or 0 without a cost limit, where no
+    /// region has a cost budget (sparing a hit that moves an entry a read of the `costs` line).
+    @inlinable
+    func regionCost(of slot: Int32) -> Int {
+        costLimit == Int.max ? 0 : costs[Int(slot)]
+    }
+
+    /// The region of live slot `slot`, from the top bits of its stamp.
+    @inlinable
+    func region(of slot: Int32) -> UInt32 {
+        stamps[Int(slot)] >> PolicyRegion.shift
+    }
+
+    /// Changes the region in slot `slot`'s stamp and the regions' sizes, without queueing it (its records
+    /// all become stale, as the stamp changed).
+    @inlinable
+    func setRegion(of slot: Int32, to region: UInt32) {
+        let cost = regionCost(of: slot)
+        frequencyPolicy.adjust(self.region(of: slot), count: -1, cost: -cost)
+        frequencyPolicy.adjust(region, count: 1, cost: cost)
+        let tick = stamps[Int(slot)] & Self.tickMask
+        stamps[Int(slot)] = tick | region << PolicyRegion.shift
+    }
+
+    /// Stamps slot `slot` with the next tick and appends its record to `region`'s queue, compacting that
+    /// queue when it has grown to twice the region's entries (plus slack).
+    @inlinable
+    func record(_ slot: Int32, in region: UInt32) {
+        tick &+= 1
+        if tick & Self.fullCompactionPeriod == 0 { compactRegionQueues() }
+        // A W-TinyLFU table's ticks wrap at 2^29, below the referenced bit and the region bits; 0 is
+        // skipped, so that a live slot's stamp is never 0 even in the window (region 0).
+        if tick > Self.tickMask { tick = 1 }
+        let stamp = tick | region << PolicyRegion.shift
+        stamps[Int(slot)] = stamp
+        let record = RecencyRecord(slot: slot, stamp: stamp)
+        let live = frequencyPolicy.count(of: region)
+        let slack = live + min(live, 1 << 24) + 16
+        switch region {
+        case PolicyRegion.window:
+            frequencyPolicy.window.append(record)
+            if frequencyPolicy.window.pendingCount > slack { frequencyPolicy.window.compact(stamps: stamps) }
+        case PolicyRegion.probation:
+            frequencyPolicy.probation.append(record)
+            if frequencyPolicy.probation.pendingCount > slack { frequencyPolicy.probation.compact(stamps: stamps) }
+        default:
+            frequencyPolicy.protected.append(record)
+            if frequencyPolicy.protected.pendingCount > slack { frequencyPolicy.protected.compact(stamps: stamps) }
+        }
+    }
+
+    /// Every 2^28 ticks all three queues are compacted, so that no stale record lives until its 29-bit
+    /// tick comes round again (a region's queue that receives no records would otherwise keep its stale
+    /// ones indefinitely).
+    @inlinable static var fullCompactionPeriod: UInt32 { (1 << 28) - 1 }
+
+    /// The tick bits of a W-TinyLFU table's stamp.
+    @inlinable static var tickMask: UInt32 { PolicyRegion.referencedBit - 1 }
+
+    @usableFromInline
+    func compactRegionQueues() {
+        frequencyPolicy.window.compact(stamps: stamps)
+        frequencyPolicy.probation.compact(stamps: stamps)
+        frequencyPolicy.protected.compact(stamps: stamps)
+    }
+
+    /// Brings the regions within budgets a ghost hit just changed: the window's least recently used
+    /// entries move to probation, and the protected segment's to probation, while over budget.
+    ///
+    /// - Complexity: O(1): a ghost hit moves each budget by at most one entry (or that entry's share of the
+    ///   cost limit), so each loop moves a few entries at most.
+    @usableFromInline
+    func rebalanceRegions() {
+        while frequencyPolicy.windowIsOver {
+            guard let slot = popOldest(of: PolicyRegion.window) else { break }
+            move(slot, to: PolicyRegion.probation)
+        }
+        while frequencyPolicy.protectedIsOver {
+            guard let slot = popOldest(of: PolicyRegion.protected) else { break }
+            move(slot, to: PolicyRegion.probation)
+        }
+    }
+}

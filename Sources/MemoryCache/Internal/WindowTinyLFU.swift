@@ -1,0 +1,200 @@
+/// The regions of a W-TinyLFU table. An entry's region sits in the top 2 bits of its slot's stamp, which
+/// a hit reads and writes anyway, so learning the region costs a hit no extra memory access.
+@usableFromInline
+enum PolicyRegion {
+    /// New entries, in LRU order; the window's share of the cache adapts (see ``WindowTinyLFU``).
+    @inlinable static var window: UInt32 { 0 }
+    /// Main-region entries not read since they were admitted (or demoted), in LRU order: the victims.
+    @inlinable static var probation: UInt32 { 1 }
+    /// Main-region entries read while on probation, in LRU order; at most 80% of the main region.
+    @inlinable static var protected: UInt32 { 2 }
+    /// Entries pushed out of the window that wait, during one insertion, to duel a victim for a place
+    /// in the main region; they are in no queue.
+    @inlinable static var candidate: UInt32 { 3 }
+    /// Where the region sits in a stamp.
+    @inlinable static var shift: UInt32 { 30 }
+    /// The stamp bit that marks a window or protected entry of a shard's table as read since it was
+    /// queued (second chance; see `LRUTable.touchByFrequency`). Records never carry it.
+    @inlinable static var referencedBit: UInt32 { 1 << 29 }
+}
+
+/// The state of the W-TinyLFU policy of one ``LRUTable`` (one shard): the frequency sketch, one recency
+/// queue per region, each slot's key hash, each region's size and budget, and the ghosts that size the window.
+///
+/// ## Design
+/// W-TinyLFU as described by Einziger, Friedman and Manes ("TinyLFU: A Highly Efficient Cache Admission
+/// Policy", ACM ToS 2017): a small LRU window for new entries in front of a segmented LRU main region
+/// (20% probation, 80% protected), and admission from the window to the main region by the estimated
+/// frequencies of the candidate and the victim.
+///
+/// The window starts at 1% of the cache, the paper's choice for skewed workloads, and its share moves
+/// while the cache runs. Caffeine moves it by hill climbing on the sampled hit ratio (Einziger, Eytan,
+/// Friedman and Manes, "Adaptive Software Cache Management", Middleware 2018). Here it moves by ghost
+/// hits instead, as ARC sizes its two lists (Megiddo and Modha, FAST 2003): each region remembers the
+/// keys it recently evicted, and the insertion of a key the window evicted (or rejected) grows the
+/// window by one entry's worth, that of a key the main region evicted shrinks it by as much. Measured
+/// on the benchmark's traces (`Docs/MemoryCache.md`), hill climbing with samples long enough to keep
+/// Zipf workloads at their best could not follow a popular set that moves, and samples short enough
+/// for that cost Zipf workloads 2 to 4 points; ghost hits do both, at no cost to hits.
+///
+/// A plain struct (not generic, so unspecialized code reaches it without generic metadata), stored
+/// inline in the table and used only under the table's lock. The table calls ``deallocate()``.
+@usableFromInline
+struct WindowTinyLFU {
+    @usableFromInline var sketch: FrequencySketch
+    /// Per slot: the key's hash, for admission duels and ghosts (a hit takes it from the index entry).
+    @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
+    @usableFromInline var window = RecencyQueue()
+    @usableFromInline var probation = RecencyQueue()
+    @usableFromInline var protected = RecencyQueue()
+    /// Entries and total cost per region, in ``PolicyRegion`` order.
+    @usableFromInline var counts: (Int, Int, Int, Int) = (0, 0, 0, 0)
+    @usableFromInline var costs: (Int, Int, Int, Int) = (0, 0, 0, 0)
+    /// Keys recently rejected by admission or evicted from the window: inserting one again means a
+    /// larger window would have hit.
+    @usableFromInline var windowGhosts: GhostFilter
+    /// Keys recently evicted from the main region: inserting one again means a larger main region would
+    /// have hit.
+    @usableFromInline var mainGhosts: GhostFilter
+    /// Slots waiting as candidates during one insertion; kept to reuse its storage.
+    @usableFromInline var candidates: [Int32] = []
+
+    /// The table's limits; `unlimitedCount` and `Int.max` mean unlimited.
+    @usableFromInline let countLimit: Int
+    @usableFromInline let costLimit: Int
+    @usableFromInline let unlimitedCount: Int
+    /// The window's share of each limit, in 0...1.
+    @usableFromInline var windowShare = 0.01
+    @usableFromInline var windowCountLimit = 0
+    @usableFromInline var windowCostLimit = 0
+    @usableFromInline var protectedCountLimit = 0
+    @usableFromInline var protectedCostLimit = 0
+
+    /// The protected segment's share of the main region, as in the segmented LRU of the paper.
+    static var protectedShare: Double { 0.8 }
+
+    /// Creates the state for a table with these limits, with hash storage for `slotCapacity` slots.
+    ///
+    /// - Parameters:
+    ///   - unlimitedCount: The count limit that means "unlimited" in the owning table.
+    init(countLimit: Int, costLimit: Int, unlimitedCount: Int, slotCapacity: Int) {
+        self.countLimit = countLimit
+        self.costLimit = costLimit
+        self.unlimitedCount = unlimitedCount
+        // The sketch and the ghosts start small and grow with the entries held, up to the count limit.
+        sketch = FrequencySketch(capacity: min(countLimit, 64))
+        windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+        mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+        hashes = .allocate(capacity: slotCapacity)
+        resizeRegions()
+    }
+
+    func deallocate() {
+        sketch.deallocate()
+        hashes.deallocate()
+        windowGhosts.deallocate()
+        mainGhosts.deallocate()
+    }
+
+    // MARK: - Regions
+
+    @inlinable
+    func count(of region: UInt32) -> Int {
+        switch region {
+        case PolicyRegion.window: counts.0
+        case PolicyRegion.probation: counts.1
+        case PolicyRegion.protected: counts.2
+        default: counts.3
+        }
+    }
+
+    @inlinable
+    func cost(of region: UInt32) -> Int {
+        switch region {
+        case PolicyRegion.window: costs.0
+        case PolicyRegion.probation: costs.1
+        case PolicyRegion.protected: costs.2
+        default: costs.3
+        }
+    }
+
+    /// Adds `count` entries of total cost `cost` (both may be negative) to `region`'s sizes.
+    @inlinable
+    mutating func adjust(_ region: UInt32, count: Int, cost: Int) {
+        switch region {
+        case PolicyRegion.window:
+            counts.0 &+= count
+            costs.0 &+= cost
+        case PolicyRegion.probation:
+            counts.1 &+= count
+            costs.1 &+= cost
+        case PolicyRegion.protected:
+            counts.2 &+= count
+            costs.2 &+= cost
+        default:
+            counts.3 &+= count
+            costs.3 &+= cost
+        }
+    }
+
+    @inlinable
+    var windowIsOver: Bool { counts.0 > windowCountLimit || costs.0 > windowCostLimit }
+
+    @inlinable
+    var protectedIsOver: Bool { counts.2 > protectedCountLimit || costs.2 > protectedCostLimit }
+
+    /// Sets each region's budget from `windowShare`: the window gets its share of each limit (at least
+    /// one entry), the protected segment 80% of the rest.
+    mutating func resizeRegions() {
+        func share(_ limit: Int, unlimited: Int, _ fraction: Double) -> Int {
+            limit >= unlimited ? unlimited : Int((Double(limit) * fraction).rounded(.down))
+        }
+        windowCountLimit = max(share(countLimit, unlimited: unlimitedCount, windowShare), 1)
+        windowCostLimit = share(costLimit, unlimited: Int.max, windowShare)
+        let mainCount = countLimit >= unlimitedCount ? unlimitedCount : max(countLimit - windowCountLimit, 0)
+        let mainCost = costLimit == Int.max ? Int.max : max(costLimit - windowCostLimit, 0)
+        protectedCountLimit = share(mainCount, unlimited: unlimitedCount, Self.protectedShare)
+        protectedCostLimit = share(mainCost, unlimited: Int.max, Self.protectedShare)
+    }
+
+    // MARK: - Sizing the window by ghost hits
+
+    /// Keys each ghost generation holds for a sketch sized for `capacity` entries: a quarter of the
+    /// cache, so a region remembers its last quarter to half cache's worth of evictions. Hits on keys
+    /// evicted longer ago would call for a resize larger than the evidence supports; measured, half a
+    /// cache's memory let Zipf workloads drift off their best window, an eighth reacted too slowly to
+    /// a popular set that moves.
+    static func ghostGeneration(forSketchCapacity capacity: Int) -> Int { capacity / 4 }
+
+    /// Moves the window's share by one entry's worth towards the region whose ghosts hold `hash`, the
+    /// hash of a key being inserted into a table of `entries` entries.
+    ///
+    /// - Returns: Whether the regions' budgets changed.
+    @usableFromInline
+    mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
+        let delta: Double
+        if windowGhosts.contains(hash) {
+            delta = 1 / Double(max(entries, 1))
+        } else if mainGhosts.contains(hash) {
+            delta = -1 / Double(max(entries, 1))
+        } else {
+            return false
+        }
+        let share = min(max(windowShare + delta, 0), 1)
+        guard share != windowShare else { return false }
+        windowShare = share
+        resizeRegions()
+        return true
+    }
+
+    /// Resizes the sketch for `capacity` entries, and the ghosts with it (everything counted so far is
+    /// forgotten).
+    @usableFromInline
+    mutating func resize(toCapacity capacity: Int) {
+        sketch.resize(toCapacity: capacity)
+        windowGhosts.deallocate()
+        mainGhosts.deallocate()
+        windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+        mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+    }
+}

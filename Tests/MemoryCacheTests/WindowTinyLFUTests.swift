@@ -1,0 +1,274 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import Testing
+
+@testable import MemoryCache
+
+/// The W-TinyLFU policy on small hand-made sequences: scans, newly popular keys, cost-aware admission,
+/// limits, expiry, statistics, and the structure after random operations.
+@Suite struct WindowTinyLFUTests {
+    func makeCache(
+        countLimit: Int? = nil,
+        costLimit: Int? = nil,
+        shardCount: Int = 1,
+        policy: EvictionPolicy = .windowTinyLFU,
+        clock: any CacheClock = ManualClock()
+    ) throws -> MemoryCache<String, Int> {
+        try MemoryCache(
+            countLimit: countLimit, costLimit: costLimit, shardCount: shardCount, policy: policy, clock: clock)
+    }
+
+    /// A get that stores the key on a miss, as a read-through caller does; returns whether it hit.
+    @discardableResult
+    func access(_ key: String, in cache: MemoryCache<String, Int>, cost: Int? = nil) -> Bool {
+        if cache[key] != nil { return true }
+        cache.setValue(0, forKey: key, cost: cost)
+        return false
+    }
+
+    // MARK: - Scans and popularity
+
+    @Test(arguments: [EvictionPolicy.windowTinyLFU, .leastRecentlyUsed])
+    func scanOfOneHitKeysDoesNotFlushFrequentKeys(policy: EvictionPolicy) throws {
+        // Given 50 keys, each used four times, in a cache of 100 entries
+        let cache = try makeCache(countLimit: 100, policy: policy)
+        for _ in 0..<4 {
+            for key in 0..<50 { access("hot\(key)", in: cache) }
+        }
+        // When 1,000 keys that are never used again stream through
+        for key in 0..<1_000 { access("scan\(key)", in: cache) }
+        // Then W-TinyLFU still holds every frequent key; LRU, which admits everything, holds none
+        let kept = (0..<50).filter { cache["hot\($0)"] != nil }.count
+        #expect(policy == .windowTinyLFU ? kept >= 45 : kept == 0, "kept \(kept)")
+        #expect(cache.count <= 100)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func newlyPopularKeyGetsInOnceUsedMoreThanTheVictims() throws {
+        // Given a full cache of 100 keys, each used twice
+        let cache = try makeCache(countLimit: 100)
+        for _ in 0..<2 {
+            for key in 0..<100 { access("old\(key)", in: cache) }
+        }
+        // When a new key is used again and again, with a one-hit key between its uses pushing it out of the
+        // window each time
+        var hits = 0
+        for use in 0..<12 {
+            if access("new", in: cache) { hits += 1 }
+            access("once\(use)", in: cache)
+        }
+        // Then it was first turned away (used less than the victims), and is held once its frequency beats
+        // theirs; more one-hit keys do not push it out again
+        #expect(hits > 0 && hits < 11)
+        for key in 0..<200 { access("later\(key)", in: cache) }
+        #expect(cache["new"] != nil)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func repeatedScansDoNotEvictTheWorkingSetOfAShardedCache() throws {
+        // Given a sharded cache whose working set (200 keys, used five times each) fills half of it
+        let cache = try makeCache(countLimit: 400, shardCount: 4)
+        for _ in 0..<5 {
+            for key in 0..<200 { access("hot\(key)", in: cache) }
+        }
+        // When three scans of 2,000 keys each pass, with the working set used between them
+        for scan in 0..<3 {
+            for key in 0..<2_000 { access("scan\(scan)-\(key)", in: cache) }
+            for key in 0..<200 { access("hot\(key)", in: cache) }
+        }
+        // Then at least 95% of the working set hits on its last pass
+        let kept = (0..<200).filter { cache["hot\($0)"] != nil }.count
+        #expect(kept >= 190)
+        #expect(cache.checkInvariants())
+    }
+
+    // MARK: - Cost-aware admission
+
+    @Test func anEntryLargerThanTheWindowCannotFlushFrequentEntries() throws {
+        // Given ten entries of cost 10, each used three times, filling a cost limit of 100
+        let cache = try makeCache(costLimit: 100)
+        for _ in 0..<3 {
+            for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+        }
+        let evictionsBefore = cache.statistics.evictions
+        // When an entry of cost 60, far above the window's share, is stored once
+        cache.setValue(1, forKey: "large", cost: 60)
+        // Then it is turned away (counted as an eviction) and all ten frequent entries stay
+        #expect(cache["large"] == nil)
+        #expect((0..<10).allSatisfy { cache["small\($0)"] != nil })
+        #expect(cache.statistics.evictions == evictionsBefore + 1)
+        #expect(cache.totalCost == 100)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func lruAdmitsTheSameLargeEntryAndEvictsSixEntries() throws {
+        // Given the same cache under LRU
+        let cache = try makeCache(costLimit: 100, policy: .leastRecentlyUsed)
+        for _ in 0..<3 {
+            for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+        }
+        // When the large entry is stored once
+        cache.setValue(1, forKey: "large", cost: 60)
+        // Then it is kept and six of the frequent entries are gone: what W-TinyLFU prevents
+        #expect(cache["large"] == 1)
+        #expect((0..<10).filter { cache["small\($0)"] != nil }.count == 4)
+    }
+
+    @Test func aLargeEntryUsedOftenEnoughIsAdmittedAndEvictsOnlyWhatItMust() throws {
+        // Given ten entries of cost 10 used once each after being stored (frequency 2)
+        let cache = try makeCache(costLimit: 100)
+        for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+        for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+        // When an entry of cost 30 is stored again and again (each attempt counts as a use)
+        var attempts = 0
+        while cache["large"] == nil && attempts < 10 {
+            cache.setValue(1, forKey: "large", cost: 30)
+            attempts += 1
+        }
+        // Then it gets in once used more often than the victims, pushing out exactly three entries
+        #expect(attempts > 1 && attempts < 10)
+        #expect(cache["large"] == 1)
+        #expect((0..<10).filter { cache["small\($0)"] != nil }.count == 7)
+        #expect(cache.totalCost == 100)
+        #expect(cache.checkInvariants())
+    }
+
+    // MARK: - Limits, expiry, statistics
+
+    @Test func theCountLimitHoldsAndEveryInsertionOverItEvictsOne() throws {
+        let cache = try makeCache(countLimit: 10)
+        for key in 0..<1_000 { access("k\(key % 37)", in: cache) }
+        let statistics = cache.statistics
+        #expect(cache.count == 10)
+        #expect(statistics.insertions - statistics.evictions == 10)
+        #expect(statistics.hits + statistics.misses == 1_000 + statistics.misses - statistics.insertions)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func expiredEntriesAreNeverReturnedAndCountAsExpirations() throws {
+        let clock = ManualClock()
+        let cache = try makeCache(countLimit: 10, clock: clock)
+        cache.setValue(1, forKey: "short", expiry: .seconds(5))
+        cache.setValue(2, forKey: "long", expiry: .seconds(50))
+        #expect(cache["short"] == 1)
+        clock.advance(by: 5)
+        #expect(cache["short"] == nil)
+        #expect(cache["long"] == 2)
+        #expect(cache.statistics.expirations == 1)
+        clock.advance(by: 100)
+        #expect(cache.removeExpired() == 1)
+        #expect(cache.count == 0)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func trimAndRemoveAllKeepThePolicyConsistent() throws {
+        let cache = try makeCache(countLimit: 50)
+        for _ in 0..<3 {
+            for key in 0..<80 { access("k\(key)", in: cache) }
+        }
+        cache.trim(toCount: 20)
+        #expect(cache.count == 20)
+        #expect(cache.checkInvariants())
+        cache.removeAll()
+        #expect(cache.count == 0)
+        for key in 0..<80 { access("k\(key)", in: cache) }
+        #expect(cache.count == 50)
+        #expect(cache.policy == .windowTinyLFU)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test(arguments: [1, 3])
+    func invariantsHoldAfterRandomOperations(shardCount: Int) throws {
+        // Given a cache with both limits and a clock, driven by a seeded random mix of every operation
+        let clock = ManualClock()
+        let cache = try makeCache(countLimit: 40, costLimit: 300, shardCount: shardCount, clock: clock)
+        var random = SplitMix64(seed: 0x7F_F00D)
+        for step in 0..<20_000 {
+            let key = "k\(random.next(upperBound: 120 as UInt64))"
+            switch random.next(upperBound: 100 as UInt64) {
+            case 0..<55: _ = cache[key]
+            case 55..<85: cache.setValue(step, forKey: key, cost: Int(random.next(upperBound: 40 as UInt64)))
+            case 85..<90:
+                cache.setValue(step, forKey: key, expiry: .seconds(Double(random.next(upperBound: 20 as UInt64))))
+            case 90..<95: cache.removeValue(forKey: key)
+            case 95..<97: clock.advance(by: 3)
+            case 97: cache.trim(toCount: Int(random.next(upperBound: 40 as UInt64)))
+            case 98: cache.trim(toCost: Int(random.next(upperBound: 300 as UInt64)))
+            default: if step % 1_000 == 0 { cache.removeAll() } else { cache.removeExpired() }
+            }
+            // Then after every operation the regions, queues and totals are consistent and within limits
+            if let problem = cache.invariantViolation() {
+                Issue.record("after step \(step): \(problem)")
+                return
+            }
+            #expect(cache.count <= 40 && cache.totalCost <= 300)
+        }
+    }
+
+    // MARK: - The sketch and the ghosts
+
+    @Test func sketchCountsSaturatesAndHalves() {
+        var sketch = FrequencySketch(capacity: 1_000)
+        defer { sketch.deallocate() }
+        #expect(sketch.capacity == 1_024)
+        #expect(sketch.sampleSize == 10_240)
+        for _ in 0..<5 { sketch.increment(42) }
+        #expect(sketch.frequency(42) == 5)
+        for _ in 0..<20 { sketch.increment(42) }
+        #expect(sketch.frequency(42) == 15)
+        sketch.halve()
+        #expect(sketch.frequency(42) == 7)
+        #expect(sketch.frequency(4_242) <= 7)
+    }
+
+    @Test func sketchHalvesByItselfAfterItsSampleOfIncrements() {
+        var sketch = FrequencySketch(capacity: 8)
+        defer { sketch.deallocate() }
+        for _ in 0..<8 { sketch.increment(7) }
+        // 80 increments of other keys (saturated counters do not count) trigger one halving
+        var other: UInt32 = 1_000
+        while sketch.frequency(7) == 8 && other < 10_000 {
+            sketch.increment(other)
+            other += 1
+        }
+        #expect(sketch.frequency(7) == 4)
+        #expect(sketch.additions < sketch.sampleSize)
+    }
+
+    @Test func sketchIsSizedFromTheCountLimitAndGrowsWithTheEntries() throws {
+        let cache = try makeCache(countLimit: 1_000)
+        #expect(cache.shards[0].withLock { $0.frequencyPolicy.sketch.capacity } == 64)
+        for key in 0..<5_000 { access("k\(key)", in: cache) }
+        #expect(cache.shards[0].withLock { $0.frequencyPolicy.sketch.capacity } == 1_024)
+    }
+
+    @Test func ghostsRememberAboutTwoGenerations() {
+        var ghosts = GhostFilter(generationSize: 100)
+        defer { ghosts.deallocate() }
+        ghosts.insert(1)
+        #expect(ghosts.contains(1))
+        for hash in UInt32(1_000)..<1_150 { ghosts.insert(hash) }
+        #expect(ghosts.contains(1))  // in the previous generation
+        for hash in UInt32(2_000)..<2_100 { ghosts.insert(hash) }
+        #expect(!ghosts.contains(1))
+        #expect(ghosts.contains(2_050))
+    }
+
+    @Test func missesOnKeysTheWindowTurnedAwayGrowTheWindow() throws {
+        // Given a full cache of frequent keys
+        let cache = try makeCache(countLimit: 100)
+        for _ in 0..<3 {
+            for key in 0..<100 { access("hot\(key)", in: cache) }
+        }
+        let before = cache.shards[0].withLock { $0.frequencyPolicy.windowCountLimit }
+        // When keys the window turned away come back soon, over and over (a workload where recency pays)
+        for round in 0..<20 {
+            for key in 0..<20 { access("recent\(round)-\(key % 10)", in: cache) }
+        }
+        // Then the window has grown
+        let after = cache.shards[0].withLock { $0.frequencyPolicy.windowCountLimit }
+        #expect(after > before)
+        #expect(cache.checkInvariants())
+    }
+}
