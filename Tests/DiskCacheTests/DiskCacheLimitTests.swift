@@ -106,6 +106,22 @@ import Testing
         #expect(try liveKeys(cache, ["k1", "k2"]) == ["k2"])
     }
 
+    @Test func valueLargerThanTheFormatAllowsIsRefusedAsTooLargeWithoutAByteLimit() throws {
+        // Given a store with no byte limit holding k1
+        let cache = try makeCache(folder)
+        try cache.setValue(Data(count: 100), forKey: "k1")
+        // A body one byte over what AES-GCM may seal; the buffer is never written, so the pages stay unmapped.
+        let count = EntryRecord.maxBodyLength - 1
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 16)
+        let huge = Data(bytesNoCopy: buffer, count: count, deallocator: .custom { pointer, _ in pointer.deallocate() })
+
+        let error = #expect(throws: CacheError.self) { try cache.setValue(huge, forKey: "k1") }
+
+        // Then it is refused as too large (not a crypto failure) and the earlier value is gone
+        #expect(error?.code == .entryTooLarge)
+        #expect(try cache.value(forKey: "k1") == nil)
+    }
+
     @Test func entryExactlyAtTheByteLimitIsKeptAlone() throws {
         let cache = try makeCache(folder, maxBytes: entrySize)
         try cache.setValue(Data(count: 100), forKey: "k1")

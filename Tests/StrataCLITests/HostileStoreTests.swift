@@ -226,6 +226,26 @@ enum PlantedItem: String, CaseIterable, Sendable {
         #expect(CLIFailure.reason(of: CacheError(.io, "a FIFO, not a regular file")) == "a FIFO, not a regular file")
     }
 
+    @Test func permissionDeniedAndOutOfSpaceNameTheRefusingPath() {
+        let denied = CacheError.posix(EACCES, "cannot open file", path: "/store/locks/ab.lock")
+        let full = CacheError.posix(ENOSPC, "cannot write file", path: "/store/tmp/1-a-b.tmp")
+
+        guard case .store(let deniedText) = CLIFailure.store(denied, store: "/store"),
+            case .store(let fullText) = CLIFailure.store(full, store: "/store")
+        else {
+            Issue.record("expected store failures")
+            return
+        }
+
+        #expect(
+            deniedText
+                == "store /store: permission denied: cannot open file: Permission denied (path: /store/locks/ab.lock)")
+        #expect(
+            fullText
+                == "store /store: out of space: cannot write file: No space left on device (path: /store/tmp/1-a-b.tmp)"
+        )
+    }
+
     @Test(.enabled(if: getuid() != 0, "root reads files whatever their mode"))
     func verifyNamesAnEntryItCannotReadAsCannotReadPathReason() throws {
         let harness = try StrataHarness()

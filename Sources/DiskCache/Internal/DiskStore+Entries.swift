@@ -191,7 +191,11 @@ extension DiskStore {
                 return
             }
             let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
-            if let maxBytes = configuration.maxBytes, size > maxBytes {
+            // Without `maxBytes` the format's own bound still applies (AES-GCM seals at most
+            // `maxBodyLength` bytes), so a larger value is refused like one over the limit, not failed as a
+            // crypto error that would leave the earlier value in place.
+            let maxBytes = maxEntryFileSize
+            if size > maxBytes {
                 // The caller replaced the value: like MemoryCache, drop the earlier one so no tier (and no
                 // MultiCache read falling through to this one) can return a value older than the last write.
                 try? removeEntry(named: name)

@@ -61,15 +61,22 @@ enum CLIFailure: Error {
         case .invalidKey:
             cause = "the master key\(keySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"
         case .permissionDenied:
-            cause = "permission denied: \(cacheError.message)"
+            cause = "permission denied: \(cacheError.message)\(naming(cacheError.path, unlessIn: cacheError.message))"
         case .outOfSpace:
-            cause = "out of space: \(cacheError.message)"
+            cause = "out of space: \(cacheError.message)\(naming(cacheError.path, unlessIn: cacheError.message))"
         case .entryTooLarge:
             cause = "the entry does not fit the store's size limit and was not stored"
         default:
             cause = cacheError.description
         }
         return .store("store \(store): \(oneLine(cause))")
+    }
+
+    /// ` (path: PATH)` when `message` does not already name `path`: a refusal is only actionable when the
+    /// user can tell which file or folder refused (a lock file, a fan-out folder, the store folder).
+    private static func naming(_ path: String?, unlessIn message: String) -> String {
+        guard let path, !message.contains(path) else { return "" }
+        return " (path: \(path))"
     }
 }
 
