@@ -1,1 +1,0 @@
-/tmp/attack-conccanary/file
