@@ -34,6 +34,20 @@ import Darwin
         #expect(ValueCommands.inputLimit(maxBytes: 0) == 0)
     }
 
+    @Test func storeFailuresNameTheCodeSentenceAndPathButNotTheUnderlyingErrorsDump() {
+        let error = CacheError.posix(ENOTDIR, "cannot open folder", path: "/s/entries/ab")
+
+        guard case .store(let text) = CLIFailure.store(error, store: "/s"),
+            case .store(let readText) = CLIFailure.read(error, store: "/s")
+        else {
+            Issue.record("expected store failures")
+            return
+        }
+
+        #expect(text == "store /s: io: cannot open folder: Not a directory (path: /s/entries/ab)")
+        #expect(readText == "store /s: cannot read /s/entries/ab: Not a directory")
+    }
+
     @Test func getThroughALinkAtAFanOutFolderSaysCannotReadPathReason() throws {
         // Given a symbolic link planted where the entry's fan-out folder belongs
         let harness = try StrataHarness()
