@@ -55,10 +55,10 @@ struct ExecCommand {
     ///
     /// - Returns: The command's exit status.
     private func runCommand(keeping key: String?) throws(CLIFailure) -> Int32 {
-        let result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
+        var result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
         switch result.outcome {
         case .complete:
-            if let key { keep(result, key: key) }
+            if let key { keep(&result, key: key) }
         case .outputClosed:
             // Like a pipeline member whose reader went away: quiet, nothing kept, the status a shell
             // reports for a command that SIGPIPE ended.
@@ -82,8 +82,8 @@ struct ExecCommand {
         // A read-only store cannot keep the refreshed result: nothing to do.
         _ = try locked(key) { () throws(CLIFailure) in
             if let record = try lookUp(key), freshness(of: record) == .fresh { return }
-            let result = try ChildProcess.run(options.arguments, echoesOutput: false, outputLimit: outputLimit)
-            if result.outcome == .complete { keep(result, key: key, warns: false) }
+            var result = try ChildProcess.run(options.arguments, echoesOutput: false, outputLimit: outputLimit)
+            if result.outcome == .complete { keep(&result, key: key, warns: false) }
         }
     }
 
@@ -142,16 +142,21 @@ struct ExecCommand {
 
     /// Stores a finished run when it qualifies. A failed write does not change the command's exit status
     /// (its output was already shown): it is reported on stderr as a warning.
-    private func keep(_ result: ChildResult, key: String, warns: Bool = true) {
+    ///
+    /// The record is built in the collected stdout's own buffer, which `result` gives up (it is left
+    /// empty), so a large output is not held twice.
+    private func keep(_ result: inout ChildResult, key: String, warns: Bool = true) {
         guard result.status == 0 || options.cachesFailures else { return }
         let now = store.clock.now
         let freshUntil = options.timeToLive.map { now.addingTimeInterval($0) }
-        let record = ExecRecord(
-            status: result.status, freshUntil: freshUntil, standardOutput: result.standardOutput,
+        let standardOutput = result.standardOutput
+        result.standardOutput = Data()
+        let serialized = ExecRecord.serialize(
+            status: result.status, freshUntil: freshUntil, standardOutput: consume standardOutput,
             standardError: result.standardError)
         let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
         do {
-            try store.setValue(record.serialized, forKey: key, expiry: expiry)
+            try store.setValue(serialized, forKey: key, expiry: expiry)
         } catch {
             if warns {
                 if case .store(let message) = CLIFailure.store(error, store: storePath) {
