@@ -232,8 +232,9 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - key: The key whose lock to take.
     ///   - body: Runs with the lock held, on the caller's thread.
     /// - Returns: `body`'s result.
-    /// - Throws: `CacheError` when the lock file cannot be opened or locked, `.invalidArgument` when the
-    ///   key cannot be encoded, or what `body` throws.
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only (the lock file cannot be
+    ///   created; `body` does not run), another `CacheError` when the lock file cannot be opened or locked,
+    ///   `.invalidArgument` when the key cannot be encoded, or what `body` throws.
     /// - Complexity: One open and one `flock` of a small file, then `body`. It blocks the calling thread
     ///   until the lock is free, so do not call it from a task on the cooperative pool when the wait can
     ///   be long.
@@ -254,8 +255,9 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   - key: The key whose lock to take.
     ///   - body: Runs with the lock held, on the caller's thread.
     /// - Returns: `body`'s result, or `nil` when another process or instance holds the lock.
-    /// - Throws: `CacheError` when the lock file cannot be opened, `.invalidArgument` when the key cannot
-    ///   be encoded, or what `body` throws.
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, another `CacheError` when
+    ///   the lock file cannot be opened, `.invalidArgument` when the key cannot be encoded, or what `body`
+    ///   throws.
     /// - Complexity: One open and one non-blocking `flock` of a small file, then `body`.
     ///
     /// Thread-safe, like ``withLock(forKey:_:)``.

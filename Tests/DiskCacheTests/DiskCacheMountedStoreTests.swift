@@ -69,6 +69,12 @@ struct DiskCacheMountedStoreTests {
             ("remove an entry", { try cache.removeEntry(forKey: "a") }),
             ("remove all entries", { try cache.removeAll() }),
             ("trim", { _ = try cache.trim(toBytes: 0) }),
+            // taking a key's lock creates its lock file: refused before `body` runs
+            ("take a key's lock", { try cache.withLock(forKey: "a") { () -> Void in Issue.record("body ran") } }),
+            (
+                "take a key's lock",
+                { _ = try cache.withLockIfAvailable(forKey: "a") { () -> Void in Issue.record("body ran") } }
+            ),
         ]
         for (operation, change) in changes {
             // Then it throws readOnly naming the store and what was refused

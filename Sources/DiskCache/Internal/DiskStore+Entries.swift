@@ -118,7 +118,7 @@ extension DiskStore {
     /// The largest entry file worth reading: what a write could have made under this store's size limit
     /// and AES-GCM's per-call limit. A longer file is judged corrupt without a byte being allocated.
     var maxEntryFileSize: Int {
-        min(configuration.maxBytes ?? .max, EntryRecord.overhead + EntryRecord.maxBodyLength)
+        min(configuration.maxBytes ?? .max, DiskCacheConfiguration.largestEntrySize)
     }
 
     /// Checks the entry file open at `fd` and, when it may be an entry, reads it and calls `body` with
@@ -272,6 +272,9 @@ extension DiskStore {
     ///
     /// - Returns: `body`'s result, or `nil` when `wait` is `false` and the lock is held elsewhere.
     func withKeyLock<R>(keyBytes: Data, wait: Bool, _ body: () throws -> R) throws -> R? {
+        // Taking a lock creates its file: a store this process may not modify refuses, as any change does,
+        // before anything is opened for writing.
+        try requireWritable("take a key's lock")
         let lock: FileLock? = try translatingErrors { () throws -> FileLock? in
             let name = try fileName(for: keyBytes) + ".lock"
             for attempt in 0..<2 {

@@ -52,12 +52,15 @@ extension DiskStore {
 
     /// Builds the size and recency index on first need (a write with limits, statistics, a trim), so
     /// opening a large store costs no per-file work.
-    func ensureIndex() throws {
+    ///
+    /// - Parameter foreignItem: Called for each foreign item met when the index is built now (see
+    ///   ``scanEntries(foreignItem:)``); not called when the index already exists.
+    func ensureIndex(foreignItem: ((String, FileStatus) -> Void)? = nil) throws {
         let generation: Int? = state.withLock { $0.index == nil ? $0.beginScan() : nil }
         guard let generation else { return }
         let scan: [String: (size: Int, modified: Date)]
         do {
-            scan = try scanEntries()
+            scan = try scanEntries(foreignItem: foreignItem)
         } catch {
             state.withLock { $0.endScan() }
             throw error
@@ -259,9 +262,19 @@ extension DiskStore {
     /// Persisted counters plus this process's unflushed ones, with the index's totals.
     func statistics() -> DiskCacheStatistics {
         do {
-            try ensureIndex()
+            // Totals that silently leave out what could not be read would mislead: each foreign item (a
+            // link or a file at a fan-out folder's name) and a folder that cannot be read is reported.
+            try ensureIndex { path, status in
+                self.report(
+                    .readFailed, "an item the store did not create sits in the entries folder; it was left in place",
+                    path: path,
+                    error: CacheError(.io, "\(status.kind) the store did not create", path: path))
+            }
         } catch {
-            report(.maintenanceFailed, "cannot scan the store for its size", path: layout.entriesFolder, error: error)
+            let failure = (error as? FileError)?.cacheError ?? error
+            report(
+                .readFailed, "cannot scan the store for its size; the totals leave out what could not be read",
+                path: (failure as? CacheError)?.path ?? layout.entriesFolder, error: failure)
         }
         let (pending, held, bytes) = state.withLock { ($0.pending, $0.index?.count ?? 0, $0.index?.totalBytes ?? 0) }
         let (persisted, isClean) = readStatisticsFile()

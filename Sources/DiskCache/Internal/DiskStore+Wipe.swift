@@ -124,12 +124,14 @@ extension DiskStore {
     /// Throws one error summing up `failures`, if any, saying whether earlier entries are still readable.
     private func throwIfIncomplete(_ failures: [(path: String, error: any Error)], epochChanged: Bool) throws {
         guard let first = failures.first else { return }
-        let code: CacheError.Code
+        // The user-facing sentence names the path and the system's words, never an internal type's dump.
+        let cause: CacheError
         switch first.error {
-        case let error as CacheError: code = error.code
-        case let error as FileError: code = error.cacheError.code
-        default: code = .io
+        case let error as CacheError: cause = error
+        case let error as FileError: cause = error.cacheError
+        default: cause = CacheError(.io, first.error.localizedDescription, path: first.path, cause: first.error)
         }
+        let code = cause.code
         let state =
             epochChanged
             ? "a new key epoch is in place, so none of them can be read any more"
@@ -137,7 +139,8 @@ extension DiskStore {
         throw CacheError(
             code,
             "store '\(storeName)': removeAll deleted what it could, but \(failures.count) item(s) under "
-                + "\(layout.entriesFolder) could not be removed; \(state). Remove them by hand. First: \(first.error)",
-            path: first.path, cause: first.error)
+                + "\(layout.entriesFolder) could not be removed; \(state). Remove them by hand. First: "
+                + "\(first.path): \(cause.message)",
+            path: first.path, cause: cause.cause ?? cause)
     }
 }

@@ -115,6 +115,8 @@ final class DiskStore: Sendable {
 
     /// Delivers an event to the observer; call only outside `state.withLock`.
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String? = nil, error: (any Error)? = nil) {
+        // Observers get the public error, never an internal type (a `FileError`) they cannot inspect.
+        let error = (error as? FileError)?.cacheError ?? error
         configuration.observer?(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
     }
 

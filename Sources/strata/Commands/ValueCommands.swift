@@ -14,15 +14,16 @@ struct ValueCommands {
     func set(key: String, value: Data?, timeToLive: TimeInterval?) throws(CLIFailure) -> Int32 {
         try refuseReserved(key, command: "set")
         let bytes: Data
+        let limit = Self.inputLimit(maxBytes: store.configuration.maxBytes)
         if let value {
             bytes = value
-        } else if let input = try StandardStreams.readToEnd(STDIN_FILENO, limit: store.configuration.maxBytes) {
+        } else if let input = try StandardStreams.readToEnd(STDIN_FILENO, limit: limit) {
             bytes = input
         } else {
-            // More than the whole store may hold: refused as soon as the input passed the limit, so an
-            // endless stdin cannot grow memory. The earlier value goes, as for any value too large.
+            // More than the store can hold (its size limit, or the format's largest entry without one):
+            // refused as soon as the input passed that, so an endless stdin cannot grow memory. The earlier
+            // value goes, as for any value too large.
             try? store.removeEntry(forKey: key)
-            let limit = store.configuration.maxBytes ?? 0
             throw .store(
                 "store \(storePath): the value (more than \(limit) bytes) does not fit the size limit of \(limit) "
                     + "bytes and was not stored; '\(key)' now has no value")
@@ -43,6 +44,16 @@ struct ValueCommands {
         return ExitStatus.success
     }
 
+    /// The most bytes of stdin `set` reads: the store's size limit, or without one the largest entry the
+    /// format holds (``DiskCacheConfiguration/largestEntrySize``, about 2 GiB). A longer input cannot be
+    /// stored, so reading stops one byte past this and the value is refused.
+    ///
+    /// - Parameter maxBytes: The store's `--max-size` in bytes, `nil` for none.
+    /// - Returns: The bound in bytes.
+    static func inputLimit(maxBytes: Int?) -> Int {
+        min(maxBytes ?? .max, DiskCacheConfiguration.largestEntrySize)
+    }
+
     /// `strata get KEY`: writes the value's bytes to stdout.
     ///
     /// - Returns: 0 on a hit, 1 on a miss (nothing printed).
@@ -54,7 +65,7 @@ struct ValueCommands {
         do {
             value = try store.value(forKey: key)
         } catch {
-            throw CLIFailure.store(error, store: storePath)
+            throw CLIFailure.read(error, store: storePath)
         }
         guard let value else { return ExitStatus.miss }
         guard StandardStreams.write(value, to: STDOUT_FILENO) else {

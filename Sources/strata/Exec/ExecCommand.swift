@@ -34,24 +34,43 @@ struct ExecCommand {
     func run() throws(CLIFailure) -> Int32 {
         let key = makeKey().storeKey
         if let status = try serveStored(key) { return status }
-        return try locked(key) { () throws(CLIFailure) -> Int32 in
+        let status = try locked(key) { () throws(CLIFailure) -> Int32 in
             // Another process may have stored the result while this one waited for the lock.
             if let status = try serveStored(key) { return status }
-            let result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
-            switch result.outcome {
-            case .complete:
-                keep(result, key: key)
-            case .outputClosed:
-                // Like a pipeline member whose reader went away: quiet, nothing kept, the status a shell
-                // reports for a command that SIGPIPE ended.
-                return 128 + SIGPIPE
-            case .overLimit:
+            return try runCommand(keeping: key)
+        }
+        if let status { return status }
+        // A store this user may only read (another user's, or on a read-only file system): the command
+        // still runs, once, with its output and status passed through; nothing can be kept. The warning
+        // follows the run, so a command that cannot start ends with its one error line alone.
+        let uncached = try runCommand(keeping: nil)
+        StandardStreams.printError(
+            "strata: warning: result not cached: store \(storePath) is read-only for this process; the command "
+                + "ran without caching")
+        return uncached
+    }
+
+    /// Runs the command, echoing its output, and keeps the result under `key` when it qualifies (`nil`:
+    /// keep nothing).
+    ///
+    /// - Returns: The command's exit status.
+    private func runCommand(keeping key: String?) throws(CLIFailure) -> Int32 {
+        var result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
+        switch result.outcome {
+        case .complete:
+            if let key { keep(&result, key: key) }
+        case .outputClosed:
+            // Like a pipeline member whose reader went away: quiet, nothing kept, the status a shell
+            // reports for a command that SIGPIPE ended.
+            return 128 + SIGPIPE
+        case .overLimit:
+            if key != nil {
                 StandardStreams.printError(
                     "strata: warning: result not cached: the command's output passed the cap of "
                         + "\(outputLimit ?? 0) bytes (\(outputLimitSource)); it was shown but not kept")
             }
-            return result.status
         }
+        return result.status
     }
 
     /// The detached refresh started by a stale hit: under the key's lock, runs the command again unless
@@ -60,10 +79,11 @@ struct ExecCommand {
     /// - Throws: `CLIFailure` as ``run()``; the detached process's exit status is not observed by anyone.
     func refreshInBackground() throws(CLIFailure) {
         let key = makeKey().storeKey
-        try locked(key) { () throws(CLIFailure) in
+        // A read-only store cannot keep the refreshed result: nothing to do.
+        _ = try locked(key) { () throws(CLIFailure) in
             if let record = try lookUp(key), freshness(of: record) == .fresh { return }
-            let result = try ChildProcess.run(options.arguments, echoesOutput: false, outputLimit: outputLimit)
-            if result.outcome == .complete { keep(result, key: key, warns: false) }
+            var result = try ChildProcess.run(options.arguments, echoesOutput: false, outputLimit: outputLimit)
+            if result.outcome == .complete { keep(&result, key: key, warns: false) }
         }
     }
 
@@ -105,12 +125,16 @@ struct ExecCommand {
         return .unusable
     }
 
-    private func locked<R>(_ key: String, _ body: () throws(CLIFailure) -> R) throws(CLIFailure) -> R {
+    /// Runs `body` under the key's lock; `nil` without running it when the store is read-only for this
+    /// process (the lock file cannot be created).
+    private func locked<R>(_ key: String, _ body: () throws(CLIFailure) -> R) throws(CLIFailure) -> R? {
         // withLock rethrows untyped errors; keep the typed failure from the body intact.
         do {
             return try store.withLock(forKey: key) { try body() }
         } catch let failure as CLIFailure {
             throw failure
+        } catch let error as CacheError where error.code == .readOnly {
+            return nil
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
@@ -118,16 +142,21 @@ struct ExecCommand {
 
     /// Stores a finished run when it qualifies. A failed write does not change the command's exit status
     /// (its output was already shown): it is reported on stderr as a warning.
-    private func keep(_ result: ChildResult, key: String, warns: Bool = true) {
+    ///
+    /// The record is built in the collected stdout's own buffer, which `result` gives up (it is left
+    /// empty), so a large output is not held twice.
+    private func keep(_ result: inout ChildResult, key: String, warns: Bool = true) {
         guard result.status == 0 || options.cachesFailures else { return }
         let now = store.clock.now
         let freshUntil = options.timeToLive.map { now.addingTimeInterval($0) }
-        let record = ExecRecord(
-            status: result.status, freshUntil: freshUntil, standardOutput: result.standardOutput,
+        let standardOutput = result.standardOutput
+        result.standardOutput = Data()
+        let serialized = ExecRecord.serialize(
+            status: result.status, freshUntil: freshUntil, standardOutput: consume standardOutput,
             standardError: result.standardError)
         let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
         do {
-            try store.setValue(record.serialized, forKey: key, expiry: expiry)
+            try store.setValue(serialized, forKey: key, expiry: expiry)
         } catch {
             if warns {
                 if case .store(let message) = CLIFailure.store(error, store: storePath) {

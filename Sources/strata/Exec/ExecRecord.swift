@@ -18,18 +18,31 @@ struct ExecRecord: Equatable {
     /// Everything the command wrote to standard error.
     var standardError: Data
 
-    /// The serialized record.
-    var serialized: Data {
-        var data = Self.magic
-        append(UInt32(bitPattern: status), to: &data)
+    /// The serialized record of a run, built in `standardOutput`'s own buffer when the caller gives up its
+    /// last reference to it: the header is inserted in front (the bytes move within the buffer, which
+    /// `realloc` grows in place or by remapping) and stderr appended, so a large stdout is not copied.
+    ///
+    /// - Parameters:
+    ///   - status: The exit status.
+    ///   - freshUntil: Until when the result is fresh; `nil` for always.
+    ///   - standardOutput: What the command wrote to stdout.
+    ///   - standardError: What the command wrote to stderr.
+    /// - Returns: The bytes ``init(serialized:)`` reads.
+    /// - Complexity: O(stdout + stderr) bytes moved.
+    static func serialize(
+        status: Int32, freshUntil: Date?, standardOutput: consuming Data, standardError: Data
+    ) -> Data {
+        var header = magic
+        append(UInt32(bitPattern: status), to: &header)
         if let freshUntil {
-            data.append(1)
-            append(freshUntil.timeIntervalSince1970.bitPattern, to: &data)
+            header.append(1)
+            append(freshUntil.timeIntervalSince1970.bitPattern, to: &header)
         } else {
-            data.append(0)
+            header.append(0)
         }
-        append(UInt64(standardOutput.count), to: &data)
-        data.append(standardOutput)
+        append(UInt64(standardOutput.count), to: &header)
+        var data = consume standardOutput
+        data.replaceSubrange(data.startIndex..<data.startIndex, with: header)
         append(UInt64(standardError.count), to: &data)
         data.append(standardError)
         return data
@@ -45,7 +58,7 @@ struct ExecRecord: Equatable {
 
     /// Parses a serialized record.
     ///
-    /// - Parameter data: Bytes written by ``serialized``.
+    /// - Parameter data: Bytes written by ``serialize(status:freshUntil:standardOutput:standardError:)``.
     /// - Returns: The record, or `nil` when the bytes are not a record (treated as a miss).
     init?(serialized data: Data) {
         var reader = ByteReader(data: data)
@@ -65,7 +78,7 @@ struct ExecRecord: Equatable {
         self.standardError = err
     }
 
-    private func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
+    private static func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {
         withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
     }
 }
@@ -81,7 +94,8 @@ private struct ByteReader {
         guard count >= 0, UInt64(count) <= UInt64(data.count - offset) else { return nil }
         let start = data.startIndex + offset
         offset += Int(count)
-        return data.subdata(in: start..<(start + Int(count)))
+        // A slice shares the record's buffer: replaying a large output costs no second copy of it.
+        return data[start..<(start + Int(count))]
     }
 
     mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {

@@ -67,7 +67,9 @@ enum CLIFailure: Error {
         case .entryTooLarge:
             cause = "the entry does not fit the store's size limit and was not stored"
         default:
-            cause = cacheError.description
+            // The code, the sentence and the path; never the underlying error's own dump (an NSError or
+            // an internal type), which says nothing the sentence does not.
+            cause = "\(cacheError.code): \(cacheError.message)\(naming(cacheError.path, unlessIn: cacheError.message))"
         }
         return .store("store \(store): \(oneLine(cause))")
     }
@@ -81,6 +83,23 @@ enum CLIFailure: Error {
 }
 
 extension CLIFailure {
+    /// A failed read in the documented form `store DIR: cannot read PATH: REASON` when the store names the
+    /// file or folder that could not be read (a foreign item, an unreadable folder); otherwise as
+    /// ``store(_:store:keySource:)``.
+    ///
+    /// - Parameters:
+    ///   - error: What the store threw.
+    ///   - store: The store's folder, shown to the user.
+    /// - Returns: A `.store` failure.
+    static func read(_ error: any Error, store: String) -> CLIFailure {
+        if let cacheError = error as? CacheError, let path = cacheError.path,
+            cacheError.code == .io || cacheError.code == .permissionDenied
+        {
+            return .store("store \(store): cannot read \(path): \(reason(of: cacheError))")
+        }
+        return Self.store(error, store: store)
+    }
+
     /// The reason part of `cannot read PATH: REASON`: the system's words for a failed call ("Permission
     /// denied"), else the error's own message; never a type's dump.
     ///

@@ -33,7 +33,10 @@ enum DeferredWarnings {
                 let reason = event.error.map { ": " + CLIFailure.reason(of: $0) } ?? ""
                 StandardStreams.printError("strata: warning: cannot read \(path)\(reason); left in place")
             } else {
-                StandardStreams.printError("strata: warning: \(oneLine(event.description))")
+                // The event's sentence, where, and the system's words for why; not the error's own dump.
+                let path = event.path.map { " (path: \($0))" } ?? ""
+                let reason = event.error.map { ": " + CLIFailure.reason(of: $0) } ?? ""
+                StandardStreams.printError("strata: warning: \(event.kind): \(oneLine(event.message))\(path)\(reason)")
             }
         }
     }
