@@ -83,7 +83,7 @@ struct UsageTests {
         let harness = try StrataHarness()
         let help = try harness.run(["--help"], usesStore: false)
         #expect(help.outputText.contains("durations (--ttl, --stale): a number and a unit, no space: 90s, 10m"))
-        #expect(help.outputText.contains("strata help COMMAND shows one command's options"))
+        #expect(help.outputText.contains("strata help COMMAND shows one command's usage and options"))
         #expect(!help.outputText.contains("Docs/"))
     }
 

@@ -85,10 +85,10 @@ enum HelpText {
               --max-size SIZE      byte limit: 500MB, 1.5G (powers of 1000), 2GiB (powers of 1024), 4096, none
               --max-entries N      entry limit, or none; 0 keeps nothing
               -h, --help           show help;  strata help COMMAND for one command
+              -V, --version        print the version
 
             durations (--ttl, --stale): a number and a unit, no space: 90s, 10m, 2h, 1d, 1w, 250ms, 1h30m;
               a bare number is seconds
-              -V, --version        print the version
 
             environment:
               STRATA_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
@@ -96,9 +96,9 @@ enum HelpText {
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error
               3 store, key or I/O failure   126 command not executable   127 command not found
-              exec replays or passes through the command's own status; 141 when its stdout was closed.
+              exec replays or passes through the command's own status; 141 when stdout was closed by its reader.
 
-            strata help COMMAND shows one command's options and examples.
+            strata help COMMAND shows one command's usage and options.
 
             """
     }
