@@ -96,7 +96,7 @@ extension DiskStore {
         try translatingErrors {
             try requireWritable("trim")
             let lock = try storeLock(in: try folders())
-            defer { lock?.unlock() }
+            defer { release(lock) }
             let generation = state.withLock { $0.beginScan() }
             let scan: [String: (size: Int, modified: Date)]
             do {
@@ -331,7 +331,7 @@ extension DiskStore {
             } catch  where FileError.isNotFound(error) {
                 return
             }
-            defer { lock?.unlock() }
+            defer { release(lock) }
             let merged = readStatisticsFile().counters + snapshot
             do {
                 try writeAtomically(

@@ -27,7 +27,7 @@ extension DiskStore {
             try createFolders()
             let folders = try folders()
             let lock = try storeLock(in: folders)
-            defer { lock?.unlock() }
+            defer { release(lock) }
             let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
             let record = try KeyCheckRecord.make(salt: salt, master: master)
             do {

@@ -18,6 +18,11 @@ final class DiskStore: Sendable {
         var index: StoreIndex?
         /// Counts not yet merged into `store.stats`.
         var pending = StatisticsCounters()
+        /// How many `store.lock` holds this process has, and the observer events reported meanwhile: they
+        /// are delivered once no hold is left, so no observer ever runs while the store lock is held (an
+        /// iOS app suspended holding a file lock in a shared container is killed; Docs/Platforms.md).
+        var storeLockHolds = 0
+        var deferredEvents: [CacheEvent] = []
         /// Folder scans in flight, the index changes made since the first of them began, and a counter
         /// that invalidates them (see DiskStore+IndexState.swift).
         var activeScans = 0
@@ -113,11 +118,33 @@ final class DiskStore: Sendable {
         try Self.translatingErrors(body)
     }
 
-    /// Delivers an event to the observer; call only outside `state.withLock`.
+    /// Delivers an event to the observer, or, while this process holds `store.lock`, once it is released;
+    /// call only outside `state.withLock`.
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String? = nil, error: (any Error)? = nil) {
+        guard let observer = configuration.observer else { return }
         // Observers get the public error, never an internal type (a `FileError`) they cannot inspect.
         let error = (error as? FileError)?.cacheError ?? error
-        configuration.observer?(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
+        let event = CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error)
+        let deferred = state.withLock { state -> Bool in
+            guard state.storeLockHolds > 0 else { return false }
+            state.deferredEvents.append(event)
+            return true
+        }
+        if !deferred { observer(event) }
+    }
+
+    /// Releases a hold of `store.lock` taken with ``storeLock(in:wait:creating:)``, then delivers the events
+    /// reported while the last hold was taken.
+    func release(_ lock: FileLock?) {
+        guard let lock else { return }
+        lock.unlock()
+        let events = state.withLock { state -> [CacheEvent] in
+            state.storeLockHolds -= 1
+            guard state.storeLockHolds == 0 else { return [] }
+            defer { state.deferredEvents = [] }
+            return state.deferredEvents
+        }
+        for event in events { configuration.observer?(event) }
     }
 
     func count(_ update: (inout StatisticsCounters) -> Void) {
@@ -134,20 +161,24 @@ final class DiskStore: Sendable {
         // The store lock file exists whenever the store does, so a flush can tell a deleted store.
         // On a read-only volume this open fails with EROFS, which is what switches the store to read-only
         // mode (DiskStore+Access.swift); skipping it when the file exists would hide that.
-        try storeLock(in: folders, wait: false, creating: true)?.unlock()
+        release(try storeLock(in: folders, wait: false, creating: true))
     }
 
     /// Takes `store.lock`; a foreign item at its name is moved aside and a fresh lock file made when
-    /// `creating`.
+    /// `creating`. Give a lock it returns back with ``release(_:)``, never `unlock()`, so that the events
+    /// reported meanwhile reach the observer.
     func storeLock(in folders: StoreFolders, wait: Bool = true, creating: Bool = true) throws -> FileLock? {
+        let lock: FileLock?
         do {
-            return try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: creating)
+            lock = try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: creating)
         } catch  where creating && (error.isForeignItem || error.detail != nil) {
             try moveAside(StoreLayout.storeLockName, in: folders.root, root: folders.root)
-            return try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: true)
+            lock = try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: true)
         } catch {
             throw error
         }
+        if lock != nil { state.withLock { $0.storeLockHolds += 1 } }
+        return lock
     }
 
     /// Reads and checks `store.check`; `nil` when it does not exist.
@@ -193,7 +224,7 @@ final class DiskStore: Sendable {
         if let loaded = try loadCheckRecord() { return loaded }
         let folders = try self.folders()
         let lock = try storeLock(in: folders)
-        defer { lock?.unlock() }
+        defer { release(lock) }
         if let loaded = try loadCheckRecord() { return loaded }
         let salt = try preferredSalt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
         let record = try KeyCheckRecord.make(salt: salt, master: master)
