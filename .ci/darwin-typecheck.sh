@@ -24,8 +24,10 @@ common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -warnings-as-er
 for module in Darwin CryptoKit Security AppleSDKAdditions SwiftUI; do
     file=.ci/darwin-stand-ins/$module.swift
     [ -f "$file" ] || continue
-    # Swift 5 mode: C globals imported from Apple's headers are not checked for Sendable either.
-    swiftc -parse-as-library -module-name "$module" -swift-version 5 -I "$out/stand-ins" \
+    # Swift 5 mode: C globals imported from Apple's headers are not checked for Sendable either. Library
+    # evolution, as Apple builds its SDK: a non-`@frozen` enum (CryptoKitError) needs `@unknown default`, and
+    # structs are resilient. (It warns that Foundation lacks evolution support; that is Linux's, not ours.)
+    swiftc -parse-as-library -module-name "$module" -swift-version 5 -enable-library-evolution -suppress-warnings -I "$out/stand-ins" \
         -emit-module -emit-module-path "$out/stand-ins/$module.swiftmodule" "$file"
 done
 
@@ -88,6 +90,25 @@ for example in .ci/darwin-examples/*.swift; do
         echo FAILED
         cat "$out/example.log"
         status=1
+    fi
+done
+# Negative fixtures: each must FAIL to type-check, with the message its `// expect:` line names, so that a
+# stand-in that accepts more than Apple's SDK (a settable property Apple declares get-only, a missing enum
+# case, a frozen enum) turns this script red.
+for fixture in .ci/darwin-fixtures/*.swift; do
+    [ -f "$fixture" ] || continue
+    expected=$(sed -n 's|^// expect: ||p' "$fixture" | head -1)
+    printf '  %-14s %3d file  ... ' "must-fail" 1
+    if swiftc "${common[@]}" -parse-as-library -module-name DarwinFixture -I "$out/stand-ins" -I "$out/modules" \
+        -Xfrontend -import-module -Xfrontend AppleSDKAdditions -typecheck "$fixture" >"$out/fixture.log" 2>&1; then
+        echo "FAILED: $(basename "$fixture") type-checks, but Apple's SDK rejects it"
+        status=1
+    elif [ -z "$expected" ] || ! grep -qF -- "$expected" "$out/fixture.log"; then
+        echo "FAILED: $(basename "$fixture") fails, but not with '$expected':"
+        cat "$out/fixture.log"
+        status=1
+    else
+        echo "rejected as expected ($(basename "$fixture"))"
     fi
 done
 exit $status
