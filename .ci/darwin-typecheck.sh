@@ -9,6 +9,14 @@
 # mode (complete concurrency checking) with warnings as errors, as the macOS CI job builds it.
 # What it cannot see: `os(iOS)`-style conditions (no Apple target triple here) — .ci/availability-check.py
 # checks the platform-restricted APIs instead; see Docs/Platforms.md.
+# The Glibc re-export, precisely (Docs/Platforms.md, "What the Glibc re-export hides"): every POSIX name both
+# libraries share is checked with glibc's C types, not Darwin's — `stat.st_size` is `Int` here and `Int64` on
+# Darwin, `st_mode`/`mode_t` `UInt32` here and `UInt16` there, `st_nlink` `UInt` here and `UInt16` there — so
+# code that hands such a field on unconverted passes here and fails on macOS (the availability check flags
+# the `st_size`/`st_mode` cases it can see). And because the Glibc module exists and the target is Linux,
+# `canImport(Glibc)` and `os(Linux)` are TRUE during this check: in `#if canImport(Glibc) … #else` or
+# `#if os(Linux) … #else` the Apple branch is never compiled here. Write such chains Darwin-first.
+# Negative fixtures in .ci/darwin-fixtures/ must each FAIL to type-check (see the end of this script).
 #
 # Usage: .ci/darwin-typecheck.sh [SOURCES_DIR]   (default: Sources; a scratch copy may be given)
 set -euo pipefail
