@@ -219,6 +219,10 @@ def parse_versions(text):
 
 # MARK: - Source text (comments and string literals blanked; interpolations kept as code)
 
+INTERESTING_IN_CODE = re.compile(r'[/"#()]')
+INTERESTING_IN_STRING = re.compile(r'[\\"\n]')
+
+
 def clean(text):
     """`text` with comments and string-literal contents replaced by spaces (newlines kept, so offsets and line
     numbers stay), and string interpolations `\\(...)` kept as code, since code runs there too."""
@@ -262,7 +266,8 @@ def clean(text):
                 depth -= 1
                 i += 1
             else:
-                i += 1
+                found = INTERESTING_IN_CODE.search(text, i + 1)
+                i = found.start() if found else n
         return i
 
     def string(i):
@@ -289,7 +294,8 @@ def clean(text):
                 return j + len(terminator)
             if text[j] == "\n" and not multi:
                 break
-            j += 1
+            found = INTERESTING_IN_STRING.search(text, j + 1)
+            j = found.start() if found else n
         blank(start, j)
         return j
 
