@@ -9,6 +9,14 @@
 # mode (complete concurrency checking) with warnings as errors, as the macOS CI job builds it.
 # What it cannot see: `os(iOS)`-style conditions (no Apple target triple here) — .ci/availability-check.py
 # checks the platform-restricted APIs instead; see Docs/Platforms.md.
+# The Glibc re-export, precisely (Docs/Platforms.md, "What the Glibc re-export hides"): every POSIX name both
+# libraries share is checked with glibc's C types, not Darwin's — `stat.st_size` is `Int` here and `Int64` on
+# Darwin, `st_mode`/`mode_t` `UInt32` here and `UInt16` there, `st_nlink` `UInt` here and `UInt16` there — so
+# code that hands such a field on unconverted passes here and fails on macOS (the availability check flags
+# the `st_size`/`st_mode` cases it can see). And because the Glibc module exists and the target is Linux,
+# `canImport(Glibc)` and `os(Linux)` are TRUE during this check: in `#if canImport(Glibc) … #else` or
+# `#if os(Linux) … #else` the Apple branch is never compiled here. Write such chains Darwin-first.
+# Negative fixtures in .ci/darwin-fixtures/ must each FAIL to type-check (see the end of this script).
 #
 # Usage: .ci/darwin-typecheck.sh [SOURCES_DIR]   (default: Sources; a scratch copy may be given)
 set -euo pipefail
@@ -24,8 +32,10 @@ common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -warnings-as-er
 for module in Darwin CryptoKit Security AppleSDKAdditions SwiftUI; do
     file=.ci/darwin-stand-ins/$module.swift
     [ -f "$file" ] || continue
-    # Swift 5 mode: C globals imported from Apple's headers are not checked for Sendable either.
-    swiftc -parse-as-library -module-name "$module" -swift-version 5 -I "$out/stand-ins" \
+    # Swift 5 mode: C globals imported from Apple's headers are not checked for Sendable either. Library
+    # evolution, as Apple builds its SDK: a non-`@frozen` enum (CryptoKitError) needs `@unknown default`, and
+    # structs are resilient. (It warns that Foundation lacks evolution support; that is Linux's, not ours.)
+    swiftc -parse-as-library -module-name "$module" -swift-version 5 -enable-library-evolution -suppress-warnings -I "$out/stand-ins" \
         -emit-module -emit-module-path "$out/stand-ins/$module.swiftmodule" "$file"
 done
 
@@ -88,6 +98,25 @@ for example in .ci/darwin-examples/*.swift; do
         echo FAILED
         cat "$out/example.log"
         status=1
+    fi
+done
+# Negative fixtures: each must FAIL to type-check, with the message its `// expect:` line names, so that a
+# stand-in that accepts more than Apple's SDK (a settable property Apple declares get-only, a missing enum
+# case, a frozen enum) turns this script red.
+for fixture in .ci/darwin-fixtures/*.swift; do
+    [ -f "$fixture" ] || continue
+    expected=$(sed -n 's|^// expect: ||p' "$fixture" | head -1)
+    printf '  %-14s %3d file  ... ' "must-fail" 1
+    if swiftc "${common[@]}" -parse-as-library -module-name DarwinFixture -I "$out/stand-ins" -I "$out/modules" \
+        -Xfrontend -import-module -Xfrontend AppleSDKAdditions -typecheck "$fixture" >"$out/fixture.log" 2>&1; then
+        echo "FAILED: $(basename "$fixture") type-checks, but Apple's SDK rejects it"
+        status=1
+    elif [ -z "$expected" ] || ! grep -qF -- "$expected" "$out/fixture.log"; then
+        echo "FAILED: $(basename "$fixture") fails, but not with '$expected':"
+        cat "$out/fixture.log"
+        status=1
+    else
+        echo "rejected as expected ($(basename "$fixture"))"
     fi
 done
 exit $status

@@ -8,16 +8,18 @@ import Foundation
 /// https://developer.apple.com/documentation/cryptokit/symmetrickey
 public struct SymmetricKey: ContiguousBytes {
     /// https://developer.apple.com/documentation/cryptokit/symmetrickey/init(data:)
-    public init<D: ContiguousBytes>(data: D) { bitCount = 0 }
-    /// https://developer.apple.com/documentation/cryptokit/symmetrickey/bitcount
-    public var bitCount: Int
+    public init<D: ContiguousBytes>(data: D) {}
+    /// https://developer.apple.com/documentation/cryptokit/symmetrickey/bitcount (`var bitCount: Int { get }`)
+    public var bitCount: Int { 0 }
     /// https://developer.apple.com/documentation/cryptokit/symmetrickey/withunsafebytes(_:)
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: nil, count: 0))
     }
 }
 
-/// https://developer.apple.com/documentation/cryptokit/cryptokiterror
+/// https://developer.apple.com/documentation/cryptokit/cryptokiterror — all seven cases on that page. The
+/// enum is not `@frozen` and the stand-ins are built with `-enable-library-evolution`, as Apple's SDK is, so a
+/// `switch` over it without `@unknown default` fails here as it does on macOS.
 public enum CryptoKitError: Error {
     /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/incorrectkeysize
     case incorrectKeySize
@@ -27,6 +29,12 @@ public enum CryptoKitError: Error {
     case authenticationFailure
     /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/underlyingcorecryptoerror(error:)
     case underlyingCoreCryptoError(error: Int32)
+    /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/wrapfailure (macOS 12, iOS 15)
+    case wrapFailure
+    /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/unwrapfailure (macOS 12, iOS 15)
+    case unwrapFailure
+    /// https://developer.apple.com/documentation/cryptokit/cryptokiterror/invalidparameter (macOS 13, iOS 16)
+    case invalidParameter
 }
 
 /// https://developer.apple.com/documentation/cryptokit/hashfunction
@@ -87,17 +95,15 @@ public enum AES {
         /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox
         public struct SealedBox {
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/init(nonce:ciphertext:tag:)
-            public init<C: DataProtocol, T: DataProtocol>(nonce: AES.GCM.Nonce, ciphertext: C, tag: T) throws {
-                self.nonce = nonce
-            }
+            public init<C: DataProtocol, T: DataProtocol>(nonce: AES.GCM.Nonce, ciphertext: C, tag: T) throws {}
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/init(combined:)
-            public init<D: DataProtocol>(combined: D) throws { nonce = AES.GCM.Nonce() }
+            public init<D: DataProtocol>(combined: D) throws {}
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/ciphertext
             public var ciphertext: Data { Data() }
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/tag
             public var tag: Data { Data() }
-            /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/nonce
-            public var nonce: AES.GCM.Nonce
+            /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/nonce (`let nonce`: read-only)
+            public var nonce: AES.GCM.Nonce { AES.GCM.Nonce() }
             /// https://developer.apple.com/documentation/cryptokit/aes/gcm/sealedbox/combined
             public var combined: Data? { nil }
         }

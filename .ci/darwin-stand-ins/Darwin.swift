@@ -22,8 +22,9 @@ public func memset_s(_ __s: UnsafeMutableRawPointer!, _ __smax: Int, _ __c: Int3
 
 // MARK: - <os/lock.h> (part of the Darwin module)
 
-/// https://developer.apple.com/documentation/os/os_unfair_lock_s
-public struct os_unfair_lock_s {
+/// https://developer.apple.com/documentation/os/os_unfair_lock_s (a C struct: fixed layout, hence `@frozen`
+/// now that the stand-ins are built with library evolution).
+@frozen public struct os_unfair_lock_s {
     public var _os_unfair_lock_opaque: UInt32
     public init() { _os_unfair_lock_opaque = 0 }
     public init(_os_unfair_lock_opaque: UInt32) { self._os_unfair_lock_opaque = _os_unfair_lock_opaque }
@@ -45,6 +46,14 @@ public func os_unfair_lock_trylock(_ lock: os_unfair_lock_t) -> Bool { true }
 /// https://developer.apple.com/library/archive/documentation/System/Conceptual/ManPages_iPhoneOS/man2/fcntl.2.html
 /// (SDK: sys/fcntl.h, `#define F_FULLFSYNC 51`).
 public var F_FULLFSYNC: Int32 { 51 }
+
+/// `F_SETPROTECTIONCLASS`: give the open file or folder a Data Protection class (`fcntl(fd, F_SETPROTECTIONCLASS,
+/// class)`), which acts on the descriptor and so never follows a name that was swapped for a link.
+/// SDK: sys/fcntl.h, `#define F_SETPROTECTIONCLASS 64` (beside `F_GETPROTECTIONCLASS 63`); the class numbers
+/// (`PROTECTION_CLASS_A`…`D`) live in xnu's private sys/content_protection.h, not in the SDK, so they are not
+/// declared here (a stand-in must not accept more than the SDK): Strata spells them itself
+/// (Sources/DiskCache/Internal/DataProtection.swift).
+public var F_SETPROTECTIONCLASS: Int32 { 64 }
 
 // MARK: - <sys/stat.h>
 

@@ -41,6 +41,15 @@ import Darwin
         #expect(try reopened.value(forKey: "k") == Data("v".utf8))
     }
 
+    @Test func protectionClassesAreTheKernelsClassesAToD() {
+        // The numbers F_SETPROTECTIONCLASS takes (xnu's PROTECTION_CLASS_A…D): a wrong one would give the
+        // store's folders another class than the one configured, with no error on the device.
+        #expect(DataProtection.classNumber(.complete) == 1)
+        #expect(DataProtection.classNumber(.completeUnlessOpen) == 2)
+        #expect(DataProtection.classNumber(.completeUntilFirstUserAuthentication) == 3)
+        #expect(DataProtection.classNumber(.none) == 4)
+    }
+
     @Test func platformDefaultsAreTheKeyFileAndFirstUnlockProtection() {
         let configuration = DiskCacheConfiguration(name: "thumbs")
         #if os(macOS) || os(Linux)

@@ -12,10 +12,8 @@ extension DiskStore {
     ///   the failure is of another kind (a full disk, an I/O error).
     func openFolders() throws {
         do {
+            // Creates the folders and gives them their Data Protection class through their descriptors.
             try createFolders()
-            try DataProtection.apply(
-                configuration.fileProtection,
-                to: [layout.root, layout.entriesFolder, layout.temporaryFolder, layout.locksFolder])
         } catch let error as FileError where Self.isWriteRefusal(error.errno) {
             // Reading needs the key-check record; without one there is no store to read.
             let existing = try? openStoreFolders(creating: false)

@@ -154,14 +154,20 @@ final class DiskStore: Sendable {
     // MARK: - Folders and the key-check record
 
     /// Creates (or opens) the store folder, its folders and the store lock file, moving foreign items
-    /// in their places aside (DiskStore+Folders.swift), and holds the folders open.
+    /// in their places aside (DiskStore+Folders.swift), holds the folders open, and gives the folders the
+    /// configured Data Protection class (Apple platforms; DataProtection.swift), also when they are made again
+    /// after a deletion from outside.
     func createFolders() throws {
         let folders = try reopenFolders(creating: true)
-        _ = try locksFolder(in: folders)
+        let locks = try locksFolder(in: folders)
         // The store lock file exists whenever the store does, so a flush can tell a deleted store.
         // On a read-only volume this open fails with EROFS, which is what switches the store to read-only
         // mode (DiskStore+Access.swift); skipping it when the file exists would hide that.
         release(try storeLock(in: folders, wait: false, creating: true))
+        // On the descriptors just opened without following links, not on the paths: a folder swapped for a
+        // link since must not pass the class to whatever the link points at (DataProtection.swift).
+        try DataProtection.apply(
+            configuration.fileProtection, to: [folders.root, folders.entries, folders.temporary, locks])
     }
 
     /// Takes `store.lock`; a foreign item at its name is moved aside and a fresh lock file made when

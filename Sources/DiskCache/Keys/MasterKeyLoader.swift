@@ -71,13 +71,10 @@ enum MasterKeyLoader {
         case .key(let bytes):
             return (try MasterKey(bytes: bytes), nil)
         case .keyFile(let url):
-            let loaded = try openOrCreateKeyFile(at: url, for: store)
-            try DataProtection.apply(protection, to: [url.standardizedFileURL.path])
-            return loaded
+            return try openOrCreateKeyFile(at: url, protection: protection, for: store)
         case .defaultKeyFile:
             let url = try defaultKeyFileURL(storeName: storeName)
-            let loaded = try openOrCreateKeyFile(at: url, for: store)
-            try DataProtection.apply(protection, to: [url.path])
+            let loaded = try openOrCreateKeyFile(at: url, protection: protection, for: store)
             try excludeFromBackup(url)
             return loaded
         case .keychain(let service):
@@ -134,12 +131,14 @@ enum MasterKeyLoader {
     ///
     /// - Parameters:
     ///   - url: A file URL; missing folders on the way are created with mode 0700.
+    ///   - protection: The Data Protection class the key file gets (Apple platforms), set on the descriptor
+    ///     the key is read from or written to, never by path; `nil` leaves the class alone.
     ///   - store: The store the key is for; when its folder already holds a key-check record, a missing key
     ///     file is an error instead of a fresh key.
     /// - Returns: The key, and the key file's path when this call created it.
     /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and `.masterKeyNotFound` (above).
     static func openOrCreateKeyFile(
-        at url: URL, for store: StoreLayout?
+        at url: URL, protection: DiskCacheConfiguration.FileProtection? = nil, for store: StoreLayout?
     ) throws -> (
         key: MasterKey, createdKeyFile: String?
     ) {
@@ -150,7 +149,7 @@ enum MasterKeyLoader {
         // A creator that loses the race reads the winner's file; the retry covers that file being deleted in
         // between, which only a concurrent manual cleanup can cause.
         for _ in 0..<3 {
-            if let existing = try KeyFile.readKey(at: path) {
+            if let existing = try KeyFile.readKey(at: path, protection: protection) {
                 return (existing, nil)
             }
             if let store, store.holdsStore {
@@ -162,7 +161,7 @@ enum MasterKeyLoader {
                     path: path)
             }
             let key = try MasterKey.random()
-            if try KeyFile.createKey(at: path, containing: key) {
+            if try KeyFile.createKey(at: path, containing: key, protection: protection) {
                 return (key, path)
             }
         }

@@ -12,7 +12,8 @@ enum KeyFile {
 
     // MARK: - Reading
 
-    /// Reads the key at `path`.
+    /// Reads the key at `path`, and gives the file `protection` (Apple platforms) through the descriptor the
+    /// key was read from, so the class lands on the very file whose checks passed.
     ///
     /// - Returns: The key, or `nil` when no file exists at `path`.
     /// A symbolic link to an existing key file is followed (the checks apply to the file it points to).
@@ -20,7 +21,9 @@ enum KeyFile {
     /// - Throws: `CacheError` `.invalidKey` when the file is not a regular file, is open to group or others,
     ///   is not exactly 32 bytes, or is a symbolic link to a missing file; `.permissionDenied` or `.io` when
     ///   it cannot be opened or read.
-    static func readKey(at path: String) throws -> MasterKey? {
+    static func readKey(
+        at path: String, protection: DiskCacheConfiguration.FileProtection? = nil
+    ) throws -> MasterKey? {
         // O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then rejects it as not a regular file.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         if descriptor < 0 {
@@ -77,7 +80,9 @@ enum KeyFile {
             total += count
         }
         guard total == MasterKey.byteCount else { throw sizeError(byteCount: total, path: path) }
-        return try MasterKey(bytes: Data(buffer[0..<total]))
+        let key = try MasterKey(bytes: Data(buffer[0..<total]))
+        if let protection { try DataProtection.apply(protection, descriptor: descriptor, path: path) }
+        return key
     }
 
     /// The target of a symbolic link at `path`, when `path` is one (its target, or a link in the chain,
@@ -99,17 +104,21 @@ enum KeyFile {
     /// `path`; `link` fails with `EEXIST` when another thread or process won the race, and this caller
     /// then reads the winner's key. The temporary name is always removed.
     ///
+    /// The new file gets `protection` (Apple platforms) on its descriptor before the key is written.
+    ///
     /// - Returns: `true` when this call created the file; `false` when one already existed.
     /// - Throws: `CacheError` `.permissionDenied`, `.readOnly`, `.outOfSpace` or `.io` when the folder or
     ///   file cannot be created or written.
-    static func createKey(at path: String, containing key: MasterKey) throws -> Bool {
+    static func createKey(
+        at path: String, containing key: MasterKey, protection: DiskCacheConfiguration.FileProtection? = nil
+    ) throws -> Bool {
         let fileURL = URL(fileURLWithPath: path, isDirectory: false)
         let folder = fileURL.deletingLastPathComponent().path
         try makeFolder(at: folder)
 
         let suffix = try CryptoBackend.randomBytes(count: 8).map { String($0, radix: 16) }.joined()
         let temporaryPath = folder + "/." + fileURL.lastPathComponent + "." + suffix + ".tmp"
-        try writeFlushed(key, to: temporaryPath)
+        try writeFlushed(key, to: temporaryPath, protection: protection)
         defer { unlink(temporaryPath) }
 
         if link(temporaryPath, path) == 0 {
@@ -125,7 +134,7 @@ enum KeyFile {
             // EOPNOTSUPP are one value on Linux (95) and two on Darwin (45 and 102; FAT and SMB volumes there
             // answer `link` with ENOTSUP), so both are listed.
             do {
-                try writeFlushed(key, to: path)
+                try writeFlushed(key, to: path, protection: protection)
             } catch let failure as CacheError where failure.cause.map(isExists) ?? false {
                 return false
             }
@@ -136,8 +145,11 @@ enum KeyFile {
         }
     }
 
-    /// Creates `path` (which must not exist) with mode 0600 and writes `key` to it, flushed to disk.
-    private static func writeFlushed(_ key: MasterKey, to path: String) throws {
+    /// Creates `path` (which must not exist) with mode 0600 and Data Protection class `protection`, and writes
+    /// `key` to it, flushed to disk.
+    private static func writeFlushed(
+        _ key: MasterKey, to path: String, protection: DiskCacheConfiguration.FileProtection?
+    ) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw CacheError.posix(errno, "cannot create the key file", path: path) }
         var closed = false
@@ -147,6 +159,7 @@ enum KeyFile {
             guard fchmod(descriptor, 0o600) == 0 else {
                 throw CacheError.posix(errno, "cannot set the key file's permissions", path: path)
             }
+            if let protection { try DataProtection.apply(protection, descriptor: descriptor, path: path) }
             try key.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
