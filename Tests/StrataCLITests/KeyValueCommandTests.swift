@@ -144,4 +144,28 @@ struct KeyValueCommandTests {
         #expect(result.status == 2)
         #expect(try harness.run(["get", "exec:mine"]).status == 2)
     }
+
+    @Test func setWithoutAValueAtATerminalSaysItIsReadingStandardInput() throws {
+        // Given `strata set k` run on a terminal (script(1) gives it a pseudo-terminal; its stdin ends at once)
+        let harness = try StrataHarness()
+        let script = #"""
+            timeout 20 script -qec "\"$STRATA\" --store \"$STORE\" set k" /dev/null < /dev/null > "$ROOT/screen"
+            """#
+
+        // When it runs
+        let result = try harness.runShell(script)
+
+        // Then the terminal shows one line saying where the value comes from
+        #expect(result.status == 0)
+        let screen = String(decoding: harness.contents("screen"), as: UTF8.self)
+        #expect(screen.contains("strata: reading the value from standard input; end it with Ctrl-D"))
+    }
+
+    @Test func setFromAPipePrintsNothingButTheValueIsStored() throws {
+        let harness = try StrataHarness()
+        let stored = try harness.run(["set", "k"], stdin: Data("v".utf8))
+        #expect(stored.status == 0)
+        #expect(stored.standardError.isEmpty)
+        #expect(try harness.run(["get", "k"]).outputText == "v")
+    }
 }

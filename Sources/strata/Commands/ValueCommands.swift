@@ -7,6 +7,17 @@ struct ValueCommands {
     var store: DiskCache<String, Data>
     var storePath: String
 
+    /// The line `set` prints on stderr before it reads a value from a terminal, so that a `strata set KEY`
+    /// typed without a value does not seem to hang; `nil` when stdin is a pipe or a file (scripts see
+    /// nothing extra).
+    ///
+    /// - Parameter isTerminal: Whether stdin is a terminal.
+    /// - Returns: The line, or `nil`.
+    static func standardInputPrompt(isTerminal: Bool) -> String? {
+        guard isTerminal else { return nil }
+        return "strata: reading the value from standard input; end it with Ctrl-D (or give it after the key)"
+    }
+
     /// `strata set KEY [VALUE] [--ttl D]`: stores VALUE's bytes exactly as given, or all of stdin.
     ///
     /// - Returns: 0.
@@ -15,6 +26,9 @@ struct ValueCommands {
         try refuseReserved(key, command: "set")
         let bytes: Data
         let limit = Self.inputLimit(maxBytes: store.configuration.maxBytes)
+        if value == nil, let prompt = Self.standardInputPrompt(isTerminal: StandardStreams.isTerminal(STDIN_FILENO)) {
+            StandardStreams.printError(prompt)
+        }
         if let value {
             bytes = value
         } else if let input = try StandardStreams.readToEnd(STDIN_FILENO, limit: limit) {
