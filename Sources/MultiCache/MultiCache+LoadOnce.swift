@@ -30,7 +30,9 @@ extension MultiCache {
     ///
     /// - Parameters:
     ///   - key: The key to look up.
-    ///   - expiry: The loaded value's expiry, resolved against ``clock`` when the load finishes.
+    ///   - expiry: The loaded value's expiry, resolved against ``clock`` when the load finishes; `.never` by
+    ///     default (each tier still caps it at its ``Tier/maximumLifetime``). With the default, a trailing
+    ///     closure is the loader: `cache.value(forKey: key) { try await fetch() }`.
     ///   - load: Produces the value on a miss; runs at most once per key at a time, on a task of its own,
     ///     never under a lock. It should honour cancellation.
     /// - Returns: The cached or loaded value; an empty value is a hit like any other.
@@ -43,7 +45,7 @@ extension MultiCache {
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func value(
         forKey key: Key,
-        expiry: Expiry,
+        expiry: Expiry = .never,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         // Noted before the tier reads, so a write or removal that lands while they run is seen at the join.

@@ -43,6 +43,21 @@ struct MultiCacheLoadOnceTests {
         }
     }
 
+    @Test func aTrailingClosureWithoutAnExpiryIsTheLoaderAndTheValueNeverExpires() async throws {
+        // Given a cache, and a load-once call that names no expiry (it once matched the completion-handler
+        // form of value(forKey:) and failed to compile)
+        let tiers = try TwoTiers()
+
+        // When it loads
+        let value = try await tiers.cache.value(forKey: "k") { bytes("loaded") }
+
+        // Then the value is stored with no expiry in both tiers
+        #expect(value == bytes("loaded"))
+        tiers.clock.advance(by: .seconds(100 * 365 * 86_400))
+        #expect(try await tiers.fast.entry(forKey: "k")?.expiresAt == nil)
+        #expect(try await tiers.slow.entry(forKey: "k")?.value == bytes("loaded"))
+    }
+
     @Test func hundredCallersOverTenKeysRunTheLoaderTenTimes() async throws {
         let tiers = try TwoTiers()
         let cache = tiers.cache
