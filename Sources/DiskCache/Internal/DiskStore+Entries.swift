@@ -65,11 +65,10 @@ extension DiskStore {
             }
             let now = clock.now
             if let expiresAt = record.header.expiresAt, now >= expiresAt {
-                removeIfUnchanged(name, in: folder, status: status)
-                state.withLock {
-                    $0.indexRemove(name)
-                    $0.pending.expirations += 1
-                    $0.pending.misses += 1
+                _ = removeIfUnchangedAndForget(name, in: folder, status: status)
+                count {
+                    $0.expirations += 1
+                    $0.misses += 1
                 }
                 return nil
             }
@@ -82,9 +81,14 @@ extension DiskStore {
             {
                 stamp = FileTime.normalized(now)
             }
-            state.withLock {
-                $0.indexRecord(name, size: status.size, lastAccess: stamp)
-                $0.pending.hits += 1
+            count { $0.hits += 1 }
+            // Recorded only while this very file is still in place: a removal or a newer write since the
+            // open has updated the index itself, and must not be undone.
+            withNameLock(name) {
+                guard let current = try? folder.status(name), current.device == status.device,
+                    current.inode == status.inode
+                else { return }
+                state.withLock { $0.indexRecord(name, size: status.size, lastAccess: stamp) }
             }
             return record
         }
@@ -160,11 +164,8 @@ extension DiskStore {
 
     func removeCorrupt(name: String, in folder: Directory, status: FileStatus, reason: CorruptionReason) {
         let path = layout.entry(name)
-        let removed = removeIfUnchanged(name, in: folder, status: status)
-        state.withLock {
-            $0.indexRemove(name)
-            if removed { $0.pending.corruptEntriesRemoved += 1 }
-        }
+        let removed = removeIfUnchangedAndForget(name, in: folder, status: status)
+        if removed { count { $0.corruptEntriesRemoved += 1 } }
         if removed { report(.corruptEntryRemoved, "removed a corrupt entry: \(reason.rawValue)", path: path) }
     }
 
@@ -204,6 +205,7 @@ extension DiskStore {
                     "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; it was not "
                         + "stored and the earlier entry for its key was removed", path: layout.entry(name))
             }
+            let stamp = FileTime.normalized(now)
             for attempt in 0..<2 {
                 let epoch = try currentEpoch(recreating: true)
                 let header = EntryRecord.Header(
@@ -211,7 +213,14 @@ extension DiskStore {
                     keyLength: keyBytes.count, valueLength: valueBytes.count)
                 do {
                     let folder = try fanOutFolder(for: name, in: try folders(), creating: true)
-                    try writeAtomically(in: folder, name: name, modified: now, replacing: true) { fd, path in
+                    let commit = {
+                        self.state.withLock {
+                            $0.indexRecord(name, size: size, lastAccess: stamp)
+                            $0.pending.insertions += 1
+                        }
+                    }
+                    try writeAtomically(in: folder, name: name, modified: now, replacing: true, commit: commit) {
+                        fd, path in
                         try EntryRecord.write(
                             keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
                             key: epoch.sealingKey, to: fd, path: path)
@@ -223,11 +232,6 @@ extension DiskStore {
                     try createFolders()
                     _ = try establishCheckRecord(preferredSalt: state.withLock { $0.epoch.salt })
                 }
-            }
-            let stamp = FileTime.normalized(now)
-            state.withLock {
-                $0.indexRecord(name, size: size, lastAccess: stamp)
-                $0.pending.insertions += 1
             }
             try enforceLimits(protecting: name)
         }
@@ -245,6 +249,11 @@ extension DiskStore {
 
     /// Removes the entry file `name`; a foreign directory in its place is moved to `quarantine/`.
     func removeEntry(named name: String) throws {
+        try withNameLock(name) { try removeEntryFile(named: name) }
+    }
+
+    /// ``removeEntry(named:)`` with the name's stripe held.
+    private func removeEntryFile(named name: String) throws {
         let folder: Directory
         do {
             folder = try fanOutFolder(for: name, in: try folders(), creating: false)

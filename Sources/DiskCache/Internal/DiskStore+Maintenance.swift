@@ -121,12 +121,17 @@ extension DiskStore {
                 guard heldBytes > targetBytes || heldCount > targetCount else { break }
                 guard name != protected, let size = scan[name]?.size,
                     let folder = try? fanOutFolder(for: name, in: try folders(), creating: false),
-                    (try? folder.unlink(name)) != nil
+                    withNameLock(
+                        name,
+                        {
+                            guard (try? folder.unlink(name)) != nil else { return false }
+                            state.withLock { $0.indexRemove(name) }
+                            return true
+                        })
                 else { continue }
                 heldBytes -= size
                 heldCount -= 1
                 removed += 1
-                state.withLock { $0.indexRemove(name) }
             }
             state.withLock { $0.pending.evictions += removed }
             return removed
@@ -205,11 +210,8 @@ extension DiskStore {
                 case .live(let record, let status):
                     visit(record, status)
                 case .expired(let status, let folder):
-                    if removeIfUnchanged(name, in: folder, status: status) {
-                        state.withLock {
-                            $0.indexRemove(name)
-                            $0.pending.expirations += 1
-                        }
+                    if removeIfUnchangedAndForget(name, in: folder, status: status) {
+                        count { $0.expirations += 1 }
                         issues.append(.init(path: path, reason: "expired"))
                     }
                 case .corrupt(let reason, let status, let folder):
@@ -244,13 +246,10 @@ extension DiskStore {
                     removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
                 case .success(let header):
                     guard let expiresAt = header.expiresAt, now >= expiresAt,
-                        removeIfUnchanged(name, in: folder, status: status)
+                        removeIfUnchangedAndForget(name, in: folder, status: status)
                     else { continue }
                     removed += 1
-                    state.withLock {
-                        $0.indexRemove(name)
-                        $0.pending.expirations += 1
-                    }
+                    count { $0.expirations += 1 }
                 }
             }
             return removed

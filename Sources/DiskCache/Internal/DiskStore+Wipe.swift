@@ -28,36 +28,42 @@ extension DiskStore {
             let folders = try folders()
             let lock = try storeLock(in: folders)
             defer { release(lock) }
-            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-            let record = try KeyCheckRecord.make(salt: salt, master: master)
+            // Every name changes: no write may put a file in place (and count it) between the index reset
+            // and the deletion (DiskStore+NameLocks.swift).
+            try withAllNameLocks { try wipe(folders: folders, deletingEntries: deletingEntries) }
+        }
+    }
+
+    private func wipe(folders: StoreFolders, deletingEntries: Bool) throws {
+        let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+        let record = try KeyCheckRecord.make(salt: salt, master: master)
+        do {
+            try writeAtomically(
+                record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
+        } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
+            let early = deleteEntryFiles(in: folders)
+            state.withLock { $0.resetIndex(to: nil) }
             do {
                 try writeAtomically(
                     record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
-            } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
-                let early = deleteEntryFiles(in: folders)
-                state.withLock { $0.resetIndex(to: nil) }
-                do {
-                    try writeAtomically(
-                        record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
-                } catch let retry as FileError where Self.isOutOfSpace(retry) {
-                    try throwIfIncomplete(early, epochChanged: false)
-                    report(
-                        .maintenanceFailed,
-                        "the disk is full: every entry file was deleted, but the new key-check record could not be "
-                            + "written, so the store keeps its key epoch", path: layout.checkRecord, error: retry)
-                    return
-                }
+            } catch let retry as FileError where Self.isOutOfSpace(retry) {
+                try throwIfIncomplete(early, epochChanged: false)
+                report(
+                    .maintenanceFailed,
+                    "the disk is full: every entry file was deleted, but the new key-check record could not be "
+                        + "written, so the store keeps its key epoch", path: layout.checkRecord, error: retry)
+                return
             }
-            let epoch = try Epoch.derive(master: master, salt: salt)
-            let status = try folders.root.status(StoreLayout.checkRecordName)
-            state.withLock {
-                $0.epoch = epoch
-                $0.checkStatus = status
-                $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
-            }
-            guard deletingEntries else { return }
-            try throwIfIncomplete(deleteEntryFiles(in: folders), epochChanged: true)
         }
+        let epoch = try Epoch.derive(master: master, salt: salt)
+        let status = try folders.root.status(StoreLayout.checkRecordName)
+        state.withLock {
+            $0.epoch = epoch
+            $0.checkStatus = status
+            $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
+        }
+        guard deletingEntries else { return }
+        try throwIfIncomplete(deleteEntryFiles(in: folders), epochChanged: true)
     }
 
     private static func isOutOfSpace(_ error: FileError) -> Bool {

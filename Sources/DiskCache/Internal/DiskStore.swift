@@ -53,6 +53,8 @@ final class DiskStore: Sendable {
     /// ``namingKey`` set up once for the HMAC of every operation.
     let namingMAC: any PreparedHMACKey
     let state: Locked<State>
+    /// Per-name stripes that keep a file change and its index update together (DiskStore+NameLocks.swift).
+    let nameLocks: [Locked<Void>] = (0..<nameLockStripeCount).map { _ in Locked(()) }
 
     var clock: any CacheClock { configuration.clock }
     var storeName: String { configuration.name }
@@ -316,8 +318,11 @@ final class DiskStore: Sendable {
 
     /// ``writeAtomically(_:in:name:modified:replacing:)`` for a file whose bytes `fill` writes to the
     /// temporary file's descriptor (in one piece or streamed).
+    /// `commit`, when given, runs right after the file is in place, under the name's stripe: the index
+    /// update that must not be separated from the rename.
     func writeAtomically(
         in folder: Directory, name: String, modified: Date?, replacing: Bool,
+        commit: (() -> Void)? = nil,
         fill: (_ fd: Int32, _ path: String) throws -> Void
     ) throws {
         let durable = configuration.durability == .fsync
@@ -328,7 +333,14 @@ final class DiskStore: Sendable {
         defer { if !placed { try? temporaryFolder.unlink(temporary) } }
         try fill(fd, layout.temporaryFolder + "/" + temporary)
         if durable { try FileSystem.syncFile(fd, path: layout.temporaryFolder + "/" + temporary) }
-        try place(temporary, from: temporaryFolder, in: folder, name: name, replacing: replacing)
+        if let commit {
+            try withNameLock(name) {
+                try place(temporary, from: temporaryFolder, in: folder, name: name, replacing: replacing)
+                commit()
+            }
+        } else {
+            try place(temporary, from: temporaryFolder, in: folder, name: name, replacing: replacing)
+        }
         placed = true
         // The kernel stamped the file with the real time of this write; it is reset only when the store's
         // clock is a recency step away from the real one (an injected or skewed clock), which saves a
