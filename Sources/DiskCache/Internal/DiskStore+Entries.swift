@@ -81,14 +81,11 @@ extension DiskStore {
             {
                 stamp = FileTime.normalized(now)
             }
-            count { $0.hits += 1 }
-            // Recorded only while this very file is still in place: a removal or a newer write since the
-            // open has updated the index itself, and must not be undone.
-            withNameLock(name) {
-                guard let current = try? folder.status(name), current.device == status.device,
-                    current.inode == status.inode
-                else { return }
-                state.withLock { $0.indexRecord(name, size: status.size, lastAccess: stamp) }
+            // Recency only: a hit never adds the name or sets its size, so a removal or a newer write that
+            // ran since the open (each updating the index itself) is never undone (DiskStore+NameLocks.swift).
+            state.withLock {
+                $0.index?.touch(name, lastAccess: stamp)
+                $0.pending.hits += 1
             }
             return record
         }
