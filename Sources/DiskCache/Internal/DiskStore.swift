@@ -54,7 +54,8 @@ final class DiskStore: Sendable {
     let namingMAC: any PreparedHMACKey
     let state: Locked<State>
     /// Per-name stripes that keep a file change and its index update together (DiskStore+NameLocks.swift).
-    let nameLocks: [Locked<Void>] = (0..<nameLockStripeCount).map { _ in Locked(()) }
+    // Int, not Void: ThreadSanitizer reports the inout access to a zero-sized state as a race.
+    let nameLocks: [Locked<Int>] = (0..<nameLockStripeCount).map { _ in Locked(0) }
 
     var clock: any CacheClock { configuration.clock }
     var storeName: String { configuration.name }
