@@ -147,8 +147,15 @@ struct UsageDetailTests {
         let harness = try StrataHarness()
         let result = try harness.run(["--max-size", "-1", "ls"])
         #expect(result.status == 2)
-        #expect(result.errorLines.first == "strata: option --max-size must not be negative")
+        #expect(result.errorLines.first == "strata: option --max-size '-1' must not be negative")
         #expect(result.errorLines.dropFirst().first?.hasPrefix("usage: strata [--store DIR]") == true)
+    }
+
+    @Test func aBadDurationIsQuotedInTheMessage() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["exec", "--ttl", "10M", "--", "true"])
+        #expect(result.status == 2)
+        #expect(result.errorLines.first?.hasPrefix("strata: option --ttl '10M' is not a duration") == true)
     }
 
     @Test func helpForExecHasABlankLineBeforeItsOptions() throws {

@@ -182,16 +182,17 @@ struct ArgumentParser {
                 guard !text.isEmpty else { throw .usage("option --store needs a folder", command: nil) }
                 globals.storePath = text
             case "max-size":
-                globals.maxBytes = try unit(name, nil) { () throws(UnitError) in try Units.size(text) }
+                globals.maxBytes = try unit(name, nil, text) { () throws(UnitError) in try Units.size(text) }
             case "max-entries":
-                globals.maxEntries = try unit(name, nil) { () throws(UnitError) in try Units.count(text) }
+                globals.maxEntries = try unit(name, nil, text) { () throws(UnitError) in try Units.count(text) }
             case "max-output":
-                exec.outputLimit = try unit(name, commandName) { () throws(UnitError) in try Units.size(text) }
+                exec.outputLimit = try unit(name, commandName, text) { () throws(UnitError) in try Units.size(text) }
                 exec.hasOutputLimit = true
             case "help": wantsHelp = true
             case "version": wantsVersion = true
             case "background-refresh": globals.isBackgroundRefresh = true
-            case "ttl": timeToLive = try unit(name, commandName) { () throws(UnitError) in try Units.duration(text) }
+            case "ttl":
+                timeToLive = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text) }
             case "json": json = true
             case "key-env":
                 guard !text.isEmpty, !text.contains("=") else {
@@ -200,7 +201,8 @@ struct ArgumentParser {
                 exec.keyEnvironment.append(text)
             case "cache-failures": exec.cachesFailures = true
             case "stale":
-                exec.staleWindow = try unit(name, commandName) { () throws(UnitError) in try Units.duration(text) }
+                exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
+                }
             default: throw .usage("unknown option --\(name)", command: commandName)
             }
         }
@@ -215,13 +217,14 @@ struct ArgumentParser {
         return Invocation(globals: globals, command: command)
     }
 
+    /// Parses an option's value, naming the option and quoting the value in the message when it is bad.
     private static func unit<T>(
-        _ name: String, _ command: String?, _ parse: () throws(UnitError) -> T
+        _ name: String, _ command: String?, _ text: String, _ parse: () throws(UnitError) -> T
     ) throws(CLIFailure) -> T {
         do {
             return try parse()
         } catch {
-            throw .usage("option --\(name) \(error.reason)", command: command)
+            throw .usage("option --\(name) '\(text)' \(error.reason)", command: command)
         }
     }
 
