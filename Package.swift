@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "MemoryCache", targets: ["MemoryCache"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
         .library(name: "MultiCache", targets: ["MultiCache"]),
+        .library(name: "RedisCache", targets: ["RedisCache"]),
         .library(name: "CacheTesting", targets: ["CacheTesting"]),
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
@@ -29,6 +30,8 @@ let package = Package(
             ]
         ),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
+        // The Redis tier (Docs/RedisCache.md): RESP3 over POSIX sockets, no outside packages.
+        .target(name: "RedisCache", dependencies: ["CacheCore"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
         // The umbrella: `import Strata` re-exports the four cache modules.
         .target(name: "Strata", dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
@@ -44,6 +47,7 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
         .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
+        .testTarget(name: "RedisCacheTests", dependencies: ["RedisCache"]),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata"]),
@@ -53,7 +57,8 @@ let package = Package(
             dependencies: ["CacheCore", "DiskCache"],
             path: "Tests/Reliability/Torture"
         ),
-        .executableTarget(name: "StrataFuzz", dependencies: ["DiskCache"], path: "Tests/Reliability/Fuzz"),
+        .executableTarget(
+            name: "StrataFuzz", dependencies: ["DiskCache", "RedisCache"], path: "Tests/Reliability/Fuzz"),
         .testTarget(
             name: "ReliabilityTests",
             dependencies: ["CacheCore", "MemoryCache", "MultiCache", "CacheTesting"]

@@ -1,0 +1,133 @@
+import CacheCore
+
+/// The state a connection's callers and its I/O thread share, behind one lock: requests queued but not
+/// yet taken by the I/O thread, the completions of requests still waiting, the breaker and counters.
+///
+/// Callers only queue and cancel; the I/O thread owns the socket, the decoder and the FIFO of requests
+/// in flight. Completions always run outside the lock.
+final class ConnectionCore: Sendable {
+    /// Called once with a request's outcome.
+    typealias Completion = @Sendable (Result<RESPValue, any Error>) -> Void
+
+    struct Queued {
+        var id: UInt64
+        var end: Int  // offset in `outbox` just past this request's bytes
+        var queuedAt: ContinuousClock.Instant
+    }
+
+    struct State {
+        var outbox: [UInt8] = []
+        var queued: [Queued] = []
+        var completions: [UInt64: Completion] = [:]
+        var nextID: UInt64 = 1
+        var breaker: CircuitBreaker
+        var state: RedisConnection.State = .disconnected
+        var statistics = RedisConnection.Statistics()
+        var wakePending = false
+        var isClosing = false
+        var isTerminated = false
+        var terminationWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let configuration: RedisConnection.Configuration
+    let wakePipe: WakePipe
+    let origin = ContinuousClock.now
+    private let locked: Locked<State>
+
+    init(configuration: RedisConnection.Configuration, wakePipe: WakePipe) {
+        self.configuration = configuration
+        self.wakePipe = wakePipe
+        locked = Locked(State(breaker: configuration.breaker))
+    }
+
+    /// Time on the breaker's time line.
+    func now() -> Duration { origin.duration(to: .now) }
+
+    func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        locked.withLock { body(&$0) }
+    }
+
+    // MARK: - Callers
+
+    /// Queues `command` and returns its id, or completes at once (open breaker, closed connection) and
+    /// returns `nil`. An open breaker costs one lock and no system call.
+    func submit(_ command: RESPCommand, completion: @escaping Completion) -> UInt64? {
+        enum Outcome { case queued(UInt64, wake: Bool), refused(RedisError) }
+        let outcome: Outcome = locked.withLock { state in
+            if state.isClosing || state.state == .closed {
+                return .refused(RedisError(.connectionClosed, "the connection was closed"))
+            }
+            if state.breaker.isOpen {
+                state.statistics.rejectedWhileOpen += 1
+                return .refused(RedisError(.unavailable, "the Redis server is unavailable (circuit breaker open)"))
+            }
+            let id = state.nextID
+            state.nextID += 1
+            RESPEncoder.encode(command, into: &state.outbox)
+            state.queued.append(Queued(id: id, end: state.outbox.count, queuedAt: .now))
+            state.completions[id] = completion
+            let wake = !state.wakePending
+            state.wakePending = true
+            if wake { state.statistics.callerSystemCalls += 1 }
+            return .queued(id, wake: wake)
+        }
+        switch outcome {
+        case .queued(let id, let wake):
+            if wake { wakePipe.wake() }
+            return id
+        case .refused(let error):
+            completion(.failure(error))
+            return nil
+        }
+    }
+
+    /// Completes request `id` with `CancellationError` now; its reply, when it comes, is read and dropped.
+    func cancel(_ id: UInt64) {
+        let completion = locked.withLock { $0.completions.removeValue(forKey: id) }
+        completion?(.failure(CancellationError()))
+    }
+
+    /// Stops the I/O thread; everything pending fails with `connectionClosed`.
+    func close() {
+        let wake = locked.withLock { state in
+            let wake = !state.isClosing
+            state.isClosing = true
+            return wake
+        }
+        if wake { wakePipe.wake() }
+    }
+
+    /// Returns once the I/O thread has closed its socket and exited.
+    func waitForTermination() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = locked.withLock { state in
+                if state.isTerminated { return true }
+                state.terminationWaiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: - I/O thread
+
+    /// Marks the I/O thread gone and wakes whoever waits for it.
+    func terminated() {
+        let waiters = locked.withLock { state in
+            state.isTerminated = true
+            state.state = .closed
+            defer { state.terminationWaiters = [] }
+            return state.terminationWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Completes the requests `ids` with `results`, outside the lock; ids already cancelled are skipped.
+    func complete(_ outcomes: [(UInt64, Result<RESPValue, any Error>)]) {
+        guard !outcomes.isEmpty else { return }
+        let completions = locked.withLock { state in
+            outcomes.map { state.completions.removeValue(forKey: $0.0) }
+        }
+        for (completion, outcome) in zip(completions, outcomes) { completion?(outcome.1) }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// The I/O thread of one connection: connects, writes queued requests together, reads and matches
+/// replies in FIFO order, enforces deadlines, reconnects with backoff, and sends keep-alive pings.
+///
+/// Callers never touch the socket: they queue through ``ConnectionCore`` and are completed from here,
+/// so no task of the cooperative pool ever waits on a socket.
+final class IOLoop: @unchecked Sendable {
+    // @unchecked Sendable is sound: an IOLoop is created by `start`, handed to the one thread it runs on,
+    // and never touched by any other thread; everything shared lives in `core`, behind its lock.
+
+    struct InFlight {
+        var id: UInt64
+        var end: Int  // offset in `output` just past this request's bytes
+        var queuedAt: ContinuousClock.Instant
+        var writtenAt: ContinuousClock.Instant?
+        var isInternal: Bool
+    }
+
+    let core: ConnectionCore
+    var configuration: RedisConnection.Configuration { core.configuration }
+    var socket: Socket?
+    var decoder: RESPDecoder
+    var output: [UInt8] = []
+    var written = 0
+    var inFlight: [InFlight] = []
+    var head = 0
+    var firstUnwritten = 0
+    var lastActivity = ContinuousClock.now
+    var readChunk = [UInt8](repeating: 0, count: 64 << 10)
+    var nextInternalID: UInt64 = 1 << 63
+
+    init(core: ConnectionCore) {
+        self.core = core
+        decoder = RESPDecoder(limits: core.configuration.decoderLimits)
+    }
+
+    /// Starts the I/O thread.
+    static func start(core: ConnectionCore) {
+        let loop = IOLoop(core: core)
+        let thread = Thread { loop.run() }
+        thread.name = "strata.redis-io"
+        thread.start()
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        while takeQueued() {
+            if socket == nil {
+                connectIfDue()
+                if socket == nil {
+                    waitForWake(until: core.withState { $0.breaker.nextAttempt }.map { core.origin + $0 })
+                    continue
+                }
+            }
+            serviceSocket()
+        }
+        drop(RedisError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
+        core.terminated()
+    }
+
+    /// Moves requests callers queued into `output` and the FIFO; `false` when the connection is closing.
+    private func takeQueued() -> Bool {
+        core.wakePipe.drain()
+        let (bytes, queued, closing) = core.withState { state in
+            state.wakePending = false
+            defer {
+                state.outbox.removeAll(keepingCapacity: true)
+                state.queued.removeAll(keepingCapacity: true)
+            }
+            return (state.outbox, state.queued, state.isClosing)
+        }
+        let base = output.count
+        output.append(contentsOf: bytes)
+        for request in queued {
+            inFlight.append(
+                InFlight(
+                    id: request.id, end: base + request.end, queuedAt: request.queuedAt, writtenAt: nil,
+                    isInternal: false))
+        }
+        return !closing
+    }
+
+    /// The requests written or queued and not yet answered.
+    var pendingCount: Int { inFlight.count - head }
+
+    /// Connects when a request waits and the breaker is closed, or when the backoff says a background
+    /// attempt (a probe) is due.
+    private func connectIfDue() {
+        let (breaker, connects) = core.withState { ($0.breaker, $0.statistics.connects) }
+        let now = core.now()
+        let demanded = pendingCount > 0 && !breaker.isOpen
+        let due = breaker.consecutiveFailures > 0 && breaker.allowsAttempt(at: now)
+        guard demanded || due else { return }
+        do throws(RedisError) {
+            socket = try open()
+            lastActivity = .now
+            core.withState { state in
+                state.breaker.recordSuccess()
+                state.state = .connected
+                state.statistics.connects += 1
+                if connects > 0 { state.statistics.reconnects += 1 }
+            }
+        } catch {
+            drop(error, countsAsFailure: true)
+        }
+    }
+
+    /// Blocks on the wake pipe until a caller wakes the loop or `deadline` passes.
+    private func waitForWake(until deadline: ContinuousClock.Instant?) {
+        var entry = pollfd(fd: core.wakePipe.readEnd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&entry, 1, deadline.map(Socket.milliseconds(until:)) ?? -1)
+    }
+
+    // MARK: - Failure
+
+    /// Closes the socket and fails everything in flight with `error`; a failure also feeds the breaker.
+    func drop(_ error: RedisError, countsAsFailure: Bool) {
+        socket?.close()
+        socket = nil
+        decoder = RESPDecoder(limits: configuration.decoderLimits)
+        let failed = inFlight[head...].filter { !$0.isInternal }.map { ($0.id, Result<RESPValue, any Error>.failure(error)) }
+        inFlight.removeAll()
+        head = 0
+        firstUnwritten = 0
+        output.removeAll()
+        written = 0
+        if countsAsFailure {
+            let now = core.now()
+            core.withState { state in
+                let wasOpen = state.breaker.isOpen
+                state.breaker.recordFailure(at: now, randomFraction: Double.random(in: 0...1))
+                if error.code == .deadlineExceeded { state.statistics.deadlineMisses += 1 }
+                if state.breaker.isOpen, !wasOpen { state.statistics.breakerOpenings += 1 }
+                state.state = state.breaker.isOpen ? .unavailable : .disconnected
+            }
+        }
+        core.complete(failed)
+    }
+}

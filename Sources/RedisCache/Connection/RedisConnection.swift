@@ -1,0 +1,116 @@
+import CacheCore
+
+/// One multiplexed connection to a Redis (or Valkey) server, with deadlines, reconnects and a circuit
+/// breaker: the transport of the Redis tier.
+///
+/// - **Pipelining.** Any number of callers may ``send(_:)`` at once. Requests are queued in a FIFO and
+///   the I/O thread writes everything queued in one go; replies are matched to callers in order.
+/// - **Deadlines.** A request must be written within ``Configuration/writeTimeout`` and answered within
+///   ``Configuration/readTimeout`` of being written; connecting has ``Configuration/connectTimeout``.
+///   When one passes, every request pending on the connection fails with
+///   ``RedisError/Code/deadlineExceeded`` and the connection closes (its reply stream can no longer be
+///   matched); the next request reconnects.
+/// - **Cancellation.** A cancelled caller gets `CancellationError` at once; its request stays in the FIFO
+///   and its reply is read and dropped, so the connection survives.
+/// - **Failures.** A lost connection or failed attempt is retried with exponential backoff and full jitter
+///   (``CircuitBreaker``). After ``CircuitBreaker/failureThreshold`` consecutive failures the breaker
+///   opens: requests fail at once with ``RedisError/Code/unavailable``, with one lock and no system call,
+///   while the I/O thread probes once per backoff interval; the first success closes it.
+/// - **Handshake.** `HELLO 3` with `AUTH` and `SETNAME`, falling back to RESP2 and `AUTH`; a cluster node
+///   or a replica is refused with ``RedisError/Code/clusterMode`` or ``RedisError/Code/replica``.
+/// - **Keep-alive.** A `PING` after ``Configuration/keepAliveInterval`` of silence, so a peer that died
+///   without closing is noticed within that interval plus the read deadline.
+///
+/// ```swift
+/// let connection = try RedisConnection(configuration: .init(port: 6379))
+/// _ = try await connection.send(RESPCommand("SET", "greeting", "hello", "PX", "60000"))
+/// let reply = try await connection.send(RESPCommand("GET", "greeting"))  // .bulkString("hello")
+/// await connection.close()
+/// ```
+///
+/// Thread safety: every method may be called from any thread or task. All socket I/O happens on one
+/// dedicated thread per connection; `async` callers are resumed from it and never block the cooperative
+/// pool. Error replies are thrown as ``RedisError`` (see ``RedisError/reply(_:)``).
+public final class RedisConnection: Sendable {
+    private let core: ConnectionCore
+
+    /// Creates a connection and starts its I/O thread; it connects lazily, on the first request.
+    ///
+    /// - Parameter configuration: Server, credentials and deadlines.
+    /// - Throws: ``RedisError`` with code ``RedisError/Code/connectFailed`` when the process has no file
+    ///   descriptor left for the I/O thread's wake-up pipe.
+    public init(configuration: Configuration) throws(RedisError) {
+        guard let wakePipe = WakePipe() else {
+            throw RedisError(.connectFailed, "cannot create the I/O thread's wake-up pipe (out of descriptors?)")
+        }
+        core = ConnectionCore(configuration: configuration, wakePipe: wakePipe)
+        IOLoop.start(core: core)
+    }
+
+    deinit {
+        core.close()
+    }
+
+    /// The settings this connection was created with.
+    public var configuration: Configuration { core.configuration }
+
+    /// What the connection is doing now.
+    public var state: State { core.withState { $0.state } }
+
+    /// A snapshot of the counters.
+    public var statistics: Statistics { core.withState { $0.statistics } }
+
+    /// The breaker's current counters (consecutive failures, next attempt).
+    public var breaker: CircuitBreaker { core.withState { $0.breaker } }
+
+    /// Sends `command` and waits for its reply.
+    ///
+    /// - Parameter command: The command.
+    /// - Returns: The server's reply; never an error reply.
+    /// - Throws: ``RedisError`` for an error reply (typed by ``RedisError/reply(_:)``), a missed deadline,
+    ///   a lost connection, an open breaker or a malformed reply; `CancellationError` at once when the task
+    ///   is cancelled (the connection stays up).
+    public func send(_ command: RESPCommand) async throws -> RESPValue {
+        try Task.checkCancellation()
+        let ticket = Locked(Ticket.waiting)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RESPValue, any Error>) in
+                let id = core.submit(command) { continuation.resume(with: $0) }
+                let cancelled = ticket.withLock { ticket in
+                    if case .cancelled = ticket { return true }
+                    if let id { ticket = .submitted(id) }
+                    return false
+                }
+                if cancelled, let id { core.cancel(id) }
+            }
+        } onCancel: {
+            let id = ticket.withLock { ticket -> UInt64? in
+                defer { ticket = .cancelled }
+                if case .submitted(let id) = ticket { return id }
+                return nil
+            }
+            if let id { core.cancel(id) }
+        }
+    }
+
+    /// Sends `command` and calls `completion` with its reply, for callers without `async`.
+    ///
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - completion: Called exactly once, on the connection's I/O thread or (for a request refused at
+    ///     once) on the caller's thread, with the reply or the error ``send(_:)`` would throw. It must
+    ///     return quickly.
+    public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void)
+    {
+        _ = core.submit(command, completion: completion)
+    }
+
+    /// Closes the connection: requests still pending fail with ``RedisError/Code/connectionClosed``,
+    /// later ones are refused. Returns once the I/O thread has closed its socket and exited.
+    public func close() async {
+        core.close()
+        await core.waitForTermination()
+    }
+
+    private enum Ticket { case waiting, submitted(UInt64), cancelled }
+}
