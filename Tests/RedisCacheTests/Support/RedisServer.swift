@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// A `redis-server` child process on a free loopback port, for tests that need a real server they can
+/// kill (`SIGKILL`), pause (`SIGSTOP`/`SIGCONT`), restart and stop, always by pid.
+///
+/// Started as `redis-server --port P --bind 127.0.0.1 --save '' --appendonly no`: nothing is written to
+/// disk and only loopback is used. Where `redis-server` is missing the Redis suites skip with one line,
+/// except in CI (`CI` or `STRATA_CI` set), where they fail.
+final class RedisServer: @unchecked Sendable {
+    // @unchecked Sendable is sound: `process` is replaced only under `lock`, and every use reads it there.
+
+    /// The `redis-server` executable, if one is installed.
+    static let executable: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = path.split(separator: ":").map { "\($0)/redis-server" } + ["/usr/bin/redis-server"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    /// Whether tests must run (and fail) without a server: CI never skips.
+    static let isCI: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        return environment["CI"] != nil || environment["STRATA_CI"] != nil
+    }()
+
+    /// Whether the Redis suites run here: a server is installed, or CI demands the run (and its failure).
+    static let suitesRun = executable != nil || isCI
+
+    /// The one line a skipped suite prints.
+    static let skipNote: Comment = "redis-server not found: Redis suites skipped (install redis-server; CI fails instead)"
+
+    /// The loopback port the server listens on.
+    let port: Int
+    private let extraArguments: [String]
+    private let lock = NSLock()
+    private var process: Process?
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String { "redis-server is not installed (required in CI)" }
+    }
+
+    /// Starts a server and waits until it accepts connections.
+    ///
+    /// - Parameter extraArguments: More `redis-server` options, such as `--maxmemory 1mb`.
+    init(extraArguments: [String] = []) throws {
+        guard Self.executable != nil else { throw Missing() }
+        self.extraArguments = extraArguments
+        port = try FreePort.find()
+        try start()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The pid of the running server, or 0.
+    var pid: Int32 { lock.withLock { process?.processIdentifier ?? 0 } }
+
+    /// Starts (again) on the same port and waits until it accepts connections (at most 10 s).
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable ?? "/usr/bin/redis-server")
+        process.arguments =
+            [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                "--dir", NSTemporaryDirectory(), "--logfile", "",
+            ] + extraArguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        lock.withLock { self.process = process }
+        try waitUntilAccepting()
+    }
+
+    /// Sends `signal` to the server process.
+    func signal(_ signal: Int32) {
+        let pid = pid
+        if pid > 0 { _ = kill(pid, signal) }
+    }
+
+    /// Kills the server with `SIGKILL` and reaps it.
+    func kill9() {
+        let process = lock.withLock { self.process }
+        signal(SIGKILL)
+        process?.waitUntilExit()
+        lock.withLock { self.process = nil }
+    }
+
+    /// Stops the server (`SIGCONT` in case it was paused, then `SIGKILL`; nothing is persisted anyway).
+    func stop() {
+        signal(SIGCONT)
+        kill9()
+    }
+
+    /// Restarts after a kill: the same port, an empty data set.
+    func restart() throws {
+        kill9()
+        try start()
+    }
+
+    /// Polls `connect(2)` to the port every 5 ms until it succeeds; the wait for a child process to come
+    /// up cannot be driven by a test clock.
+    func waitUntilAccepting(timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while ContinuousClock.now < deadline {
+            if FreePort.accepts(port) { return }
+            usleep(5_000)
+        }
+        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "redis-server did not start on \(port)"])
+    }
+}

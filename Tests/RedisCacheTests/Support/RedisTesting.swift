@@ -1,0 +1,35 @@
+import Foundation
+import RedisCache
+
+/// Factories and small waits shared by the suites that talk to a real server.
+enum RedisTesting {
+    /// Whether the suite runs under ThreadSanitizer (CI sets `STRATA_TSAN`), where everything is slower.
+    static let isSanitized = ProcessInfo.processInfo.environment["STRATA_TSAN"] != nil
+
+    /// A connection to `port` with deadlines loose enough for a loaded 2-core machine, unless a test
+    /// passes its own.
+    static func connection(
+        port: Int, readTimeout: Duration = .seconds(2), writeTimeout: Duration = .seconds(2),
+        connectTimeout: Duration = .seconds(2), keepAlive: Duration = .seconds(30),
+        breaker: CircuitBreaker = CircuitBreaker()
+    ) throws -> RedisConnection {
+        try RedisConnection(
+            configuration: .init(
+                port: port, connectTimeout: connectTimeout, readTimeout: readTimeout, writeTimeout: writeTimeout,
+                keepAliveInterval: keepAlive, breaker: breaker))
+    }
+
+    /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns how long it took, or `nil`.
+    /// Used only where a real server or process decides the timing.
+    static func wait(timeout: Duration, _ condition: () -> Bool) async -> Duration? {
+        let start = ContinuousClock.now
+        while ContinuousClock.now - start < timeout {
+            if condition() { return ContinuousClock.now - start }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return condition() ? ContinuousClock.now - start : nil
+    }
+
+    /// The bulk string of `text`'s UTF-8 bytes.
+    static func bulk(_ text: String) -> RESPValue { .bulkString(Array(text.utf8)) }
+}
