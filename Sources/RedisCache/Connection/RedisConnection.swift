@@ -112,5 +112,8 @@ public final class RedisConnection: Sendable {
         await core.waitForTermination()
     }
 
+    /// The read end of the I/O thread's wake-up pipe, for descriptor-leak tests.
+    var wakeDescriptor: Int32 { core.wakePipe.readEnd }
+
     private enum Ticket { case waiting, submitted(UInt64), cancelled }
 }

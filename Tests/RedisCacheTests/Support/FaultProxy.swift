@@ -21,7 +21,8 @@ final class FaultProxy: @unchecked Sendable {
         case delay(Duration)
         /// Swallow everything from the client; the server never hears it.
         case blackhole
-        /// Forward this many more bytes from the server, then close both sides.
+        /// Forward this many more bytes from the server, then close both sides and go back to ``pass``
+        /// (so a reconnect that races the test's next step is not cut again).
         case cut(afterServerBytes: Int)
     }
 
@@ -87,6 +88,22 @@ final class FaultProxy: @unchecked Sendable {
                 entries.append(pollfd(fd: pair.upstream, events: Int16(POLLIN), revents: 0))
             }
             guard poll(&entries, nfds_t(entries.count), 10) > 0 else { continue }
+            var closed: Set<Int> = []
+            for (index, pair) in pairs.enumerated() {
+                let fromClient = entries[1 + 2 * index].revents != 0
+                let fromServer = entries[2 + 2 * index].revents != 0
+                if fromClient, !forward(from: pair.client, to: pair.upstream, chunk: &chunk, fromServer: false) {
+                    closed.insert(index)
+                }
+                if fromServer, !forward(from: pair.upstream, to: pair.client, chunk: &chunk, fromServer: true) {
+                    closed.insert(index)
+                }
+            }
+            for index in closed.sorted(by: >) {
+                close(pairs[index].client)
+                close(pairs[index].upstream)
+                pairs.remove(at: index)
+            }
             if entries[0].revents != 0 {
                 let client = accept(listener, nil, nil)
                 if client >= 0 {
@@ -105,22 +122,6 @@ final class FaultProxy: @unchecked Sendable {
                     }
                 }
             }
-            var closed: Set<Int> = []
-            for (index, pair) in pairs.enumerated() {
-                let fromClient = entries[1 + 2 * index].revents != 0
-                let fromServer = entries[2 + 2 * index].revents != 0
-                if fromClient, !forward(from: pair.client, to: pair.upstream, chunk: &chunk, fromServer: false) {
-                    closed.insert(index)
-                }
-                if fromServer, !forward(from: pair.upstream, to: pair.client, chunk: &chunk, fromServer: true) {
-                    closed.insert(index)
-                }
-            }
-            for index in closed.sorted(by: >) {
-                close(pairs[index].client)
-                close(pairs[index].upstream)
-                pairs.remove(at: index)
-            }
         }
         for pair in pairs {
             close(pair.client)
@@ -135,7 +136,8 @@ final class FaultProxy: @unchecked Sendable {
         let count = recv(source, &chunk, chunk.count, 0)
         guard count > 0 else { return false }
         var length = count
-        switch mode {
+        let mode0 = mode
+        switch mode0 {
         case .pass: break
         case .blackhole: if !fromServer { return true }
         case .delay(let duration):
@@ -146,7 +148,7 @@ final class FaultProxy: @unchecked Sendable {
         case .cut(let left):
             if fromServer {
                 length = min(count, left)
-                mode = .cut(afterServerBytes: left - length)
+                mode = left == length ? .pass : .cut(afterServerBytes: left - length)
                 if length == 0 { return false }
             }
         }
@@ -156,7 +158,7 @@ final class FaultProxy: @unchecked Sendable {
             if wrote <= 0 { return false }
             sent += wrote
         }
-        if case .cut(0) = mode, fromServer { return false }
+        if case .cut(let left) = mode0, fromServer, left == length { return false }
         return true
     }
 }

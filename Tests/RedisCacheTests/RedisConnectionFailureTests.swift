@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+@testable import RedisCache
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// Deadlines, the breaker, cancellation and cut connections against a real server and the fault proxy.
+///
+/// Where the bound is set by a real process (a server coming back), the test polls; the elapsed-time
+/// checks are the issue's own bounds with room for a loaded machine, not speed measurements.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+struct RedisConnectionFailureTests {
+    @Test func aPausedServerFailsByTheReadDeadlineAndTheConnectionRecoversAfterResume() async throws {
+        let server = try RedisServer()
+        let connection = try RedisTesting.connection(port: server.port, readTimeout: .milliseconds(50))
+        // Warm up with a loose-deadline PING so the handshake is done (the 50 ms deadline then guards GET).
+        _ = try await retrying { try await connection.send(RESPCommand("PING")) }
+        // Given a server stopped with SIGSTOP
+        server.signal(SIGSTOP)
+        defer { server.signal(SIGCONT) }
+        // When a GET is sent
+        let start = ContinuousClock.now
+        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
+        let elapsed = ContinuousClock.now - start
+        // Then it fails with a deadline error after the read deadline, not before and not much after
+        #expect(error?.code == .deadlineExceeded)
+        #expect(elapsed >= .milliseconds(50))
+        #expect(elapsed < .seconds(RedisTesting.isSanitized ? 3 : 1))
+        #expect(connection.statistics.deadlineMisses >= 1)
+        // And after SIGCONT the connection comes back by itself (background probes) and serves again
+        server.signal(SIGCONT)
+        let recovered = await RedisTesting.wait(timeout: .seconds(5)) { connection.state == .connected }
+        #expect(recovered != nil)
+        #expect(try await retrying { try await connection.send(RESPCommand("PING")) } == .simpleString("PONG"))
+        await connection.close()
+    }
+
+    @Test func aKilledServerOpensTheBreakerAndARestartedOneClosesItWithinOneSecond() async throws {
+        let server = try RedisServer()
+        let connection = try RedisTesting.connection(port: server.port)
+        _ = try await connection.send(RESPCommand("PING"))
+        // Given a server killed with SIGKILL
+        server.kill9()
+        // When requests keep coming, the first few fail (closed, refused) and then the breaker opens
+        var codes: [RedisError.Code] = []
+        for _ in 0..<20 where connection.state != .unavailable {
+            do {
+                _ = try await connection.send(RESPCommand("PING"))
+            } catch let error as RedisError {
+                codes.append(error.code)
+            }
+        }
+        #expect(connection.state == .unavailable)
+        #expect(connection.statistics.breakerOpenings == 1)
+        #expect(codes.allSatisfy { $0 == .connectionClosed || $0 == .connectFailed })
+        // Then every request fails at once with `unavailable`, with no system call on the caller's side
+        let callsBefore = connection.statistics.callerSystemCalls
+        for _ in 0..<1000 {
+            let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("PING")) }
+            #expect(error?.code == .unavailable)
+        }
+        #expect(connection.statistics.callerSystemCalls == callsBefore)
+        #expect(connection.statistics.rejectedWhileOpen >= 1000)
+        // When the server is back on its port, a background probe closes the breaker within 1 s
+        // (the backoff ceiling) of the server accepting again
+        try server.start()
+        let recovery = await RedisTesting.wait(timeout: .seconds(5)) { connection.state == .connected }
+        #expect(recovery != nil)
+        #expect(recovery.map { $0 < .milliseconds(RedisTesting.isSanitized ? 2500 : 1200) } == true)
+        #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
+        #expect(connection.statistics.reconnects == 1)
+        await connection.close()
+    }
+
+    @Test func aCancelledCallerGetsCancellationAtOnceAndTheConnectionStays() async throws {
+        let server = try RedisServer()
+        let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(5))
+        let observer = try RedisTesting.connection(port: server.port)
+        // Given a request the server answers only after 300 ms (a blocking pop on an empty list)
+        let blocked = Task { try await connection.send(RESPCommand("BLPOP", "empty", "0.3")) }
+        let isBlocked = await RedisTesting.wait(timeout: .seconds(5)) { Self.blockedClients(observer) == 1 }
+        #expect(isBlocked != nil)
+        // When its task is cancelled
+        blocked.cancel()
+        let result = await blocked.result
+        // Then the caller gets CancellationError while the server still holds the request
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(Self.blockedClients(observer) == 1)
+        // And the late reply is read and dropped: the next request gets its own reply on the same connection
+        #expect(try await connection.send(RESPCommand("ECHO", "after")) == RedisTesting.bulk("after"))
+        #expect(connection.statistics.connects == 1)
+        await connection.close()
+        await observer.close()
+    }
+
+    @Test func aCutMidReplyIsATypedErrorAndTheNextRequestReconnects() async throws {
+        let server = try RedisServer()
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let connection = try RedisTesting.connection(port: proxy.port)
+        let value = [UInt8](repeating: 0x41, count: 100_000)
+        var set = RESPCommand("SET", "big")
+        set.append(value)
+        _ = try await connection.send(set)
+        // Given a proxy that forwards 1,000 more bytes from the server and then closes
+        proxy.mode = .cut(afterServerBytes: 1000)
+        // When the 100 kB value is read, the reply is cut in the middle
+        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "big")) }
+        #expect(error?.code == .connectionClosed)
+        // Then with the proxy passing again the next request reconnects and reads the whole value
+        proxy.mode = .pass
+        #expect(try await connection.send(RESPCommand("GET", "big")) == .bulkString(value))
+        #expect(connection.statistics.reconnects == 1)
+        await connection.close()
+    }
+
+    @Test func aBlackholedOrSlowServerFailsEveryPendingRequestByTheDeadline() async throws {
+        let server = try RedisServer()
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let connection = try RedisTesting.connection(port: proxy.port, readTimeout: .milliseconds(100))
+        _ = try await retrying { try await connection.send(RESPCommand("PING")) }
+        for mode in [FaultProxy.Mode.blackhole, .delay(.milliseconds(400))] {
+            // Given requests that will never be answered in time
+            proxy.mode = mode
+            let results = await withTaskGroup(of: (any Error)?.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        do {
+                            _ = try await connection.send(RESPCommand("ECHO", String(index)))
+                            return nil
+                        } catch { return error }
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            // Then all of them fail with the deadline error
+            #expect(results.allSatisfy { ($0 as? RedisError)?.code == .deadlineExceeded }, "\(mode)")
+            proxy.mode = .pass
+            _ = try await retrying { try await connection.send(RESPCommand("PING")) }
+        }
+        await connection.close()
+    }
+
+    @Test func closingLeavesNoDescriptorBehind() async throws {
+        #if os(Linux)
+        let server = try RedisServer()
+        let connection = try RedisTesting.connection(port: server.port)
+        _ = try await connection.send(RESPCommand("PING"))
+        let pipe = Descriptors.target(of: connection.wakeDescriptor)
+        // Given one socket to the server and the wake-up pipe while open
+        #expect(Descriptors.sockets(toPort: server.port) == 1)
+        #expect(pipe?.hasPrefix("pipe:") == true)
+        // When the connection is closed and released
+        await connection.close()
+        _ = consume connection
+        // Then no descriptor of this process is a socket to that server or the connection's pipe
+        #expect(Descriptors.sockets(toPort: server.port) == 0)
+        #expect(!Descriptors.targets().contains { $0 == pipe })
+        #endif
+    }
+
+    // MARK: - Helpers
+
+    private static func blockedClients(_ observer: RedisConnection) -> Int {
+        let semaphore = DispatchSemaphore(value: 0)
+        let box = ReplyBox()
+        observer.send(RESPCommand("INFO", "clients")) {
+            box.reply = try? $0.get()
+            semaphore.signal()
+        }
+        semaphore.wait()
+        guard let text = box.reply?.string,
+            let line = text.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("blocked_clients:") })
+        else { return -1 }
+        return Int(line.dropFirst("blocked_clients:".count)) ?? -1
+    }
+
+    /// Retries while the connection is still recovering from an earlier fault (at most 5 s).
+    private func retrying(_ body: () async throws -> RESPValue) async throws -> RESPValue {
+        let start = ContinuousClock.now
+        while true {
+            do {
+                return try await body()
+            } catch let error as RedisError where ContinuousClock.now - start < .seconds(5) {
+                _ = error
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+    }
+}
+
+private final class ReplyBox: @unchecked Sendable {
+    // @unchecked Sendable is sound: written once by the completion before the semaphore is signalled and
+    // read only after the waiter returns from `wait()`.
+    var reply: RESPValue?
+}

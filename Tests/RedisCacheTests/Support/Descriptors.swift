@@ -1,0 +1,39 @@
+import Foundation
+
+/// This process's open descriptors, read from `/proc/self/fd` (Linux only), for leak checks that other
+/// tests running at the same time cannot disturb: sockets are matched by the server's port.
+enum Descriptors {
+    /// The link target of every open descriptor (`socket:[inode]`, `pipe:[inode]`, a path).
+    static func targets() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.compactMap { target(of: Int32($0) ?? -1) }
+    }
+
+    /// The link target of descriptor `descriptor`, or `nil` when it is not open.
+    static func target(of descriptor: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
+    }
+
+    /// How many of this process's descriptors are TCP sockets whose remote port is `port`.
+    static func sockets(toPort port: Int) -> Int {
+        let inodes = Set(
+            targets().compactMap { target -> String? in
+                guard target.hasPrefix("socket:[") else { return nil }
+                return String(target.dropFirst("socket:[".count).dropLast())
+            })
+        let hexPort = String(format: "%04X", port)
+        var count = 0
+        for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+            // FileHandle reads to the end; String(contentsOfFile:) stops after the first page of a /proc file.
+            guard let handle = FileHandle(forReadingAtPath: table), let data = try? handle.readToEnd() else { continue }
+            let text = String(decoding: data, as: UTF8.self)
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, fields[2].hasSuffix(":" + hexPort), inodes.contains(String(fields[9]))
+                else { continue }
+                count += 1
+            }
+        }
+        return count
+    }
+}
