@@ -5,7 +5,9 @@ import Testing
 @Suite struct RESPEncoderTests {
     @Test func encodesACommandAsAnArrayOfBulkStrings() {
         let bytes = RESPEncoder.encode(RESPCommand("SET", "k", "", "PX", "100"))
-        #expect(String(decoding: bytes, as: UTF8.self) == "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n$2\r\nPX\r\n$3\r\n100\r\n")
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n$2\r\nPX\r\n$3\r\n100\r\n")
     }
 
     @Test func keepsBinaryArgumentsIntact() throws {

@@ -100,8 +100,7 @@ public final class RedisConnection: Sendable {
     ///   - completion: Called exactly once, on the connection's I/O thread or (for a request refused at
     ///     once) on the caller's thread, with the reply or the error ``send(_:)`` would throw. It must
     ///     return quickly.
-    public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void)
-    {
+    public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void) {
         _ = core.submit(command, completion: completion)
     }
 

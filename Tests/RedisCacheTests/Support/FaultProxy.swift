@@ -154,7 +154,9 @@ final class FaultProxy: @unchecked Sendable {
         }
         var sent = 0
         while sent < length {
-            let wrote = chunk.withUnsafeBytes { send(destination, $0.baseAddress! + sent, length - sent, FreePort.sendFlags) }
+            let wrote = chunk.withUnsafeBytes {
+                send(destination, $0.baseAddress! + sent, length - sent, FreePort.sendFlags)
+            }
             if wrote <= 0 { return false }
             sent += wrote
         }

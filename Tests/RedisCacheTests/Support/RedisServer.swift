@@ -33,7 +33,8 @@ final class RedisServer: @unchecked Sendable {
     static let suitesRun = executable != nil || isCI
 
     /// The one line a skipped suite prints.
-    static let skipNote: Comment = "redis-server not found: Redis suites skipped (install redis-server; CI fails instead)"
+    static let skipNote: Comment =
+        "redis-server not found: Redis suites skipped (install redis-server; CI fails instead)"
 
     /// The loopback port the server listens on.
     let port: Int
@@ -112,6 +113,7 @@ final class RedisServer: @unchecked Sendable {
             if FreePort.accepts(port) { return }
             usleep(5_000)
         }
-        throw CocoaError(.fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "redis-server did not start on \(port)"])
+        throw CocoaError(
+            .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "redis-server did not start on \(port)"])
     }
 }

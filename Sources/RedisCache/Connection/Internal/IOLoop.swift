@@ -120,7 +120,9 @@ final class IOLoop: @unchecked Sendable {
         socket?.close()
         socket = nil
         decoder = RESPDecoder(limits: configuration.decoderLimits)
-        let failed = inFlight[head...].filter { !$0.isInternal }.map { ($0.id, Result<RESPValue, any Error>.failure(error)) }
+        let failed = inFlight[head...].filter { !$0.isInternal }.map {
+            ($0.id, Result<RESPValue, any Error>.failure(error))
+        }
         inFlight.removeAll()
         head = 0
         firstUnwritten = 0

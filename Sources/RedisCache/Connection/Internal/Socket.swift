@@ -51,7 +51,9 @@ struct Socket {
         throw lastError
     }
 
-    private static func connect(to address: addrinfo, deadline: ContinuousClock.Instant, name: String)
+    private static func connect(
+        to address: addrinfo, deadline: ContinuousClock.Instant, name: String
+    )
         throws(RedisError) -> Socket
     {
         let descriptor = socket(address.ai_family, streamType, 0)
@@ -145,13 +147,17 @@ struct Socket {
 #if canImport(Darwin)
 private let streamType = SOCK_STREAM
 private let sendFlags: Int32 = 0
-private func systemConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t)
+private func systemConnect(
+    _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t
+)
     -> Int32
 { Darwin.connect(fd, address, length) }
 #else
 private let streamType = Int32(SOCK_STREAM.rawValue)
 private let sendFlags = Int32(MSG_NOSIGNAL)
-private func systemConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t)
+private func systemConnect(
+    _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t
+)
     -> Int32
 { Glibc.connect(fd, address, length) }
 #endif
