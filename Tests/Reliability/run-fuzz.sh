@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Fuzzes DiskCache's entry-file decoder and key-check record decoder with libFuzzer for N seconds (default 60).
+# Fuzzes DiskCache's entry-file decoder and key-check record decoder with libFuzzer for N seconds (default 60),
+# then the Redis tier's RESP3 reply decoder for another N seconds (STRATA_FUZZ_TARGET=resp, its own corpus in
+# Tests/Reliability/Corpus-RESP). Usage: run-fuzz.sh [SECONDS] [all|disk|resp] (default all).
 # Builds StrataFuzz in release with -sanitize=fuzzer,address and -D STRATA_FUZZ (which swaps its replay
 # `main` for libFuzzer's entry point) in its own build folder, from scratch every time. Starts from the corpus kept in
 # Tests/Reliability/Corpus; new inputs go to a scratch copy, so the repository is not changed.
@@ -20,29 +22,42 @@ rm -rf "$scratch"
 "${build[@]}" || { echo "FAIL fuzz: build failed"; exit 1; }
 bin=$("${build[@]}" --show-bin-path)
 
-work=$(mktemp -d /tmp/strata-fuzz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
-cp -R Tests/Reliability/Corpus/. "$work/"
-# A crashing Swift process can hang in the backtracer under libFuzzer; turn it off (Docs/DESIGN traps).
-SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" \
-    "$bin/StrataFuzz" -max_total_time="$seconds" -print_final_stats=1 -max_len=8192 \
-    -artifact_prefix="$logs/fuzz-" "$work" 2>&1 | tee "$logs/fuzz-output.log"
-status=${PIPESTATUS[0]}
-done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$logs/fuzz-output.log" | tail -1)
-echo "figure fuzz.seconds = $seconds"
-echo "figure fuzz.runs = $(grep -E '^stat::number_of_executed_units' "$logs/fuzz-output.log" | awk '{print $2}')"
-echo "figure fuzz.execs_per_second = $(grep -E '^stat::average_exec_per_sec' "$logs/fuzz-output.log" | awk '{print $2}')"
-echo "figure fuzz.coverage = $(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$done_line")"
-echo "figure fuzz.features = $(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$done_line")"
-echo "figure fuzz.corpus = $(sed -nE 's/.*corp: ([0-9]+\/[0-9a-zA-Z]+).*/\1/p' <<<"$done_line")"
-echo "figure fuzz.peak_rss_mb = $(grep -E '^stat::peak_rss_mb' "$logs/fuzz-output.log" | awk '{print $2}')"
-echo "figure fuzz.seed_corpus_files = $(find Tests/Reliability/Corpus -type f | wc -l)"
-if grep -q 'Is the code instrumented for coverage' "$logs/fuzz-output.log"; then
-    echo "FAIL fuzz: the target ran without coverage instrumentation"
-    exit 1
-fi
-if [ "$status" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer)|SUMMARY: ' "$logs/fuzz-output.log"; then
-    echo "FAIL fuzz: status $status; see $logs/fuzz-output.log and $logs/fuzz-* artifacts"
-    exit 1
-fi
+targets=${2:-all}
+overall=0
+# fuzz_one NAME CORPUS [ENV...]: one libFuzzer run of $seconds from a scratch copy of CORPUS; figures are
+# printed as `figure fuzz.<x>` for the disk decoders and `figure fuzz-resp.<x>` for RESP.
+fuzz_one() {
+    local name=$1 corpus=$2 prefix
+    shift 2
+    prefix=$([ "$name" = disk ] && echo fuzz || echo "fuzz-$name")
+    local work log="$logs/$prefix-output.log"
+    work=$(mktemp -d /tmp/strata-fuzz.XXXXXX)
+    cp -R "$corpus/." "$work/"
+    # A crashing Swift process can hang in the backtracer under libFuzzer; turn it off (Docs/DESIGN traps).
+    env "$@" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="detect_leaks=0:${ASAN_OPTIONS:-}" \
+        "$bin/StrataFuzz" -max_total_time="$seconds" -print_final_stats=1 -max_len=8192 \
+        -artifact_prefix="$logs/$prefix-" "$work" 2>&1 | tee "$log"
+    local status=${PIPESTATUS[0]}
+    rm -rf "$work"
+    local done_line
+    done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1)
+    echo "figure $prefix.seconds = $seconds"
+    echo "figure $prefix.runs = $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}')"
+    echo "figure $prefix.execs_per_second = $(grep -E '^stat::average_exec_per_sec' "$log" | awk '{print $2}')"
+    echo "figure $prefix.coverage = $(sed -nE 's/.*cov: ([0-9]+).*/\1/p' <<<"$done_line")"
+    echo "figure $prefix.features = $(sed -nE 's/.*ft: ([0-9]+).*/\1/p' <<<"$done_line")"
+    echo "figure $prefix.corpus = $(sed -nE 's/.*corp: ([0-9]+\/[0-9a-zA-Z]+).*/\1/p' <<<"$done_line")"
+    echo "figure $prefix.peak_rss_mb = $(grep -E '^stat::peak_rss_mb' "$log" | awk '{print $2}')"
+    echo "figure $prefix.seed_corpus_files = $(find "$corpus" -type f | wc -l)"
+    if grep -q 'Is the code instrumented for coverage' "$log"; then
+        echo "FAIL $prefix: the target ran without coverage instrumentation"
+        overall=1
+    elif [ "$status" -ne 0 ] || grep -qE 'ERROR: (AddressSanitizer|libFuzzer)|SUMMARY: ' "$log"; then
+        echo "FAIL $prefix: status $status; see $log and $logs/$prefix-* artifacts"
+        overall=1
+    fi
+}
+case $targets in all | disk) fuzz_one disk Tests/Reliability/Corpus ;; esac
+case $targets in all | resp) fuzz_one resp Tests/Reliability/Corpus-RESP STRATA_FUZZ_TARGET=resp ;; esac
+[ "$overall" -eq 0 ] || exit 1
 echo "PASS fuzz"

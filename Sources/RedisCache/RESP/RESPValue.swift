@@ -64,7 +64,10 @@ extension RESPValue {
     public var string: String? {
         switch self {
         case .simpleString(let text): return text
-        case .bulkString(let bytes), .verbatimString(_, let bytes): return String(validating: bytes, as: UTF8.self)
+        case .bulkString(let bytes), .verbatimString(_, let bytes):
+            // Invalid UTF-8 decodes with replacement characters, so its bytes differ from the original.
+            let text = String(decoding: bytes, as: UTF8.self)
+            return text.utf8.elementsEqual(bytes) ? text : nil
         case .attribute(_, let value): return value.string
         default: return nil
         }

@@ -13,11 +13,15 @@ import Foundation
 /// sealed under the fuzz fixture first, so made-up headers get past authentication; 3 an entry file handed
 /// over as a slice whose `startIndex` is not zero.
 ///
+/// With `STRATA_FUZZ_TARGET=resp` in the environment every input goes to the RESP3 reply decoder of the
+/// Redis tier instead (`fuzzRESP`), so that target keeps a corpus of its own.
+///
 /// Whatever the bytes, the decoders must return: a crash, a trap or a sanitizer report is a bug.
 ///
 /// - Returns: Whether the decoder accepted the input (seeds should be accepted; mutations rarely are).
 @discardableResult
 func fuzzOneInput(_ input: Data) -> Bool {
+    if fuzzesRESP { return fuzzRESP(Array(input)) }
     guard let selector = input.first else { return false }
     let body = Data(input.dropFirst())
     switch selector & 3 {
@@ -36,6 +40,9 @@ func fuzzOneInput(_ input: Data) -> Bool {
     }
 }
 
+/// Whether `STRATA_FUZZ_TARGET=resp` picked the RESP3 decoder.
+let fuzzesRESP = ProcessInfo.processInfo.environment["STRATA_FUZZ_TARGET"] == "resp"
+
 #if STRATA_FUZZ
 /// libFuzzer's entry point.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -50,7 +57,9 @@ enum CorpusReplay {
     static func main() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "--make-corpus", arguments.count == 2 {
-            try SeedCorpus.write(to: URL(fileURLWithPath: arguments[1]))
+            try fuzzesRESP
+                ? SeedCorpus.writeRESP(to: URL(fileURLWithPath: arguments[1]))
+                : SeedCorpus.write(to: URL(fileURLWithPath: arguments[1]))
             return
         }
         var replayed = 0

@@ -4,6 +4,9 @@ extension IOLoop {
     /// One round on a connected socket: enforce deadlines, queue a keep-alive, write, poll, read.
     func serviceSocket() {
         guard let socket else { return }
+        // Write first: requests queued while the connection was being set up are judged by their write
+        // deadline only once the socket had a chance to take them.
+        guard writeAvailable(socket) else { return }
         let now = ContinuousClock.now
         if let deadline = nextDeadline(), deadline <= now {
             drop(RedisError(.deadlineExceeded, deadlineMessage()), countsAsFailure: true)
@@ -11,8 +14,8 @@ extension IOLoop {
         }
         if pendingCount == 0, lastActivity.advanced(by: configuration.keepAliveInterval) <= now {
             queueKeepAlive()
+            guard writeAvailable(socket) else { return }
         }
-        guard writeAvailable(socket) else { return }
         var entries = [
             pollfd(
                 fd: socket.descriptor, events: Int16(written < output.count ? POLLIN | POLLOUT : POLLIN), revents: 0),

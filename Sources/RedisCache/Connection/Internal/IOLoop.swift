@@ -92,7 +92,15 @@ final class IOLoop: @unchecked Sendable {
         let now = core.now()
         let demanded = pendingCount > 0 && !breaker.isOpen
         let due = breaker.consecutiveFailures > 0 && breaker.allowsAttempt(at: now)
-        guard demanded || due else { return }
+        guard demanded || due else {
+            // Requests queued just before the breaker opened fail now, not at the next probe.
+            if pendingCount > 0 {
+                drop(
+                    RedisError(.unavailable, "the Redis server is unavailable (circuit breaker open)"),
+                    countsAsFailure: false)
+            }
+            return
+        }
         do throws(RedisError) {
             socket = try open()
             lastActivity = .now

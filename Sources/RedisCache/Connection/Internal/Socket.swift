@@ -87,7 +87,8 @@ struct Socket {
         _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
         var on: Int32 = 1
         _ = setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-        #if canImport(Darwin)
+        #if !os(Linux)
+        // Darwin has no MSG_NOSIGNAL; the socket option does the same (not seen by the Darwin type-check).
         _ = setsockopt(descriptor, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
         #endif
     }
@@ -144,20 +145,22 @@ struct Socket {
     }
 }
 
-#if canImport(Darwin)
-private let streamType = SOCK_STREAM
-private let sendFlags: Int32 = 0
-private func systemConnect(
-    _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t
-)
-    -> Int32
-{ Darwin.connect(fd, address, length) }
-#else
+// SOCK_STREAM is an Int32 on Darwin and an enum case on glibc; the Darwin branch is read against Apple's
+// documentation only (Docs/Platforms.md), since the Darwin type-check takes `os(Linux)` as true.
+#if os(Linux)
 private let streamType = Int32(SOCK_STREAM.rawValue)
 private let sendFlags = Int32(MSG_NOSIGNAL)
-private func systemConnect(
-    _ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t
-)
-    -> Int32
-{ Glibc.connect(fd, address, length) }
+#else
+private let streamType = SOCK_STREAM
+private let sendFlags: Int32 = 0
+#endif
+
+#if canImport(Darwin)
+private func systemConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    Darwin.connect(fd, address, length)
+}
+#else
+private func systemConnect(_ fd: Int32, _ address: UnsafeMutablePointer<sockaddr>?, _ length: socklen_t) -> Int32 {
+    Glibc.connect(fd, address, length)
+}
 #endif

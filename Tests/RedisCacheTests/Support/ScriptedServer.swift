@@ -1,0 +1,88 @@
+import Foundation
+import RedisCache
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// A fake server on 127.0.0.1 that answers each command with bytes a test scripts: for handshakes a real
+/// Redis 7 never gives (no `HELLO`), and for replies no real server sends (malformed, redirections).
+///
+/// One thread serves one client at a time with blocking sockets; it stops when the object goes away.
+final class ScriptedServer: @unchecked Sendable {
+    // @unchecked Sendable is sound: `stopped` and `commands` are used only under `lock`; `listener` and
+    // `script` are immutable; the serving thread owns the client sockets.
+
+    /// The raw reply bytes for one command (its arguments as text).
+    typealias Script = @Sendable ([String]) -> String
+
+    let port: Int
+    private let listener: Int32
+    private let script: Script
+    private let lock = NSLock()
+    private var stopped = false
+    private var received: [[String]] = []
+
+    /// Every command received so far, in order.
+    var commands: [[String]] { lock.withLock { received } }
+
+    init(script: @escaping Script) throws {
+        self.script = script
+        let listener = socket(AF_INET, FreePort.streamType, 0)
+        self.listener = listener
+        var address = FreePort.loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
+            }
+        }
+        guard bound, listen(listener, 8) == 0 else {
+            close(listener)
+            throw POSIXError(.EADDRINUSE)
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread { [self] in serve() }.start()
+    }
+
+    deinit {
+        lock.withLock { stopped = true }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func serve() {
+        while !isStopped {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 20) > 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            converse(with: client)
+            close(client)
+        }
+    }
+
+    private func converse(with client: Int32) {
+        var decoder = RESPDecoder()
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while !isStopped {
+            var entry = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 20) >= 0 else { return }
+            guard entry.revents != 0 else { continue }
+            let count = recv(client, &chunk, chunk.count, 0)
+            guard count > 0 else { return }
+            decoder.append(chunk[0..<count])
+            while case .array(let parts)? = try? decoder.next() {
+                let command = parts.map { $0.string ?? "" }
+                lock.withLock { received.append(command) }
+                let reply = Array(script(command).utf8)
+                if reply.isEmpty { return }  // an empty script reply hangs up
+                _ = reply.withUnsafeBytes { send(client, $0.baseAddress, $0.count, FreePort.sendFlags) }
+            }
+        }
+    }
+}
