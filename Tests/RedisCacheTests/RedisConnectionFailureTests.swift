@@ -147,6 +147,26 @@ struct RedisConnectionFailureTests {
         await connection.close()
     }
 
+    @Test func keepAlivePingsNoticeASilentPeerWithoutAnyRequest() async throws {
+        let server = try RedisServer()
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let connection = try RedisTesting.connection(
+            port: proxy.port, readTimeout: .milliseconds(100), keepAlive: .milliseconds(50))
+        _ = try await retrying { try await connection.send(RESPCommand("PING")) }
+        // Given an idle connection, it pings
+        let pinged = await RedisTesting.wait(timeout: .seconds(5)) { connection.statistics.keepAlivePings >= 2 }
+        #expect(pinged != nil)
+        // When the peer goes silent, a keep-alive misses its deadline and the connection closes by itself
+        proxy.mode = .blackhole
+        let noticed = await RedisTesting.wait(timeout: .seconds(5)) { connection.statistics.deadlineMisses >= 1 }
+        #expect(noticed != nil)
+        // Then once the peer answers again, the connection comes back
+        proxy.mode = .pass
+        #expect(try await retrying { try await connection.send(RESPCommand("PING")) } == .simpleString("PONG"))
+        await connection.close()
+    }
+
     @Test func closingLeavesNoDescriptorBehind() async throws {
         #if os(Linux)
         let server = try RedisServer()

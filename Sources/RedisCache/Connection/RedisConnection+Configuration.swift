@@ -79,6 +79,9 @@ extension RedisConnection {
         public var breakerOpenings = 0
         /// Requests refused at once while the breaker was open.
         public var rejectedWhileOpen = 0
+        /// `send(2)` calls that moved request bytes; with many concurrent callers far fewer than the
+        /// requests, since everything queued is written together. Updated each time the I/O thread wakes.
+        public var writes = 0
         /// Keep-alive `PING`s sent.
         public var keepAlivePings = 0
         /// System calls made by callers' threads to queue requests (wake-ups of the I/O thread); a

@@ -62,7 +62,9 @@ extension IOLoop {
         while written < output.count {
             let progress = output.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[written...])) }
             switch progress {
-            case .bytes(let count): written += count
+            case .bytes(let count):
+                written += count
+                writes += 1
             case .wouldBlock: return true
             case .endOfStream, .failed:
                 drop(RedisError(.connectionClosed, "the connection failed while writing"), countsAsFailure: true)

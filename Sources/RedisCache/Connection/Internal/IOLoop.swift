@@ -29,6 +29,7 @@ final class IOLoop: @unchecked Sendable {
     var lastActivity = ContinuousClock.now
     var readChunk = [UInt8](repeating: 0, count: 64 << 10)
     var nextInternalID: UInt64 = 1 << 63
+    var writes = 0  // published to the statistics in `takeQueued`, which holds the lock anyway
 
     init(core: ConnectionCore) {
         self.core = core
@@ -65,6 +66,7 @@ final class IOLoop: @unchecked Sendable {
         core.wakePipe.drain()
         let (bytes, queued, closing) = core.withState { state in
             state.wakePending = false
+            state.statistics.writes = writes
             defer {
                 state.outbox.removeAll(keepingCapacity: true)
                 state.queued.removeAll(keepingCapacity: true)
