@@ -23,14 +23,17 @@ struct RedisConnectionFailureTests {
         // Given a server stopped with SIGSTOP
         server.signal(SIGSTOP)
         defer { server.signal(SIGCONT) }
-        // When a GET is sent
+        // When a GET is sent (timed on the I/O thread that completes it, so a busy test pool does not count)
         let start = ContinuousClock.now
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
-        let elapsed = ContinuousClock.now - start
-        // Then it fails with a deadline error after the read deadline, not before and not much after
+        let (result, failedAt) = await withCheckedContinuation { continuation in
+            connection.send(RESPCommand("GET", "k")) { continuation.resume(returning: ($0, ContinuousClock.now)) }
+        }
+        let elapsed = failedAt - start
+        let error = #expect(throws: RedisError.self) { try result.get() }
         #expect(error?.code == .deadlineExceeded)
         #expect(elapsed >= .milliseconds(50))
-        #expect(elapsed < .seconds(RedisTesting.isSanitized ? 3 : 1))
+        #expect(elapsed < .seconds(RedisTesting.isSanitized ? 3 : 2))
+        print("deadline: a GET to a stopped server failed after \(elapsed) (read deadline 50 ms)")
         #expect(connection.statistics.deadlineMisses >= 1)
         // And after SIGCONT the connection comes back by itself (background probes) and serves again
         server.signal(SIGCONT)
@@ -60,18 +63,22 @@ struct RedisConnectionFailureTests {
         #expect(codes.allSatisfy { $0 == .connectionClosed || $0 == .connectFailed })
         // Then every request fails at once with `unavailable`, with no system call on the caller's side
         let callsBefore = connection.statistics.callerSystemCalls
+        let rejectionStart = ContinuousClock.now
         for _ in 0..<1000 {
             let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("PING")) }
             #expect(error?.code == .unavailable)
         }
+        let rejectionTime = ContinuousClock.now - rejectionStart
         #expect(connection.statistics.callerSystemCalls == callsBefore)
+        print("breaker: 1,000 requests refused while open in \(rejectionTime) (figure only)")
         #expect(connection.statistics.rejectedWhileOpen >= 1000)
         // When the server is back on its port, a background probe closes the breaker within 1 s
         // (the backoff ceiling) of the server accepting again
         try server.start()
         let recovery = await RedisTesting.wait(timeout: .seconds(5)) { connection.state == .connected }
         #expect(recovery != nil)
-        #expect(recovery.map { $0 < .milliseconds(RedisTesting.isSanitized ? 2500 : 1200) } == true)
+        #expect(recovery.map { $0 < .milliseconds(RedisTesting.isSanitized ? 3000 : 1500) } == true)
+        print("breaker: closed \(recovery.map { "\($0)" } ?? "never") after the server accepted again")
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
         #expect(connection.statistics.reconnects == 1)
         await connection.close()
@@ -81,9 +88,9 @@ struct RedisConnectionFailureTests {
         let server = try RedisServer()
         let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(5))
         let observer = try RedisTesting.connection(port: server.port)
-        // Given a request the server answers only after 300 ms (a blocking pop on an empty list)
-        let blocked = Task { try await connection.send(RESPCommand("BLPOP", "empty", "0.3")) }
-        let isBlocked = await RedisTesting.wait(timeout: .seconds(5)) { Self.blockedClients(observer) == 1 }
+        // Given a request the server answers only when another client pushes (a blocking pop, no timeout)
+        let blocked = Task { try await connection.send(RESPCommand("BLPOP", "queue", "0")) }
+        let isBlocked = await RedisTesting.wait(timeout: .seconds(10)) { Self.blockedClients(observer) == 1 }
         #expect(isBlocked != nil)
         // When its task is cancelled
         blocked.cancel()
@@ -91,8 +98,11 @@ struct RedisConnectionFailureTests {
         // Then the caller gets CancellationError while the server still holds the request
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(Self.blockedClients(observer) == 1)
-        // And the late reply is read and dropped: the next request gets its own reply on the same connection
+        // And once the server answers it, the late reply is read and dropped: the next request on the same
+        // connection gets its own reply, not the pop's
+        _ = try await observer.send(RESPCommand("LPUSH", "queue", "item"))
         #expect(try await connection.send(RESPCommand("ECHO", "after")) == RedisTesting.bulk("after"))
+        #expect(try await observer.send(RESPCommand("LLEN", "queue")) == .integer(0))
         #expect(connection.statistics.connects == 1)
         await connection.close()
         await observer.close()

@@ -18,6 +18,7 @@ import Testing
         }
         var configuration = RedisConnection.Configuration(port: server.port, password: "secret")
         configuration.readTimeout = .seconds(2)
+        configuration.keepAliveInterval = .seconds(60)
         let connection = try RedisConnection(configuration: configuration)
         // When a request is sent, then the handshake went HELLO, AUTH, CLIENT SETNAME, ROLE, then the request
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
@@ -30,6 +31,7 @@ import Testing
         let server = try ScriptedServer { _ in "-WRONGPASS invalid username-password pair or user is disabled.\r\n" }
         var configuration = RedisConnection.Configuration(port: server.port, password: "wrong")
         configuration.readTimeout = .seconds(2)
+        configuration.keepAliveInterval = .seconds(60)
         let connection = try RedisConnection(configuration: configuration)
         let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("PING")) }
         #expect(error?.code == .authenticationFailed)
@@ -83,6 +85,7 @@ import Testing
         }
         var configuration = RedisConnection.Configuration(port: server.port)
         configuration.readTimeout = .seconds(2)
+        configuration.keepAliveInterval = .seconds(60)
         configuration.decoderLimits.maximumBulkLength = 1024
         let connection = try RedisConnection(configuration: configuration)
         let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
@@ -107,7 +110,8 @@ import Testing
             }
         }
         let pushes = PushLog()
-        var configuration = RedisConnection.Configuration(port: server.port, readTimeout: .seconds(2))
+        var configuration = RedisConnection.Configuration(
+            port: server.port, readTimeout: .seconds(2), keepAliveInterval: .seconds(60))
         configuration.pushHandler = { pushes.append($0) }
         let connection = try RedisConnection(configuration: configuration)
         #expect(try await connection.send(RESPCommand("GET", "k")) == RedisTesting.bulk("v"))
