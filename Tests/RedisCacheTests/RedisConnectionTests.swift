@@ -92,7 +92,11 @@ struct RedisConnectionTests {
     @Test func aClusterNodeIsRefusedAtTheHandshake() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("strata-nodes-\(UUID()).conf")
         defer { try? FileManager.default.removeItem(at: file) }
-        let server = try RedisServer(extraArguments: ["--cluster-enabled", "yes", "--cluster-config-file", file.path])
+        // The cluster bus needs a port too; its default (port + 10,000) may be taken or above 65,535.
+        let busPort = String(try FreePort.find())
+        let server = try RedisServer(extraArguments: [
+            "--cluster-enabled", "yes", "--cluster-config-file", file.path, "--cluster-port", busPort,
+        ])
         let connection = try RedisTesting.connection(port: server.port)
         let error = await #expect(throws: RedisError.self) {
             try await connection.send(RESPCommand("PING"))
