@@ -14,7 +14,8 @@ import Glibc
 /// disk and only loopback is used. Where `redis-server` is missing the Redis suites skip with one line,
 /// except in CI (`CI` or `STRATA_CI` set), where they fail.
 final class RedisServer: @unchecked Sendable {
-    // @unchecked Sendable is sound: `process` is replaced only under `lock`, and every use reads it there.
+    // @unchecked Sendable is sound: `process` is replaced only under `lock`, and every use reads it there;
+    // `port` is written only during `init`.
 
     /// The `redis-server` executable, if one is installed.
     static let executable: String? = {
@@ -37,7 +38,7 @@ final class RedisServer: @unchecked Sendable {
         "redis-server not found: Redis suites skipped (install redis-server; CI fails instead)"
 
     /// The loopback port the server listens on.
-    let port: Int
+    private(set) var port = 0
     private let extraArguments: [String]
     private let lock = NSLock()
     private var process: Process?
@@ -52,8 +53,20 @@ final class RedisServer: @unchecked Sendable {
     init(extraArguments: [String] = []) throws {
         guard Self.executable != nil else { throw Missing() }
         self.extraArguments = extraArguments
-        port = try FreePort.find()
-        try start()
+        // A port found free can be taken before the server binds it; then the server exits and another
+        // port is tried.
+        var failure: any Error = Missing()
+        for _ in 0..<3 {
+            port = try FreePort.find()
+            do {
+                try start()
+                return
+            } catch {
+                failure = error
+                kill9()
+            }
+        }
+        throw failure
     }
 
     deinit {
@@ -111,6 +124,7 @@ final class RedisServer: @unchecked Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
             if FreePort.accepts(port) { return }
+            if lock.withLock({ process?.isRunning }) != true { break }  // it exited: the port was taken
             usleep(5_000)
         }
         throw CocoaError(
