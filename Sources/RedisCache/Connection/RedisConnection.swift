@@ -111,6 +111,9 @@ public final class RedisConnection: Sendable {
         await core.waitForTermination()
     }
 
+    /// When the last handshake succeeded, as the I/O thread saw it; for recovery-time tests.
+    var lastConnectedAt: ContinuousClock.Instant? { core.withState { $0.lastConnectedAt } }
+
     /// The read end of the I/O thread's wake-up pipe, for descriptor-leak tests.
     var wakeDescriptor: Int32 { core.wakePipe.readEnd }
 

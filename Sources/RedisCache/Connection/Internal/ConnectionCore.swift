@@ -22,6 +22,7 @@ final class ConnectionCore: Sendable {
         var nextID: UInt64 = 1
         var breaker: CircuitBreaker
         var state: RedisConnection.State = .disconnected
+        var lastConnectedAt: ContinuousClock.Instant?
         var statistics = RedisConnection.Statistics()
         var wakePending = false
         var isClosing = false

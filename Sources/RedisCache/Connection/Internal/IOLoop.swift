@@ -109,6 +109,7 @@ final class IOLoop: @unchecked Sendable {
             core.withState { state in
                 state.breaker.recordSuccess()
                 state.state = .connected
+                state.lastConnectedAt = .now
                 state.statistics.connects += 1
                 if connects > 0 { state.statistics.reconnects += 1 }
             }
