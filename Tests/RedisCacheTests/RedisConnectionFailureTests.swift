@@ -37,7 +37,7 @@ struct RedisConnectionFailureTests {
         #expect(connection.statistics.deadlineMisses >= 1)
         // And after SIGCONT the connection comes back by itself (background probes) and serves again
         server.signal(SIGCONT)
-        let recovered = await RedisTesting.wait(timeout: .seconds(5)) { connection.state == .connected }
+        let recovered = await RedisTesting.wait(timeout: .seconds(30)) { connection.state == .connected }
         #expect(recovered != nil)
         #expect(try await retrying { try await connection.send(RESPCommand("PING")) } == .simpleString("PONG"))
         await connection.close()
@@ -77,7 +77,7 @@ struct RedisConnectionFailureTests {
         // (timed from the I/O thread's own record of the handshake, so a busy test pool does not count)
         try server.start()
         let acceptedAt = ContinuousClock.now
-        let closed = await RedisTesting.wait(timeout: .seconds(5)) { connection.state == .connected }
+        let closed = await RedisTesting.wait(timeout: .seconds(30)) { connection.state == .connected }
         #expect(closed != nil)
         let recovery = connection.lastConnectedAt.map { max(.zero, $0 - acceptedAt) }
         #expect(recovery.map { $0 < .milliseconds(RedisTesting.isSanitized ? 3000 : 1500) } == true)
@@ -167,11 +167,11 @@ struct RedisConnectionFailureTests {
             port: proxy.port, readTimeout: .milliseconds(100), keepAlive: .milliseconds(50))
         _ = try await retrying { try await connection.send(RESPCommand("PING")) }
         // Given an idle connection, it pings
-        let pinged = await RedisTesting.wait(timeout: .seconds(5)) { connection.statistics.keepAlivePings >= 2 }
+        let pinged = await RedisTesting.wait(timeout: .seconds(30)) { connection.statistics.keepAlivePings >= 2 }
         #expect(pinged != nil)
         // When the peer goes silent, a keep-alive misses its deadline and the connection closes by itself
         proxy.mode = .blackhole
-        let noticed = await RedisTesting.wait(timeout: .seconds(5)) { connection.statistics.deadlineMisses >= 1 }
+        let noticed = await RedisTesting.wait(timeout: .seconds(30)) { connection.statistics.deadlineMisses >= 1 }
         #expect(noticed != nil)
         // Then once the peer answers again, the connection comes back
         proxy.mode = .pass
@@ -217,13 +217,13 @@ struct RedisConnectionFailureTests {
         return false
     }
 
-    /// Retries while the connection is still recovering from an earlier fault (at most 5 s).
+    /// Retries while the connection is still recovering from an earlier fault (at most 30 s, for a starved pool).
     private func retrying(_ body: () async throws -> RESPValue) async throws -> RESPValue {
         let start = ContinuousClock.now
         while true {
             do {
                 return try await body()
-            } catch let error as RedisError where ContinuousClock.now - start < .seconds(5) {
+            } catch let error as RedisError where ContinuousClock.now - start < .seconds(30) {
                 _ = error
                 try await Task.sleep(for: .milliseconds(5))
             }
