@@ -2,6 +2,7 @@ import CacheCore
 import CacheTesting
 import Foundation
 import MultiCache
+import StrataTestSupport
 import Testing
 
 private struct LoadFailure: Error, Equatable {}
@@ -151,11 +152,13 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
+        let loaderStarted = Gate()
         async let stale = cache.value(forKey: "k", expiry: .never) {
+            loaderStarted.open()
             try await gate.wait()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
 
         // When the key (or everything) is removed, then the load finishes
         try await removal.perform(on: cache)
@@ -178,11 +181,13 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
+        let loaderStarted = Gate()
         async let stale = cache.value(forKey: "k", expiry: .never) {
+            loaderStarted.open()
             try await gate.wait()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
         try await removal.perform(on: cache)
 
         // When another caller asks while the old load is still blocked
@@ -201,11 +206,13 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
+        let loaderStarted = Gate()
         async let loaded = cache.value(forKey: "k", expiry: .never) {
+            loaderStarted.open()
             try await gate.wait()
             return bytes("loaded")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
         try await cache.setValue(bytes("written"), forKey: "k", expiry: .never)
         gate.open()
         #expect(try await loaded == bytes("loaded"))
@@ -218,14 +225,16 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
+        let loaderStarted = Gate()
         let runs = Counter()
         let loader: @Sendable () async throws -> Data = {
             runs.increment()
+            loaderStarted.open()
             try await gate.wait()
             return bytes("v")
         }
         let starter = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 2 }
@@ -248,18 +257,20 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
-        let loaderCancellations = Counter()
+        let loaderStarted = Gate()
+        let loaderCancelled = Gate()
         let loader: @Sendable () async throws -> Data = {
+            loaderStarted.open()
             do {
                 try await gate.wait()
             } catch {
-                loaderCancellations.increment()
+                loaderCancelled.open()
                 throw error
             }
             return bytes("stale")
         }
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 1 }
 
@@ -270,7 +281,7 @@ struct MultiCacheLoadOnceTests {
         // Then both get CancellationError and the load's task is cancelled
         await #expect(throws: CancellationError.self) { try await first.value }
         await #expect(throws: CancellationError.self) { try await second.value }
-        try await waitUntil { loaderCancellations.value == 1 }
+        try await loaderCancelled.wait()
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
@@ -309,13 +320,15 @@ struct MultiCacheLoadOnceTests {
         let tiers = try TwoTiers()
         let cache = tiers.cache
         let gate = Gate()
+        let loaderStarted = Gate()
         let runs = Counter()
         async let first = cache.value(forKey: "k", expiry: .never) {
             runs.increment()
+            loaderStarted.open()
             try await gate.wait()
             return bytes("first")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loaderStarted.wait()
         // And a second caller whose read is parked in the slow tier, after missing in the fast one
         tiers.slow.hold(.entry)
         async let second = cache.value(forKey: "k", expiry: .never) {

@@ -2,6 +2,7 @@ import CacheCore
 import CacheTesting
 import Foundation
 import MemoryCache
+import StrataTestSupport
 import Testing
 
 @testable import MultiCache
@@ -235,15 +236,15 @@ struct MultiCacheSynchronousTierTests {
         let slow = FaultInjectingCache<String, Int>(clock: clock)
         let cache = try MultiCache<String, Int>(tiers: [.init(memory), .init(slow)])
         let gate = Gate()
-        let started = Counter()
+        let loaderStarted = Gate()
         let caller = Task {
             try await cache.value(forKey: "k", expiry: .never) {
-                started.increment()
+                loaderStarted.open()
                 try await gate.wait()
                 return 1
             }
         }
-        try await waitUntil { started.value == 1 }
+        try await loaderStarted.wait()
 
         // When the key is removed while the loader runs
         try await removal.perform(on: cache)

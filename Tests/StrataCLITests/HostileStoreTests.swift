@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import strata
@@ -26,41 +27,29 @@ enum PlantedItem: String, CaseIterable, Sendable {
     /// Whether the other entries survive the planting itself.
     var keepsOtherEntries: Bool { storeOpens && self != .entriesFolderLink }
 
-    func plant(store: URL, canary: URL, victim: String, victimLock: String) throws {
+    func plant(store: URL, canary: Canary, victim: String, victimLock: String) throws {
         let root = store.path
         let entry = root + "/entries/" + victim.prefix(2) + "/" + victim
-        let target = canary.path
-        func link(_ path: String, _ destination: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: destination)
-        }
-        func fifo(_ path: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            #expect(mkfifo(path, 0o600) == 0)
-        }
-        func sparse(_ path: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            try Data("STRE".utf8).write(to: URL(fileURLWithPath: path))
-            #expect(truncate(path, 200 << 30) == 0)
-        }
+        let target = canary.url.path
+        func sparse(_ path: String) throws { try Plant.sparse(at: path, size: 200 << 30, prefix: Data("STRE".utf8)) }
         switch self {
-        case .temporaryFolderLink: try link(root + "/tmp", target)
-        case .entriesFolderLink: try link(root + "/entries", target)
-        case .fanOutFolderLink: try link(root + "/entries/" + victim.prefix(2), target)
-        case .locksFolderLink: try link(root + "/locks", target)
+        case .temporaryFolderLink: try Plant.link(at: root + "/tmp", to: target)
+        case .entriesFolderLink: try Plant.link(at: root + "/entries", to: target)
+        case .fanOutFolderLink: try Plant.link(at: root + "/entries/" + victim.prefix(2), to: target)
+        case .locksFolderLink: try Plant.link(at: root + "/locks", to: target)
         case .quarantineFolderLink:
-            try link(root + "/quarantine", target)
+            try Plant.link(at: root + "/quarantine", to: target)
             try? FileManager.default.removeItem(atPath: entry)
             try FileManager.default.createDirectory(atPath: entry + "/inner", withIntermediateDirectories: true)
-        case .checkRecordLink: try link(root + "/store.check", target + "/notes.txt")
-        case .storeLockLink: try link(root + "/store.lock", target + "/notes.txt")
-        case .statisticsLink: try link(root + "/store.stats", target + "/notes.txt")
-        case .entryLink: try link(entry, target + "/notes.txt")
-        case .entryFIFO: try fifo(entry)
-        case .checkRecordFIFO: try fifo(root + "/store.check")
-        case .statisticsFIFO: try fifo(root + "/store.stats")
-        case .storeLockFIFO: try fifo(root + "/store.lock")
-        case .keyLockFIFO: try fifo(victimLock)
+        case .checkRecordLink: try Plant.link(at: root + "/store.check", to: target + "/notes.txt")
+        case .storeLockLink: try Plant.link(at: root + "/store.lock", to: target + "/notes.txt")
+        case .statisticsLink: try Plant.link(at: root + "/store.stats", to: target + "/notes.txt")
+        case .entryLink: try Plant.link(at: entry, to: target + "/notes.txt")
+        case .entryFIFO: try Plant.fifo(at: entry)
+        case .checkRecordFIFO: try Plant.fifo(at: root + "/store.check")
+        case .statisticsFIFO: try Plant.fifo(at: root + "/store.stats")
+        case .storeLockFIFO: try Plant.fifo(at: root + "/store.lock")
+        case .keyLockFIFO: try Plant.fifo(at: victimLock)
         case .entrySparse: try sparse(entry)
         case .checkRecordSparse: try sparse(root + "/store.check")
         case .statisticsSparse: try sparse(root + "/store.stats")
@@ -84,39 +73,8 @@ enum PlantedItem: String, CaseIterable, Sendable {
     /// A command that runs longer than this is taken for a hang.
     static let timeout = 30.0
 
-    /// Files and folders below `url`, with the contents of each file.
-    static func snapshot(_ url: URL) -> [String: Data] {
-        var result: [String: Data] = [:]
-        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
-        while let relative = walker.nextObject() as? String {
-            let path = url.appendingPathComponent(relative).path
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            result[relative] = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : Data()
-        }
-        return result
-    }
-
-    /// A canary folder outside the store, full of things a careless sweep would take.
-    static func makeCanary(in harness: StrataHarness) throws -> URL {
-        let canary = harness.root.appendingPathComponent("canary", isDirectory: true)
-        try FileManager.default.createDirectory(
-            at: canary.appendingPathComponent("ab"), withIntermediateDirectories: true)
-        for name in ["1-dead-1.tmp", "notes.txt", "ab/" + String(repeating: "ab", count: 32), "store.stats"] {
-            let file = canary.appendingPathComponent(name)
-            try Data("canary \(name)".utf8).write(to: file)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
-        }
-        return canary
-    }
-
-    /// Entry file names below the store, relative to `entries/`.
-    static func entryNames(_ harness: StrataHarness) -> Set<String> {
-        let entries = harness.store.appendingPathComponent("entries").path
-        let files = (try? FileManager.default.subpathsOfDirectory(atPath: entries)) ?? []
-        return Set(files.filter { $0.count == 67 }.map { String($0.dropFirst(3)) })
-    }
+    /// Entry file names below the store, relative to their fan-out folder.
+    static func entryNames(_ harness: StrataHarness) -> Set<String> { entryFileNames(inStore: harness.store) }
 
     @Test(arguments: PlantedItem.allCases)
     func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: PlantedItem) throws {
@@ -145,8 +103,8 @@ enum PlantedItem: String, CaseIterable, Sendable {
         let victimNow = victim  // a key's file name never changes within one store
         let lockFolder = harness.store.appendingPathComponent("locks").path
         let victimLock = lockFolder + "/" + victimNow + ".lock"
-        let canary = try Self.makeCanary(in: harness)
-        let before = Self.snapshot(canary)
+        let canary = try Canary(in: harness.root)
+        let before = canary.snapshot()
         try item.plant(store: harness.store, canary: canary, victim: victimNow, victimLock: victimLock)
 
         for command in Self.commands {
@@ -158,7 +116,7 @@ enum PlantedItem: String, CaseIterable, Sendable {
             #expect([0, 1, 3].contains(result.status), "\(command) with \(item): \(result.errorText)")
             #expect(result.errorLines.allSatisfy { $0.hasPrefix("strata: ") }, "\(command) with \(item)")
             #expect(!result.errorText.contains("FileError("), "\(command) with \(item)")
-            #expect(Self.snapshot(canary) == before, "\(command) changed the canary through \(item)")
+            #expect(canary.snapshot() == before, "\(command) changed the canary through \(item)")
             if !item.storeOpens { #expect(result.status == 3, "\(command) with \(item)") }
             if item.keepsOtherEntries && command != ["clear"] {
                 let other = try #require(try harness.start(["get", keep]).wait(timeout: Self.timeout))

@@ -8,14 +8,19 @@ import Musl
 import Darwin
 #endif
 
-/// A folder outside the store that hostile links point to; its files must never change.
+/// A folder outside a store that hostile links point to; its files must never change
+/// (Docs/Security.md, "A hostile store folder").
 ///
-/// It holds what a careless sweep would take: files named like Strata's temporary files and entries
-/// (an hour old), a fan-out-like sub-folder, and a plain file.
-struct Canary {
-    let url: URL
+/// It holds what a careless sweep would take: files named like Strata's temporary files, entries and
+/// statistics (an hour old), a fan-out-like sub-folder, and a plain file.
+public struct Canary: Sendable {
+    /// The canary folder, `canary` inside the parent given to ``init(in:)``.
+    public let url: URL
 
-    init(in parent: URL) throws {
+    /// Makes the canary folder and its files inside `parent` (created if needed).
+    ///
+    /// - Throws: The file system's error.
+    public init(in parent: URL) throws {
         url = parent.appendingPathComponent("canary", isDirectory: true)
         let fanOut = url.appendingPathComponent("ab", isDirectory: true)
         try FileManager.default.createDirectory(at: fanOut, withIntermediateDirectories: true)
@@ -32,8 +37,9 @@ struct Canary {
         }
     }
 
-    /// Every file below the canary with its contents, and every folder (with an empty value).
-    func snapshot() -> [String: Data] {
+    /// Every file below the canary with its contents, and every folder (with an empty value): equal before
+    /// and after only if nothing below it changed.
+    public func snapshot() -> [String: Data] {
         var result: [String: Data] = [:]
         guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
         while let relative = walker.nextObject() as? String {
@@ -47,24 +53,38 @@ struct Canary {
 }
 
 /// Plants hostile items with the system calls an attacker would use.
-enum Plant {
+public enum Plant {
     /// Replaces whatever is at `path` with a symbolic link to `target`.
-    static func link(at path: String, to target: String) throws {
+    ///
+    /// - Throws: The file system's error.
+    public static func link(at path: String, to target: String) throws {
         try? FileManager.default.removeItem(atPath: path)
         try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
     }
 
     /// Replaces whatever is at `path` with a FIFO (no writer ever opens it: a blocking open would hang).
-    static func fifo(at path: String) throws {
+    ///
+    /// - Throws: `POSIXError` when mkfifo(3) fails.
+    public static func fifo(at path: String) throws {
         try? FileManager.default.removeItem(atPath: path)
         guard mkfifo(path, 0o600) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
 
     /// Replaces whatever is at `path` with a sparse file of `size` bytes (no blocks on disk), starting
     /// with `prefix`.
-    static func sparse(at path: String, size: Int64, prefix: Data = Data()) throws {
+    ///
+    /// - Throws: The file system's error, or `POSIXError` when truncate(2) fails.
+    public static func sparse(at path: String, size: Int64, prefix: Data = Data()) throws {
         try? FileManager.default.removeItem(atPath: path)
         try prefix.write(to: URL(fileURLWithPath: path))
         guard truncate(path, off_t(size)) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     }
+}
+
+/// The names of a store's entry files (64 hex digits, Docs/DiskFormat.md), found below `entries/` in their
+/// fan-out folders.
+public func entryFileNames(inStore store: URL) -> Set<String> {
+    let entries = store.appendingPathComponent("entries").path
+    let files = (try? FileManager.default.subpathsOfDirectory(atPath: entries)) ?? []
+    return Set(files.filter { $0.count == 67 }.map { String($0.dropFirst(3)) })
 }
