@@ -13,54 +13,14 @@ import Musl
 import Darwin
 #endif
 
-/// Items an attacker with write access to the store folder plants (Docs/Security.md, "A hostile store
-/// folder"), and what every command must do about them: never change anything outside the store, never
-/// hang (each run is bounded), never crash, exit with a documented status, keep other entries readable.
-enum PlantedItem: String, CaseIterable, Sendable {
-    case temporaryFolderLink, entriesFolderLink, fanOutFolderLink, locksFolderLink, quarantineFolderLink
-    case checkRecordLink, storeLockLink, statisticsLink, entryLink
-    case entryFIFO, checkRecordFIFO, statisticsFIFO, storeLockFIFO, keyLockFIFO
-    case entrySparse, checkRecordSparse, statisticsSparse, statisticsOverflow
-
+/// What every command must do about a hostile item in the store folder (Docs/Security.md, "A hostile
+/// store folder"): never change anything outside the store, never hang (each run is bounded), never crash,
+/// exit with a documented status, keep other entries readable.
+extension HostileItem {
     /// Whether the store can still be opened (a damaged key-check record stops every command, exit 3).
-    var storeOpens: Bool { ![.checkRecordLink, .checkRecordFIFO, .checkRecordSparse].contains(self) }
+    var storeOpens: Bool { !isOnCheckRecord }
     /// Whether the other entries survive the planting itself.
     var keepsOtherEntries: Bool { storeOpens && self != .entriesFolderLink }
-
-    func plant(store: URL, canary: Canary, victim: String, victimLock: String) throws {
-        let root = store.path
-        let entry = root + "/entries/" + victim.prefix(2) + "/" + victim
-        let target = canary.url.path
-        func sparse(_ path: String) throws { try Plant.sparse(at: path, size: 200 << 30, prefix: Data("STRE".utf8)) }
-        switch self {
-        case .temporaryFolderLink: try Plant.link(at: root + "/tmp", to: target)
-        case .entriesFolderLink: try Plant.link(at: root + "/entries", to: target)
-        case .fanOutFolderLink: try Plant.link(at: root + "/entries/" + victim.prefix(2), to: target)
-        case .locksFolderLink: try Plant.link(at: root + "/locks", to: target)
-        case .quarantineFolderLink:
-            try Plant.link(at: root + "/quarantine", to: target)
-            try? FileManager.default.removeItem(atPath: entry)
-            try FileManager.default.createDirectory(atPath: entry + "/inner", withIntermediateDirectories: true)
-        case .checkRecordLink: try Plant.link(at: root + "/store.check", to: target + "/notes.txt")
-        case .storeLockLink: try Plant.link(at: root + "/store.lock", to: target + "/notes.txt")
-        case .statisticsLink: try Plant.link(at: root + "/store.stats", to: target + "/notes.txt")
-        case .entryLink: try Plant.link(at: entry, to: target + "/notes.txt")
-        case .entryFIFO: try Plant.fifo(at: entry)
-        case .checkRecordFIFO: try Plant.fifo(at: root + "/store.check")
-        case .statisticsFIFO: try Plant.fifo(at: root + "/store.stats")
-        case .storeLockFIFO: try Plant.fifo(at: root + "/store.lock")
-        case .keyLockFIFO: try Plant.fifo(at: victimLock)
-        case .entrySparse: try sparse(entry)
-        case .checkRecordSparse: try sparse(root + "/store.check")
-        case .statisticsSparse: try sparse(root + "/store.stats")
-        case .statisticsOverflow:
-            let near = "9223372036854775806"
-            let json =
-                "{\"format\":1,\"counters\":{\"hits\":\(near),\"misses\":\(near),\"insertions\":\(near),"
-                + "\"evictions\":-7,\"expirations\":0,\"corruptEntriesRemoved\":0,\"readFailures\":0}}"
-            try Data(json.utf8).write(to: URL(fileURLWithPath: root + "/store.stats"))
-        }
-    }
 }
 
 @Suite struct HostileStoreTests {
@@ -76,8 +36,8 @@ enum PlantedItem: String, CaseIterable, Sendable {
     /// Entry file names below the store, relative to their fan-out folder.
     static func entryNames(_ harness: StrataHarness) -> Set<String> { entryFileNames(inStore: harness.store) }
 
-    @Test(arguments: PlantedItem.allCases)
-    func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: PlantedItem) throws {
+    @Test(arguments: HostileItem.allCases)
+    func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: HostileItem) throws {
         // Given a store with "victim" and "keep" (in another fan-out folder) and a locked key file
         let harness = try StrataHarness()
         #expect(try harness.run(["set", "victim", "v"]).status == 0)
@@ -101,11 +61,9 @@ enum PlantedItem: String, CaseIterable, Sendable {
         try #require(!keep.isEmpty, "no key name landed outside the victim's fan-out folder")
         let keepValue = try harness.run(["get", keep]).outputText
         let victimNow = victim  // a key's file name never changes within one store
-        let lockFolder = harness.store.appendingPathComponent("locks").path
-        let victimLock = lockFolder + "/" + victimNow + ".lock"
         let canary = try Canary(in: harness.root)
         let before = canary.snapshot()
-        try item.plant(store: harness.store, canary: canary, victim: victimNow, victimLock: victimLock)
+        try item.plant(store: harness.store, canary: canary, victim: victimNow)
 
         for command in Self.commands {
             // When a command runs on the store
