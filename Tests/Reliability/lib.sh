@@ -78,7 +78,7 @@ concurrency_step() {
     local scale=$1
     local scratch=${STRATA_TSAN_SCRATCH:-$root/.build/tsan}
     STRATA_STRESS_SCALE=$scale TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-        swift test "${build_flags[@]}" --scratch-path "$scratch" --sanitize=thread --filter ConcurrencyTests
+        swift test "${build_flags[@]}" --scratch-path "$scratch" --sanitize=thread --filter '^ConcurrencyTests\.'
 }
 
 finish() {
