@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
         .library(name: "MemoryCache", targets: ["MemoryCache"]),
+        .library(name: "CacheCrypto", targets: ["CacheCrypto"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
         .library(name: "MultiCache", targets: ["MultiCache"]),
         .library(name: "CacheTesting", targets: ["CacheTesting"]),
@@ -21,28 +22,33 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // AES-256-GCM, HMAC, HKDF, master keys and their sources: the one crypto module every encrypting
+        // tier shares. Only it links libcrypto (Linux); Apple platforms use CryptoKit and Security.
         .target(
-            name: "DiskCache",
+            name: "CacheCrypto",
             dependencies: [
                 "CacheCore",
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
+        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
-        // The umbrella: `import Strata` re-exports the four cache modules.
-        .target(name: "Strata", dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
+        // The umbrella: `import Strata` re-exports the cache modules and CacheCrypto.
+        .target(
+            name: "Strata", dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache"]),
         .executableTarget(
             name: "strata",
             dependencies: ["CacheCore", "DiskCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting"]),
-        .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting"]),
         .testTarget(
-            name: "DiskCacheTests",
-            dependencies: ["DiskCache", "CacheTesting"],
+            name: "CacheCryptoTests",
+            dependencies: ["CacheCrypto"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting"]),
+        .testTarget(name: "DiskCacheTests", dependencies: ["DiskCache", "CacheTesting"]),
         .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata"]),

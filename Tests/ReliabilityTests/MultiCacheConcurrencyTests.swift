@@ -43,7 +43,7 @@ import Testing
         #expect(tally.loadCalls == tally.loadResults)
         #expect(tally.loadCalls > 0 && tally.loadedValues > 0)
         #expect(tally.unexpectedErrors.isEmpty, "\(tally.unexpectedErrors.prefix(5))")
-        #expect(tally.wrongKey == 0)
+        #expect(tally.wrongMasterKey == 0)
         #expect(tally.resurrected == 0, "\(tally.resurrections.prefix(5))")
         #expect(tally.limitBreaches == 0)
         let statistics = cache.statistics
@@ -99,14 +99,14 @@ import Testing
         var loadCalls = 0
         var loadResults = 0
         var loadedValues = 0
-        var wrongKey = 0
+        var wrongMasterKey = 0
         var resurrected = 0
         var resurrections: [String] = []
         var limitBreaches = 0
         var unexpectedErrors: [String] = []
 
         mutating func judge(_ value: Tagged, key: Int, fence: Int, history: History, path: String) {
-            if value.key != key { wrongKey += 1 }
+            if value.key != key { wrongMasterKey += 1 }
             if !history.mayAppear(value.id, under: fence) {
                 resurrected += 1
                 resurrections.append("key \(key) via \(path) under fence \(fence): \(history.describe(value.id))")
@@ -117,7 +117,7 @@ import Testing
             loadCalls += other.loadCalls
             loadResults += other.loadResults
             loadedValues += other.loadedValues
-            wrongKey += other.wrongKey
+            wrongMasterKey += other.wrongMasterKey
             resurrected += other.resurrected
             resurrections += other.resurrections
             limitBreaches += other.limitBreaches

@@ -12,7 +12,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let disk = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "umbrella", directory: folder, keySource: .key(Data(repeating: 7, count: 32)))
+                name: "umbrella", directory: folder, masterKeySource: .key(Data(repeating: 7, count: 32)))
         )
         let cache: any Cache<String, Data> = try MultiCache<String, Data>([memory, disk])
 

@@ -156,7 +156,7 @@ extension DiskStore {
             fd, path: { layout.entry(name) }, name: name, limit: maxEntryFileSize
         ) {
             contents, count, _ in
-            try EntryRecord.open(contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+            try EntryRecord.open(contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingSubkey)
         }
         switch outcome {
         case .failure(let reason):

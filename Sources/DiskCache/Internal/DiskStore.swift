@@ -1,4 +1,5 @@
 import CacheCore
+import CacheCrypto
 import Foundation
 
 /// The engine behind every `DiskCache<Key, Value>`: files, keys, index and counters, working on
@@ -37,7 +38,7 @@ final class DiskStore: Sendable {
 
     /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
     static let staleTemporaryFileAge: TimeInterval = 60
-    /// The salt that derives the naming key; fixed so an entry keeps its file name across key epochs.
+    /// The salt that derives the naming subkey; fixed so an entry keeps its file name across key epochs.
     static let namingSalt = Data("strata.disk.naming.v1".utf8)
     /// The granularity of recency on disk, in seconds: a hit rewrites a file's modification time only
     /// when it is at least this far from now, and a write keeps the kernel's time when the store's clock
@@ -48,10 +49,8 @@ final class DiskStore: Sendable {
     let configuration: DiskCacheConfiguration
     let layout: StoreLayout
     let master: MasterKey
-    /// HMAC-SHA-256 key for entry and lock file names (stable across `removeAll()`).
-    let namingKey: Data
-    /// ``namingKey`` set up once for the HMAC of every operation.
-    let namingMAC: any PreparedHMACKey
+    /// Names entry and lock files: HMAC-SHA-256 under the naming subkey (stable across `removeAll()`).
+    let namer: KeyedNamer
     let state: Locked<State>
     /// Per-name stripes that keep a file change and its index update together (DiskStore+NameLocks.swift).
     // Int, not Void: ThreadSanitizer reports the inout access to a zero-sized state as a race.
@@ -66,18 +65,21 @@ final class DiskStore: Sendable {
         let layout = self.layout
         let (master, createdKeyFile) = try Self.translatingErrors {
             try configuration.validate()
+            let protection = configuration.fileProtection
             return try MasterKeyLoader.load(
-                configuration.keySource, storeName: configuration.name, protection: configuration.fileProtection,
-                for: layout)
+                configuration.masterKeySource, storeName: configuration.name,
+                protection: { try DataProtection.apply(protection, descriptor: $0, path: $1) },
+                refusingCreation: { layout.missingKeyFileError(keyFilePath: $0) })
         }
         do {
-            let (namingKey, epoch) = try Self.translatingErrors {
-                let namingKey = try StoreKeys.derive(master: master, epochSalt: Self.namingSalt).namingKey
-                return (namingKey, try Epoch.derive(master: master, salt: Data(count: 32)))
+            let (namer, epoch) = try Self.translatingErrors {
+                let namingSubkey = try StoreSubkeys.derive(master: master, epochSalt: Self.namingSalt).namingSubkey
+                return (
+                    try KeyedNamer(namingSubkey: namingSubkey), try Epoch.derive(master: master, salt: Data(count: 32))
+                )
             }
             self.master = master
-            self.namingKey = namingKey
-            namingMAC = try Self.translatingErrors { try CryptoBackend.prepareHMACSHA256(key: namingKey) }
+            self.namer = namer
             state = Locked(State(epoch: epoch, checkStatus: nil))
             try translatingErrors {
                 try openFolders()
@@ -282,26 +284,9 @@ final class DiskStore: Sendable {
 
     // MARK: - Files
 
-    /// The entry (and lock) file name for a key: lower-case hex of HMAC-SHA-256(naming key, key bytes).
+    /// The entry (and lock) file name for a key: lower-case hex of HMAC-SHA-256(naming subkey, key bytes).
     func fileName(for keyBytes: Data) throws -> String {
-        var mac = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        try withUnsafeMutableBytes(of: &mac) { output in
-            try keyBytes.withUnsafeBytes { try namingMAC.authenticate($0, into: output) }
-        }
-        return withUnsafeBytes(of: mac) { bytes in
-            String(unsafeUninitializedCapacity: 64) { text in
-                for index in 0..<32 {
-                    text[2 * index] = Self.hexDigit(bytes[index] >> 4)
-                    text[2 * index + 1] = Self.hexDigit(bytes[index] & 0x0f)
-                }
-                return 64
-            }
-        }
-    }
-
-    /// The lower-case hexadecimal digit for a value 0...15.
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+        try namer.hexName(of: keyBytes)
     }
 
     /// Writes `data` to a fresh temporary file in `tmp/`, then renames it to `name` in `folder`

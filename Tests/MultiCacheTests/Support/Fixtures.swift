@@ -39,7 +39,7 @@ func makeSlowTier(clock: ManualClock) throws -> any Cache<String, Data> {
         .appendingPathComponent("strata-multicache-tests-\(UUID().uuidString)", isDirectory: true)
     let disk = try DiskCache<String, Data>(
         configuration: DiskCacheConfiguration(
-            name: "multicache-tests", directory: folder, keySource: .key(testMasterKey), clock: clock))
+            name: "multicache-tests", directory: folder, masterKeySource: .key(testMasterKey), clock: clock))
     return FolderOwningCache(disk, folder: folder)
 }
 

@@ -17,7 +17,7 @@ import Foundation
 /// - `Data`: the bytes themselves.
 /// - Any `Codable` type: JSON with sorted keys and unescaped slashes, every string in it (values and
 ///   dictionary keys) in NFC, so two `==` keys whose strings differ only in composition are one entry.
-///   Declare `extension MyKey: DiskCacheKey {}` and the default implementation applies.
+///   Declare `extension MyKey: CacheKey {}` and the default implementation applies.
 ///
 /// Equal keys must give equal bytes; different keys should give different bytes (two keys with equal
 /// bytes share one entry). Two `URL`s that differ only in how they were built (a base URL plus a
@@ -25,7 +25,7 @@ import Foundation
 ///
 /// Thread safety: conformers are `Sendable`, and ``canonicalBytes`` is read from any thread, often from
 /// the cache's I/O queue; it must not depend on mutable shared state.
-public protocol DiskCacheKey: Hashable, Sendable {
+public protocol CacheKey: Hashable, Sendable {
     /// The bytes that name this key on disk: equal keys give equal bytes.
     ///
     /// - Throws: When the key cannot be encoded (for example a `Codable` key whose `encode(to:)`
@@ -39,7 +39,7 @@ public protocol DiskCacheKey: Hashable, Sendable {
     init?(canonicalBytes: Data)
 }
 
-extension DiskCacheKey where Self: Codable {
+extension CacheKey where Self: Codable {
     /// JSON with sorted keys and unescaped slashes, in Unicode NFC (deterministic for a given type and
     /// value; `==` keys whose strings differ only in composition give equal bytes).
     ///
@@ -81,7 +81,7 @@ enum CanonicalJSON {
     }
 }
 
-extension String: DiskCacheKey {
+extension String: CacheKey {
     /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`; Unicode Standard Annex
     /// #15).
     ///
@@ -106,7 +106,7 @@ extension String: DiskCacheKey {
     }
 }
 
-extension URL: DiskCacheKey {
+extension URL: CacheKey {
     /// UTF-8 of `absoluteString`.
     ///
     /// - Complexity: O(*n*) in the string's length.
@@ -124,7 +124,7 @@ extension URL: DiskCacheKey {
     }
 }
 
-extension UUID: DiskCacheKey {
+extension UUID: CacheKey {
     /// The 16 bytes of the UUID, most significant first (RFC 4122 byte order).
     public var canonicalBytes: Data {
         withUnsafeBytes(of: uuid) { Data($0) }
@@ -141,7 +141,7 @@ extension UUID: DiskCacheKey {
     }
 }
 
-extension Data: DiskCacheKey {
+extension Data: CacheKey {
     /// The bytes themselves (no copy: `Data` is copy-on-write).
     public var canonicalBytes: Data { self }
 
@@ -152,9 +152,9 @@ extension Data: DiskCacheKey {
 }
 
 /// Fixed-width integers name entries by their big-endian bytes.
-protocol BigEndianDiskCacheKey: FixedWidthInteger, DiskCacheKey {}
+protocol BigEndianCacheKey: FixedWidthInteger, CacheKey {}
 
-extension BigEndianDiskCacheKey {
+extension BigEndianCacheKey {
     var bigEndianBytes: Data { withUnsafeBytes(of: bigEndian) { Data($0) } }
 
     static func fromBigEndian(_ bytes: Data) -> Self? {
@@ -165,7 +165,7 @@ extension BigEndianDiskCacheKey {
     }
 }
 
-extension Int: DiskCacheKey {
+extension Int: CacheKey {
     /// 8 bytes, big-endian two's complement (the same on 32- and 64-bit platforms).
     public var canonicalBytes: Data { Int64(self).bigEndianBytes }
 
@@ -178,7 +178,7 @@ extension Int: DiskCacheKey {
     }
 }
 
-extension Int64: DiskCacheKey, BigEndianDiskCacheKey {
+extension Int64: CacheKey, BigEndianCacheKey {
     /// 8 bytes, big-endian two's complement.
     public var canonicalBytes: Data { bigEndianBytes }
     /// Rebuilds the value from 8 big-endian bytes.
@@ -190,7 +190,7 @@ extension Int64: DiskCacheKey, BigEndianDiskCacheKey {
     }
 }
 
-extension Int32: DiskCacheKey, BigEndianDiskCacheKey {
+extension Int32: CacheKey, BigEndianCacheKey {
     /// 4 bytes, big-endian two's complement.
     public var canonicalBytes: Data { bigEndianBytes }
     /// Rebuilds the value from 4 big-endian bytes.
@@ -202,7 +202,7 @@ extension Int32: DiskCacheKey, BigEndianDiskCacheKey {
     }
 }
 
-extension UInt64: DiskCacheKey, BigEndianDiskCacheKey {
+extension UInt64: CacheKey, BigEndianCacheKey {
     /// 8 bytes, big-endian.
     public var canonicalBytes: Data { bigEndianBytes }
     /// Rebuilds the value from 8 big-endian bytes.
@@ -214,7 +214,7 @@ extension UInt64: DiskCacheKey, BigEndianDiskCacheKey {
     }
 }
 
-extension UInt32: DiskCacheKey, BigEndianDiskCacheKey {
+extension UInt32: CacheKey, BigEndianCacheKey {
     /// 4 bytes, big-endian.
     public var canonicalBytes: Data { bigEndianBytes }
     /// Rebuilds the value from 4 big-endian bytes.

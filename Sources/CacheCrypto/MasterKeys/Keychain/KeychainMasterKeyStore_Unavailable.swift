@@ -2,15 +2,15 @@
 import CacheCore
 
 /// The Keychain exists on Apple platforms only; elsewhere a Keychain key source is a clear error.
-enum KeychainKeyStore {
+package enum KeychainMasterKeyStore {
     /// Always throws.
     ///
     /// - Throws: `CacheError` `.invalidArgument` naming the key sources that work here.
-    static func loadOrCreate(service: String, account: String) throws -> MasterKey {
+    package static func loadOrCreate(service: String, account: String) throws -> MasterKey {
         throw CacheError(
             .invalidArgument,
             "store '\(account)' asks for its master key from the Keychain, which exists on Apple platforms "
                 + "only; use the default key file, a key file or a key of your own here")
     }
 }
-#endif  // !canImport(Security): Apple platforms use KeychainKeyStore.swift
+#endif  // !canImport(Security): Apple platforms use KeychainMasterKeyStore.swift

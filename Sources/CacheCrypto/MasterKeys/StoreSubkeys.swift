@@ -1,21 +1,21 @@
 import CacheCore
 import Foundation
 
-/// The subkeys one DiskCache store uses, derived from the ``MasterKey``.
+/// The subkeys one store uses (a disk store, or a namespace of a shared tier), derived from the ``MasterKey``.
 ///
 /// Derivation tree (every arrow is HKDF-SHA-256, RFC 5869, extract then expand, 32 bytes of output):
 ///
 /// ```
 /// master key (32 random bytes, key file or caller)
-///  ├─ salt = epoch salt,  info = "strata v1 entry encryption" ─▶ encryptionKey  (AES-256-GCM, entry files)
-///  ├─ salt = naming salt, info = "strata v1 file naming"      ─▶ namingKey      (HMAC-SHA-256, file names)
-///  └─ salt = none,        info = "strata v1 key check"        ─▶ keyCheckKey    (AES-256-GCM, key-check record)
+///  ├─ salt = epoch salt,  info = "strata v1 entry encryption" ─▶ encryptionSubkey  (AES-256-GCM, entry files)
+///  ├─ salt = naming salt, info = "strata v1 file naming"      ─▶ namingSubkey      (HMAC-SHA-256, file names)
+///  └─ salt = none,        info = "strata v1 key check"        ─▶ keyCheckSubkey    (AES-256-GCM, key-check record)
 /// ```
 ///
 /// ``derive(master:epochSalt:)`` derives both keys of the first two branches from the one salt it is given.
 /// The store calls it with the current epoch salt (32 random bytes kept in its key-check record, replaced
-/// on `removeAll()`) and takes the `encryptionKey`, so entries written in an earlier epoch no longer decrypt.
-/// It calls it again with a fixed naming salt and takes the `namingKey`, so that a key's file name stays
+/// on `removeAll()`) and takes the `encryptionSubkey`, so entries written in an earlier epoch no longer decrypt.
+/// It calls it again with a fixed naming salt and takes the `namingSubkey`, so that a key's file name stays
 /// the same across epochs (see Docs/Security.md for what that trades away).
 ///
 /// The distinct `info` strings make the subkeys independent: learning one says nothing about another or
@@ -24,22 +24,22 @@ import Foundation
 /// differently changes them, so its keys never collide with these.
 ///
 /// Thread safety: immutable, `Sendable`. Never printed: `description` redacts both keys.
-struct StoreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
-    /// The HKDF `info` for the entry encryption key.
-    static let encryptionInfo = Data("strata v1 entry encryption".utf8)
-    /// The HKDF `info` for the file naming key.
-    static let namingInfo = Data("strata v1 file naming".utf8)
-    /// The HKDF `info` for the key-check key.
-    static let keyCheckInfo = Data("strata v1 key check".utf8)
+package struct StoreSubkeys: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The HKDF `info` for the entry encryption subkey.
+    package static let encryptionInfo = Data("strata v1 entry encryption".utf8)
+    /// The HKDF `info` for the naming subkey.
+    package static let namingInfo = Data("strata v1 file naming".utf8)
+    /// The HKDF `info` for the key-check subkey.
+    package static let keyCheckInfo = Data("strata v1 key check".utf8)
     /// The size of every derived key in bytes (256 bits).
-    static let keyByteCount = 32
+    package static let subkeyByteCount = 32
     /// The size of an epoch salt in bytes, as the store generates it.
-    static let epochSaltByteCount = 32
+    package static let epochSaltByteCount = 32
 
     /// The AES-256-GCM key for entry files in this epoch (32 bytes).
-    let encryptionKey: Data
+    package let encryptionSubkey: Data
     /// The HMAC-SHA-256 key that turns a cache key's canonical bytes into its file name (32 bytes).
-    let namingKey: Data
+    package let namingSubkey: Data
 
     /// Derives the encryption and naming keys for one epoch.
     ///
@@ -51,14 +51,14 @@ struct StoreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertibl
     /// - Returns: The two subkeys, the same for the same master key and salt in every process.
     /// - Throws: `CacheError` `.invalidArgument` for an empty salt; `.crypto` when the back end fails.
     /// - Complexity: Two HKDF computations, a few microseconds.
-    static func derive(master: MasterKey, epochSalt: Data) throws -> StoreKeys {
+    package static func derive(master: MasterKey, epochSalt: Data) throws -> StoreSubkeys {
         guard !epochSalt.isEmpty else {
             throw CacheError(.invalidArgument, "the epoch salt must not be empty")
         }
         let inputKey = master.dataForDerivation
-        return StoreKeys(
-            encryptionKey: try hkdf(inputKey: inputKey, salt: epochSalt, info: encryptionInfo),
-            namingKey: try hkdf(inputKey: inputKey, salt: epochSalt, info: namingInfo))
+        return StoreSubkeys(
+            encryptionSubkey: try hkdf(inputKey: inputKey, salt: epochSalt, info: encryptionInfo),
+            namingSubkey: try hkdf(inputKey: inputKey, salt: epochSalt, info: namingInfo))
     }
 
     /// Derives the key that encrypts the store's key-check record.
@@ -69,21 +69,21 @@ struct StoreKeys: Sendable, CustomStringConvertible, CustomDebugStringConvertibl
     /// - Parameter master: The store's master key.
     /// - Returns: A 32-byte AES-256-GCM key.
     /// - Throws: `CacheError` `.crypto` when the back end fails.
-    static func keyCheckKey(master: MasterKey) throws -> Data {
+    package static func keyCheckSubkey(master: MasterKey) throws -> Data {
         try hkdf(inputKey: master.dataForDerivation, salt: Data(), info: keyCheckInfo)
     }
 
-    /// `StoreKeys(<redacted>)`: the keys are never shown.
-    var description: String { "StoreKeys(<redacted>)" }
-    /// `StoreKeys(<redacted>)`: the keys are never shown, not even in debug output.
-    var debugDescription: String { description }
+    /// `StoreSubkeys(<redacted>)`: the keys are never shown.
+    package var description: String { "StoreSubkeys(<redacted>)" }
+    /// `StoreSubkeys(<redacted>)`: the keys are never shown, not even in debug output.
+    package var debugDescription: String { description }
     /// A mirror without children, so `dump` and debuggers cannot reach the keys.
-    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     private static func hkdf(inputKey: Data, salt: Data, info: Data) throws -> Data {
         do {
             return try CryptoBackend.hkdfSHA256(
-                inputKey: inputKey, salt: salt, info: info, outputByteCount: keyByteCount)
+                inputKey: inputKey, salt: salt, info: info, outputByteCount: subkeyByteCount)
         } catch let failure as CryptoFailure {
             throw CacheError(.crypto, "cannot derive a store key: \(failure)", cause: failure)
         }

@@ -2,11 +2,11 @@ import CacheCore
 import Foundation
 import Testing
 
-@testable import DiskCache
+@testable import CacheCrypto
 
 /// The prepared (reused-context) HMAC and AES-GCM keys against the published vectors and the one-shot
 /// functions, including reuse after a failure and use from many threads at once.
-@Suite struct PreparedKeyTests {
+@Suite struct PreparedSubkeyTests {
     @Test(arguments: CryptoKnownAnswers.loadedOrEmpty.hmac)
     func preparedHMACMatchesKnownAnswerEveryTime(_ vector: HMACVector) throws {
         let key = try CryptoBackend.prepareHMACSHA256(key: vector.key)
@@ -127,14 +127,14 @@ import Testing
 
 // MARK: - Helpers
 
-private func mac(_ key: any PreparedHMACKey, _ message: Data) throws -> Data {
+private func mac(_ key: any PreparedHMACSubkey, _ message: Data) throws -> Data {
     var output = Data(count: 32)
     try output.withUnsafeMutableBytes { out in try message.withUnsafeBytes { try key.authenticate($0, into: out) } }
     return output
 }
 
 private func seal(
-    _ key: any PreparedAESGCMKey, nonce: Data, associatedData: Data, first: Data, second: Data
+    _ key: any PreparedAESGCMSubkey, nonce: Data, associatedData: Data, first: Data, second: Data
 ) throws -> (ciphertext: Data, tag: Data) {
     var ciphertext = Data(count: first.count + second.count)
     var tag = Data(count: 16)
@@ -157,7 +157,7 @@ private func seal(
 }
 
 private func open(
-    _ key: any PreparedAESGCMKey, nonce: Data, associatedData: Data, ciphertext: Data, tag: Data, firstCount: Int
+    _ key: any PreparedAESGCMSubkey, nonce: Data, associatedData: Data, ciphertext: Data, tag: Data, firstCount: Int
 ) throws -> (first: Data, second: Data) {
     var first = Data(count: firstCount)
     var second = Data(count: ciphertext.count - firstCount)
@@ -168,7 +168,7 @@ private func open(
 }
 
 private func open(
-    _ key: any PreparedAESGCMKey, nonce: Data, associatedData: Data, ciphertext: Data, tag: Data,
+    _ key: any PreparedAESGCMSubkey, nonce: Data, associatedData: Data, ciphertext: Data, tag: Data,
     first: inout Data, second: inout Data
 ) throws {
     try nonce.withUnsafeBytes { nonceBytes in

@@ -17,12 +17,12 @@ import Security
 /// the loser reads the winner's key.
 ///
 /// Thread safety: stateless; the Keychain calls may run on any thread.
-enum KeychainKeyStore {
+package enum KeychainMasterKeyStore {
     /// Reads the key for `account`, or creates and stores a fresh random one.
     ///
     /// - Throws: `CacheError` `.protectedDataUnavailable` before the device's first unlock;
-    ///   `.invalidKey` when the stored item is not 32 bytes; `.io` for any other Keychain status.
-    static func loadOrCreate(service: String, account: String) throws -> MasterKey {
+    ///   `.invalidMasterKey` when the stored item is not 32 bytes; `.io` for any other Keychain status.
+    package static func loadOrCreate(service: String, account: String) throws -> MasterKey {
         for _ in 0..<3 {
             if let existing = try read(service: service, account: account) { return existing }
             let key = try MasterKey.random()
@@ -51,7 +51,7 @@ enum KeychainKeyStore {
         guard status == errSecSuccess else { throw failure(status, "cannot read", account: account) }
         guard let bytes = result as? Data, bytes.count == MasterKey.byteCount else {
             throw CacheError(
-                .invalidKey,
+                .invalidMasterKey,
                 "the Keychain item for store '\(account)' (service '\(service)') does not hold a "
                     + "\(MasterKey.byteCount)-byte key; delete it to let Strata create a new one (the cache "
                     + "starts empty)")

@@ -8,7 +8,7 @@ import Foundation
 ///
 /// - Parameter bytes: The memory to wipe; an empty buffer is left alone.
 /// - Complexity: O(n) in `bytes.count`.
-func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
+package func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
     guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
     // memset_s is specified never to be elided; it only fails for invalid sizes, which a buffer cannot have.
     _ = memset_s(base, bytes.count, 0, bytes.count)
@@ -22,7 +22,7 @@ func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
 ///
 /// - Returns: `true` when `lhs` and `rhs` hold the same bytes.
 /// - Complexity: O(n) in the common length.
-func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
+package func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
     guard lhs.count == rhs.count else { return false }
     // The closures' parameter types are spelled out: Apple's Foundation still has the deprecated
     // `withUnsafeBytes` that passes an `UnsafePointer<ContentType>`, and an untyped nested closure is ambiguous

@@ -1,18 +1,19 @@
-// The one internal crypto interface DiskCache's platform-free code calls. The Linux back end (libcrypto EVP,
-// Crypto/OpenSSL/) and the Apple back end (CryptoKit, Crypto/CryptoKit/) each implement `CryptoProvider`, and
-// the typealias at the end of this file picks one, so no other file needs an `#if`.
+// The one crypto interface the tiers' platform-free code calls (the shape of swift-crypto: a platform-free
+// API, one back end per platform behind it). The Linux back end (libcrypto EVP, OpenSSL/) and the Apple back
+// end (CryptoKit, CryptoKit/) each implement `CryptoProvider`, and the typealias at the end of this file picks
+// one, so no other file needs an `#if`.
 import Foundation
 
-/// The cryptographic operations DiskCache needs, all from a vetted library, none hand-written.
+/// The cryptographic operations Strata's tiers need, all from a vetted library, none hand-written.
 ///
 /// The one-shot requirements are static, stateless functions: each allocates and frees its own library
 /// context, so it is safe to call from any thread at once. The `prepare…` requirements return keys set
-/// up once for many calls (see PreparedKeys.swift); they too may be used from any thread. Inputs of the wrong size are rejected with
+/// up once for many calls (see PreparedSubkeys.swift); they too may be used from any thread. Inputs of the wrong size are rejected with
 /// ``CryptoFailure/invalidInput(_:)`` before the library is called; nothing here traps on bad input.
 ///
 /// Sizes are fixed by ``CryptoProvider`` extension constants (``aesGCMKeyByteCount`` and the like) so
 /// callers and back ends agree on them.
-protocol CryptoProvider {
+package protocol CryptoProvider {
     /// Encrypts and authenticates `plaintext` with AES-256-GCM (NIST SP 800-38D).
     ///
     /// - Parameters:
@@ -48,7 +49,7 @@ protocol CryptoProvider {
     /// Computes HMAC-SHA-256 (RFC 2104 with SHA-256 from FIPS 180-4; test vectors in RFC 4231).
     ///
     /// - Parameters:
-    ///   - key: The MAC key, any length (DiskCache uses 32 bytes).
+    ///   - key: The MAC key, any length (the tiers use 32-byte subkeys).
     ///   - data: The message.
     /// - Returns: The 32-byte MAC.
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for an input over `Int32.max` bytes;
@@ -76,22 +77,22 @@ protocol CryptoProvider {
     ///   ``CryptoFailure/backend(_:)`` when the generator fails (for example it is not seeded).
     static func randomBytes(count: Int) throws -> Data
 
-    /// Prepares an HMAC-SHA-256 key for many messages (see ``PreparedHMACKey``); a default that calls
+    /// Prepares an HMAC-SHA-256 key for many messages (see ``PreparedHMACSubkey``); a default that calls
     /// ``hmacSHA256(key:data:)`` each time is provided.
     ///
     /// - Parameter key: The MAC key, any length.
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
-    static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACKey
+    static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey
 
-    /// Prepares an AES-256-GCM key for many seals and opens (see ``PreparedAESGCMKey``); a default that
+    /// Prepares an AES-256-GCM key for many seals and opens (see ``PreparedAESGCMSubkey``); a default that
     /// calls the one-shot functions each time is provided.
     ///
     /// - Parameter key: The 256-bit key, exactly 32 bytes.
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
     ///   the library fails.
-    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMKey
+    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey
 
     /// Fills `buffer` from the system's cryptographically secure random number generator; a default that
     /// copies from ``randomBytes(count:)`` is provided.
@@ -104,10 +105,10 @@ protocol CryptoProvider {
 
 /// Why a ``CryptoProvider`` operation failed.
 ///
-/// DiskCache turns these into `CacheError`s with the context it knows (which file, which key):
-/// ``authenticationFailed`` on an entry is `.corruptEntry`, on the key-check record `.wrongKey`;
+/// A tier turns these into `CacheError`s with the context it knows (which file, which key):
+/// ``authenticationFailed`` on an entry is `.corruptEntry`, on the key-check record `.wrongMasterKey`;
 /// the other cases are `.crypto`.
-enum CryptoFailure: Error, Equatable, CustomStringConvertible {
+package enum CryptoFailure: Error, Equatable, CustomStringConvertible {
     /// An AES-GCM tag did not verify: the key is wrong or the data was changed.
     case authenticationFailed
     /// An argument had the wrong size or was out of range; the message says which and what was expected.
@@ -116,9 +117,9 @@ enum CryptoFailure: Error, Equatable, CustomStringConvertible {
     case backend(String)
 
     /// A one-line reason, for logs and `CacheError` messages.
-    var description: String {
+    package var description: String {
         switch self {
-        case .authenticationFailed: return "authentication failed (wrong key or altered data)"
+        case .authenticationFailed: return "authentication failed (wrong subkey or altered data)"
         case .invalidInput(let reason): return "invalid input: \(reason)"
         case .backend(let reason): return "crypto library failure: \(reason)"
         }
@@ -126,7 +127,7 @@ enum CryptoFailure: Error, Equatable, CustomStringConvertible {
 }
 
 #if canImport(CryptoKit)
-typealias CryptoBackend = CryptoKitBackend
+package typealias CryptoBackend = CryptoKitBackend
 #else
-typealias CryptoBackend = OpenSSLBackend
+package typealias CryptoBackend = OpenSSLBackend
 #endif

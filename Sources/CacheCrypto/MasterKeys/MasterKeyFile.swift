@@ -1,28 +1,32 @@
 import CacheCore
 import Foundation
 
-/// POSIX reading and race-safe creation of a key file: 32 raw bytes, mode 0600, in a 0700 folder.
+/// What a tier does to a key file's open descriptor before the master key is read from or written to it
+/// (DiskCache gives it a Data Protection class on Apple platforms). `path` is for messages only.
+package typealias MasterKeyFileProtection = (_ descriptor: Int32, _ path: String) throws -> Void
+
+/// POSIX reading and race-safe creation of a master-key file: 32 raw bytes, mode 0600, in a 0700 folder.
 ///
 /// POSIX calls rather than `FileManager` because the guarantees matter here: the mode is checked on the
 /// open descriptor (no check-then-open race), the new file is complete before its name appears (`link`),
 /// and an existing key is never overwritten (`link` and `O_EXCL` fail with `EEXIST`).
-enum KeyFile {
+package enum MasterKeyFile {
     /// The permission bits a key file must not have: any access by group or others.
-    static let forbiddenModeBits: mode_t = 0o077
+    package static let forbiddenModeBits: mode_t = 0o077
 
     // MARK: - Reading
 
-    /// Reads the key at `path`, and gives the file `protection` (Apple platforms) through the descriptor the
-    /// key was read from, so the class lands on the very file whose checks passed.
+    /// Reads the master key at `path`, and runs `protection` on the descriptor the key was read from, so a
+    /// protection class lands on the very file whose checks passed.
     ///
     /// - Returns: The key, or `nil` when no file exists at `path`.
     /// A symbolic link to an existing key file is followed (the checks apply to the file it points to).
     ///
-    /// - Throws: `CacheError` `.invalidKey` when the file is not a regular file, is open to group or others,
+    /// - Throws: `CacheError` `.invalidMasterKey` when the file is not a regular file, is open to group or others,
     ///   is not exactly 32 bytes, or is a symbolic link to a missing file; `.permissionDenied` or `.io` when
     ///   it cannot be opened or read.
-    static func readKey(
-        at path: String, protection: DiskCacheConfiguration.FileProtection? = nil
+    package static func readKey(
+        at path: String, protection: MasterKeyFileProtection? = nil
     ) throws -> MasterKey? {
         // O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then rejects it as not a regular file.
         let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
@@ -33,7 +37,7 @@ enum KeyFile {
                     // Creating a key through the link would put it wherever the link points, unseen by the
                     // user; and `link(2)` cannot replace the link, so creation would never succeed either.
                     throw CacheError(
-                        .invalidKey,
+                        .invalidMasterKey,
                         "the key file is a symbolic link to a missing file (\(target)); restore the file it points "
                             + "to, or remove the link so a new key is created (entries written under the old key "
                             + "are then lost)",
@@ -50,12 +54,13 @@ enum KeyFile {
             throw CacheError.posix(errno, "cannot inspect the key file", path: path)
         }
         guard status.st_mode & S_IFMT == S_IFREG else {
-            throw CacheError(.invalidKey, "the key file is not a regular file; give the path of a key file", path: path)
+            throw CacheError(
+                .invalidMasterKey, "the key file is not a regular file; give the path of a key file", path: path)
         }
         let mode = status.st_mode & 0o7777
         guard mode & forbiddenModeBits == 0 else {
             throw CacheError(
-                .invalidKey,
+                .invalidMasterKey,
                 "the key file is accessible to group or others (mode \(octal(mode))); a key must be private to "
                     + "its owner: run `chmod 600 '\(path)'`, and consider the key exposed if others could read it",
                 path: path)
@@ -81,7 +86,7 @@ enum KeyFile {
         }
         guard total == MasterKey.byteCount else { throw sizeError(byteCount: total, path: path) }
         let key = try MasterKey(bytes: Data(buffer[0..<total]))
-        if let protection { try DataProtection.apply(protection, descriptor: descriptor, path: path) }
+        if let protection { try protection(descriptor, path) }
         return key
     }
 
@@ -104,13 +109,13 @@ enum KeyFile {
     /// `path`; `link` fails with `EEXIST` when another thread or process won the race, and this caller
     /// then reads the winner's key. The temporary name is always removed.
     ///
-    /// The new file gets `protection` (Apple platforms) on its descriptor before the key is written.
+    /// `protection` runs on the new file's descriptor before the key is written.
     ///
     /// - Returns: `true` when this call created the file; `false` when one already existed.
     /// - Throws: `CacheError` `.permissionDenied`, `.readOnly`, `.outOfSpace` or `.io` when the folder or
     ///   file cannot be created or written.
-    static func createKey(
-        at path: String, containing key: MasterKey, protection: DiskCacheConfiguration.FileProtection? = nil
+    package static func createKey(
+        at path: String, containing key: MasterKey, protection: MasterKeyFileProtection? = nil
     ) throws -> Bool {
         let fileURL = URL(fileURLWithPath: path, isDirectory: false)
         let folder = fileURL.deletingLastPathComponent().path
@@ -145,10 +150,10 @@ enum KeyFile {
         }
     }
 
-    /// Creates `path` (which must not exist) with mode 0600 and Data Protection class `protection`, and writes
+    /// Creates `path` (which must not exist) with mode 0600, runs `protection` on it, and writes
     /// `key` to it, flushed to disk.
     private static func writeFlushed(
-        _ key: MasterKey, to path: String, protection: DiskCacheConfiguration.FileProtection?
+        _ key: MasterKey, to path: String, protection: MasterKeyFileProtection?
     ) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw CacheError.posix(errno, "cannot create the key file", path: path) }
@@ -159,7 +164,7 @@ enum KeyFile {
             guard fchmod(descriptor, 0o600) == 0 else {
                 throw CacheError.posix(errno, "cannot set the key file's permissions", path: path)
             }
-            if let protection { try DataProtection.apply(protection, descriptor: descriptor, path: path) }
+            if let protection { try protection(descriptor, path) }
             try key.withUnsafeBytes { bytes in
                 var offset = 0
                 while offset < bytes.count {
@@ -190,7 +195,7 @@ enum KeyFile {
     ///
     /// - Throws: `CacheError` `.io` when a component exists and is not a folder; `.permissionDenied`,
     ///   `.readOnly` or `.io` when `mkdir` fails.
-    static func makeFolder(at path: String) throws {
+    package static func makeFolder(at path: String) throws {
         var status = stat()
         if stat(path, &status) == 0 {
             guard status.st_mode & S_IFMT == S_IFDIR else {
@@ -226,7 +231,7 @@ enum KeyFile {
 
     private static func sizeError(byteCount: Int, path: String) -> CacheError {
         CacheError(
-            .invalidKey,
+            .invalidMasterKey,
             "the key file holds \(byteCount) bytes, but a key file holds exactly \(MasterKey.byteCount) raw bytes; "
                 + "restore the right file, or delete it to start over (entries written under the old key are lost)",
             path: path)

@@ -12,12 +12,12 @@ import Foundation
 /// Thread safety: every function creates and frees its own context, so calls may run on any threads at once.
 /// OpenSSL 3 initializes itself on first use and reports errors through a per-thread queue, which each
 /// failing call drains into its ``CryptoFailure/backend(_:)`` message.
-enum OpenSSLBackend: CryptoProvider {
+package enum OpenSSLBackend: CryptoProvider {
     // MARK: - AES-256-GCM
 
     /// Encrypts and authenticates with AES-256-GCM (NIST SP 800-38D); see
     /// ``CryptoProvider/sealAESGCM(key:nonce:plaintext:associatedData:)``.
-    static func sealAESGCM(
+    package static func sealAESGCM(
         key: Data, nonce: Data, plaintext: Data, associatedData: Data
     ) throws -> (ciphertext: Data, tag: Data) {
         try validateAESGCM(key: key, nonce: nonce)
@@ -78,7 +78,9 @@ enum OpenSSLBackend: CryptoProvider {
 
     /// Verifies and decrypts with AES-256-GCM; see
     /// ``CryptoProvider/openAESGCM(key:nonce:ciphertext:tag:associatedData:)``.
-    static func openAESGCM(key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data) throws -> Data {
+    package static func openAESGCM(
+        key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data
+    ) throws -> Data {
         try validateAESGCM(key: key, nonce: nonce, tag: tag)
         let ciphertextCount = try int32Count(of: ciphertext, "ciphertext")
         let associatedDataCount = try int32Count(of: associatedData, "associated data")
@@ -140,7 +142,7 @@ enum OpenSSLBackend: CryptoProvider {
     // MARK: - HMAC-SHA-256
 
     /// Computes HMAC-SHA-256; see ``CryptoProvider/hmacSHA256(key:data:)``.
-    static func hmacSHA256(key: Data, data: Data) throws -> Data {
+    package static func hmacSHA256(key: Data, data: Data) throws -> Data {
         let keyCount = try int32Count(of: key, "HMAC key")
         var mac = Data(count: sha256ByteCount)
         var macCount: UInt32 = 0
@@ -158,7 +160,7 @@ enum OpenSSLBackend: CryptoProvider {
     // MARK: - HKDF-SHA-256
 
     /// Derives key material with HKDF-SHA-256; see ``CryptoProvider/hkdfSHA256(inputKey:salt:info:outputByteCount:)``.
-    static func hkdfSHA256(inputKey: Data, salt: Data, info: Data, outputByteCount: Int) throws -> Data {
+    package static func hkdfSHA256(inputKey: Data, salt: Data, info: Data, outputByteCount: Int) throws -> Data {
         try validateHKDF(inputKey: inputKey, outputByteCount: outputByteCount)
 
         guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw libraryFailure("EVP_KDF_fetch(HKDF)") }
@@ -205,7 +207,7 @@ enum OpenSSLBackend: CryptoProvider {
     // MARK: - Random bytes
 
     /// Returns bytes from `RAND_bytes`; see ``CryptoProvider/randomBytes(count:)``.
-    static func randomBytes(count: Int) throws -> Data {
+    package static func randomBytes(count: Int) throws -> Data {
         try validateRandomByteCount(count)
         guard count > 0 else { return Data() }
         var bytes = Data(count: count)

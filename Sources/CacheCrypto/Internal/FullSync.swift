@@ -6,7 +6,8 @@ import Glibc
 import Musl
 #endif
 
-/// Flushes an open file or folder to stable storage, for the `.fsync` durability option and key files.
+/// Flushes an open file or folder to stable storage: master-key files here, and the disk tier's `.fsync`
+/// durability (one copy, shared through `package` access).
 ///
 /// On Darwin `fsync(2)` only hands the data to the drive, whose own cache may still lose it in a power cut;
 /// `fcntl(F_FULLFSYNC)` also asks the drive to flush that cache (Apple's fsync(2) and fcntl(2) manual pages,
@@ -17,7 +18,7 @@ import Musl
 /// - Parameter descriptor: An open file or folder.
 /// - Returns: 0 on success, -1 with `errno` set otherwise (the convention of the calls it replaces).
 /// - Complexity: One or two system calls; blocks until the drive reports the data written.
-func fullSync(_ descriptor: Int32) -> Int32 {
+package func fullSync(_ descriptor: Int32) -> Int32 {
     #if canImport(Darwin)
     while true {
         if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// - Parameter bytes: The memory to wipe; an empty buffer is left alone.
 /// - Complexity: O(n) in `bytes.count`.
-func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
+package func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
     guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
     OPENSSL_cleanse(base, bytes.count)
 }
@@ -21,7 +21,7 @@ func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
 ///
 /// - Returns: `true` when `lhs` and `rhs` hold the same bytes.
 /// - Complexity: O(n) in the common length.
-func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
+package func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
     guard lhs.count == rhs.count else { return false }
     guard !lhs.isEmpty else { return true }
     return lhs.withUnsafeBytes { left in

@@ -9,8 +9,8 @@ extension OpenSSLBackend {
     /// - Parameter key: The MAC key, any length.
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
-    static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACKey {
-        try OpenSSLHMACKey(key: key)
+    package static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey {
+        try OpenSSLHMACSubkey(key: key)
     }
 
     /// Prepares an AES-256-GCM key: the cipher fetched once, keyed contexts reused (only the nonce is set
@@ -20,9 +20,9 @@ extension OpenSSLBackend {
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
     ///   the library fails.
-    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMKey {
+    package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
         try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
-        return try OpenSSLAESGCMKey(key: key)
+        return try OpenSSLAESGCMSubkey(key: key)
     }
 
     /// Fills `buffer` straight from `RAND_bytes`; see ``CryptoProvider/fillRandom(_:)``.
@@ -30,7 +30,7 @@ extension OpenSSLBackend {
     /// - Parameter buffer: The bytes to fill; may be empty.
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a buffer over `Int32.max` bytes;
     ///   ``CryptoFailure/backend(_:)`` when the generator fails.
-    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
+    package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
         try validateRandomByteCount(buffer.count)
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
@@ -86,7 +86,7 @@ final class ContextPool: Sendable {
 
 /// HMAC-SHA-256 with keyed `EVP_MAC_CTX`s: `EVP_MAC_init` with a NULL key restarts a context with the key
 /// it already holds, which skips fetching the algorithm and hashing the padded key on every call.
-final class OpenSSLHMACKey: PreparedHMACKey {
+final class OpenSSLHMACSubkey: PreparedHMACSubkey {
     private let pool: ContextPool
 
     init(key: Data) throws {
@@ -145,7 +145,7 @@ final class OpenSSLHMACKey: PreparedHMACKey {
 /// AES-256-GCM with keyed `EVP_CIPHER_CTX`s: each call sets only the nonce and the direction
 /// (`EVP_CipherInit_ex2` with no cipher and no key keeps both), so the cipher is fetched and the key
 /// expanded once per context instead of once per call.
-final class OpenSSLAESGCMKey: PreparedAESGCMKey {
+final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
     private let pool: ContextPool
 
     init(key: Data) throws {
@@ -305,4 +305,4 @@ final class OpenSSLAESGCMKey: PreparedAESGCMKey {
         buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
     }
 }
-#endif  // !canImport(CryptoKit): Apple platforms use the fallbacks in PreparedKeys.swift over CryptoKit
+#endif  // !canImport(CryptoKit): Apple platforms use the fallbacks in PreparedSubkeys.swift over CryptoKit

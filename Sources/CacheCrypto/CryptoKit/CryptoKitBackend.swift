@@ -12,12 +12,12 @@ import Security
 ///
 /// Thread safety: CryptoKit's functions are pure and the types used here are values, so calls may run on any
 /// threads at once.
-enum CryptoKitBackend: CryptoProvider {
+package enum CryptoKitBackend: CryptoProvider {
     // MARK: - AES-256-GCM
 
     /// Encrypts and authenticates with AES-256-GCM (NIST SP 800-38D); see
     /// ``CryptoProvider/sealAESGCM(key:nonce:plaintext:associatedData:)``.
-    static func sealAESGCM(
+    package static func sealAESGCM(
         key: Data, nonce: Data, plaintext: Data, associatedData: Data
     ) throws -> (ciphertext: Data, tag: Data) {
         // Sizes are checked here, not left to CryptoKit: `SymmetricKey` accepts any length and would silently
@@ -35,7 +35,9 @@ enum CryptoKitBackend: CryptoProvider {
 
     /// Verifies and decrypts with AES-256-GCM; see
     /// ``CryptoProvider/openAESGCM(key:nonce:ciphertext:tag:associatedData:)``.
-    static func openAESGCM(key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data) throws -> Data {
+    package static func openAESGCM(
+        key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data
+    ) throws -> Data {
         try validateAESGCM(key: key, nonce: nonce, tag: tag)
         let sealedBox: AES.GCM.SealedBox
         do {
@@ -55,14 +57,14 @@ enum CryptoKitBackend: CryptoProvider {
     // MARK: - HMAC-SHA-256
 
     /// Computes HMAC-SHA-256; see ``CryptoProvider/hmacSHA256(key:data:)``.
-    static func hmacSHA256(key: Data, data: Data) throws -> Data {
+    package static func hmacSHA256(key: Data, data: Data) throws -> Data {
         Data(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
     }
 
     // MARK: - HKDF-SHA-256
 
     /// Derives key material with HKDF-SHA-256; see ``CryptoProvider/hkdfSHA256(inputKey:salt:info:outputByteCount:)``.
-    static func hkdfSHA256(inputKey: Data, salt: Data, info: Data, outputByteCount: Int) throws -> Data {
+    package static func hkdfSHA256(inputKey: Data, salt: Data, info: Data, outputByteCount: Int) throws -> Data {
         try validateHKDF(inputKey: inputKey, outputByteCount: outputByteCount)
         let derived = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: inputKey), salt: salt, info: info, outputByteCount: outputByteCount)
@@ -72,7 +74,7 @@ enum CryptoKitBackend: CryptoProvider {
     // MARK: - Random bytes
 
     /// Returns bytes from `SecRandomCopyBytes`; see ``CryptoProvider/randomBytes(count:)``.
-    static func randomBytes(count: Int) throws -> Data {
+    package static func randomBytes(count: Int) throws -> Data {
         try validateRandomByteCount(count)
         guard count > 0 else { return Data() }
         var bytes = Data(count: count)

@@ -2,7 +2,7 @@ import CacheCore
 import Foundation
 import Testing
 
-@testable import DiskCache
+@testable import CacheCrypto
 
 /// The crypto back end of this platform (OpenSSL on Linux, CryptoKit on Apple platforms) against published
 /// known answers, plus its failure behavior.
@@ -94,7 +94,7 @@ import Testing
         }
     }
 
-    @Test func wrongKeyOrNonceFailsAuthentication() throws {
+    @Test func wrongSubkeyOrNonceFailsAuthentication() throws {
         let fixture = try SealedFixture()
         #expect(throws: CryptoFailure.authenticationFailed) {
             try fixture.open(key: CryptoBackend.randomBytes(count: 32))

@@ -1,7 +1,7 @@
 import CacheCore
 import Foundation
 
-/// Turns a ``DiskCacheConfiguration/KeySource`` into the store's ``MasterKey``.
+/// Turns a ``DiskCacheConfiguration/MasterKeySource`` into the store's ``MasterKey``.
 ///
 /// - `.key(Data)`: the caller's 32 bytes, validated.
 /// - `.keyFile(URL)`: the key file at that path, created on first use.
@@ -9,10 +9,10 @@ import Foundation
 ///   On Linux that is `$XDG_DATA_HOME/strata/keys/<storeName>.key`, or
 ///   `~/.local/share/strata/keys/<storeName>.key` when `XDG_DATA_HOME` is unset, empty or relative (as the
 ///   XDG Base Directory specification says). On Apple platforms it is
-///   `~/Library/Application Support/Strata/keys/<storeName>.key`, excluded from backups and given the
-///   configured Data Protection class. Both are outside the caches folder, so deleting or copying the cache
-///   never touches the key.
-/// - `.keychain(service:)`: a Keychain item (``KeychainKeyStore``), created on first use.
+///   `~/Library/Application Support/Strata/keys/<storeName>.key`, excluded from backups and protected as the
+///   tier asks (``MasterKeyFileProtection``). Both are outside the caches folder, so deleting or copying the
+///   cache never touches the key.
+/// - `.keychain(service:)`: a Keychain item (``KeychainMasterKeyStore``), created on first use.
 ///
 /// After a restore to another device the cache starts empty: the caches folder is not in backups, and
 /// neither is the key (the key file is excluded, the Keychain item is this-device-only).
@@ -22,10 +22,10 @@ import Foundation
 /// temporary file that is then hard-linked into place, which fails if another creator got there first, in
 /// which case the winner's key is read and used. Everyone ends with one key, and nobody ever reads a
 /// half-written key file. (On a file system without hard links the file is created with `O_EXCL` instead;
-/// a racing reader could then see it empty for a moment and report `.invalidKey`.)
+/// a racing reader could then see it empty for a moment and report `.invalidMasterKey`.)
 ///
 /// Thread safety: stateless; calls from many threads or processes at once are safe.
-enum MasterKeyLoader {
+package enum MasterKeyLoader {
     /// Returns the master key described by `source`, creating its key file on first use.
     ///
     /// Does file I/O for the two key-file sources.
@@ -35,8 +35,8 @@ enum MasterKeyLoader {
     ///   - storeName: The store's name, used to name the default key file.
     /// - Returns: The master key.
     /// - Throws: `CacheError`
-    ///   - `.invalidKey`: a given key or key file is not 32 bytes, the key file is not a regular file, it
-    ///     is open to group or others (the message names the path and the `chmod 600` fix), or it is a
+    ///   - `.invalidMasterKey`: a given key or key file is not 32 bytes, the key file is not a regular file,
+    ///     it is open to group or others (the message names the path and the `chmod 600` fix), or it is a
     ///     symbolic link to a missing file (no key is created through a link; a link to an existing key
     ///     file is followed);
     ///   - `.invalidArgument`: `storeName` cannot be a file name (empty, `.`, `..`, contains `/` or NUL,
@@ -44,41 +44,38 @@ enum MasterKeyLoader {
     ///   - `.permissionDenied`, `.readOnly`, `.outOfSpace`, `.io`: the key file or its folder cannot be read
     ///     or created;
     ///   - `.crypto`: the random generator failed while creating a key.
-    static func load(
-        _ source: DiskCacheConfiguration.KeySource, storeName: String,
-        protection: DiskCacheConfiguration.FileProtection = .completeUntilFirstUserAuthentication
-    ) throws -> MasterKey {
-        try load(source, storeName: storeName, protection: protection, for: nil).key
+    package static func load(_ source: MasterKeySource, storeName: String) throws -> MasterKey {
+        try load(source, storeName: storeName, protection: nil, refusingCreation: nil).key
     }
 
-    /// ``load(_:storeName:protection:)`` for a store: never creates a key file beside a store that already
-    /// exists, and says whether it created one.
+    /// ``load(_:storeName:)`` for a tier: protects the key file as the tier asks, lets the tier refuse to
+    /// create a key (a disk store that already exists without its key file), and says whether it created one.
     ///
     /// - Parameters:
     ///   - source: Where the key comes from.
     ///   - storeName: The store's name, used to name the default key file.
-    ///   - protection: The Data Protection class for a key file (Apple platforms).
-    ///   - store: The store the key is for, or `nil` when there is none.
+    ///   - protection: Runs on the key file's descriptor before the key is read or written; `nil` for none.
+    ///   - refusingCreation: Called with the key file's path before a new key would be created; the error
+    ///     it returns is thrown instead. `nil` always allows creation.
     /// - Returns: The master key, and the key file's path when this call created it (so that a store that
     ///   then fails to open can remove it again).
-    /// - Throws: What ``load(_:storeName:protection:)`` throws, and `.masterKeyNotFound` when the key file
-    ///   is missing but `store` already holds a key-check record.
-    static func load(
-        _ source: DiskCacheConfiguration.KeySource, storeName: String,
-        protection: DiskCacheConfiguration.FileProtection, for store: StoreLayout?
+    /// - Throws: What ``load(_:storeName:)`` throws, and what `refusingCreation` returns.
+    package static func load(
+        _ source: MasterKeySource, storeName: String, protection: MasterKeyFileProtection?,
+        refusingCreation: ((_ keyFilePath: String) -> CacheError?)?
     ) throws -> (key: MasterKey, createdKeyFile: String?) {
         switch source {
         case .key(let bytes):
             return (try MasterKey(bytes: bytes), nil)
         case .keyFile(let url):
-            return try openOrCreateKeyFile(at: url, protection: protection, for: store)
+            return try openOrCreateKeyFile(at: url, protection: protection, refusingCreation: refusingCreation)
         case .defaultKeyFile:
             let url = try defaultKeyFileURL(storeName: storeName)
-            let loaded = try openOrCreateKeyFile(at: url, protection: protection, for: store)
+            let loaded = try openOrCreateKeyFile(at: url, protection: protection, refusingCreation: refusingCreation)
             try excludeFromBackup(url)
             return loaded
         case .keychain(let service):
-            return (try KeychainKeyStore.loadOrCreate(service: service, account: storeName), nil)
+            return (try KeychainMasterKeyStore.loadOrCreate(service: service, account: storeName), nil)
         }
     }
 
@@ -108,11 +105,11 @@ enum MasterKeyLoader {
     /// - Returns: The key file's URL (see the type's discussion for the rules).
     /// - Throws: `CacheError` `.invalidArgument` when `storeName` cannot be a file name; `.io` when no home
     ///   folder can be found.
-    static func defaultKeyFileURL(
+    package static func defaultKeyFileURL(
         storeName: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
-        try DiskCacheLocation.keysFolder(environment: environment)
-            .appendingPathComponent(DefaultKeyLocation.fileName(forStoreName: storeName), isDirectory: false)
+        try MasterKeyLocation.keysFolder(environment: environment)
+            .appendingPathComponent(MasterKeyLocation.fileName(forStoreName: storeName), isDirectory: false)
     }
 
     /// Reads the key file at `url`, or creates it with a fresh random key if it does not exist.
@@ -123,25 +120,23 @@ enum MasterKeyLoader {
     /// - Returns: The key in the file, or the one just created (or created by a concurrent winner).
     /// - Throws: The same `CacheError`s as ``load(_:storeName:)``, and `.invalidArgument` when `url` is not a
     ///   file URL.
-    static func loadOrCreateKeyFile(at url: URL) throws -> MasterKey {
-        try openOrCreateKeyFile(at: url, for: nil).key
+    package static func loadOrCreateKeyFile(at url: URL) throws -> MasterKey {
+        try openOrCreateKeyFile(at: url, protection: nil, refusingCreation: nil).key
     }
 
-    /// ``loadOrCreateKeyFile(at:)`` for a store, refusing to create a key beside a store that exists.
+    /// ``loadOrCreateKeyFile(at:)`` for a tier, which may refuse to create a key.
     ///
     /// - Parameters:
     ///   - url: A file URL; missing folders on the way are created with mode 0700.
-    ///   - protection: The Data Protection class the key file gets (Apple platforms), set on the descriptor
-    ///     the key is read from or written to, never by path; `nil` leaves the class alone.
-    ///   - store: The store the key is for; when its folder already holds a key-check record, a missing key
-    ///     file is an error instead of a fresh key.
+    ///   - protection: Runs on the descriptor the key is read from or written to, never by path; `nil` for
+    ///     none.
+    ///   - refusingCreation: Called with the key file's path before a new key would be created; the error
+    ///     it returns is thrown instead (a disk store that exists without its key file).
     /// - Returns: The key, and the key file's path when this call created it.
-    /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and `.masterKeyNotFound` (above).
-    static func openOrCreateKeyFile(
-        at url: URL, protection: DiskCacheConfiguration.FileProtection? = nil, for store: StoreLayout?
-    ) throws -> (
-        key: MasterKey, createdKeyFile: String?
-    ) {
+    /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and what `refusingCreation` returns.
+    package static func openOrCreateKeyFile(
+        at url: URL, protection: MasterKeyFileProtection?, refusingCreation: ((_ keyFilePath: String) -> CacheError?)?
+    ) throws -> (key: MasterKey, createdKeyFile: String?) {
         guard url.isFileURL else {
             throw CacheError(.invalidArgument, "the key file must be a file URL, got \(url.absoluteString)")
         }
@@ -149,19 +144,12 @@ enum MasterKeyLoader {
         // A creator that loses the race reads the winner's file; the retry covers that file being deleted in
         // between, which only a concurrent manual cleanup can cause.
         for _ in 0..<3 {
-            if let existing = try KeyFile.readKey(at: path, protection: protection) {
+            if let existing = try MasterKeyFile.readKey(at: path, protection: protection) {
                 return (existing, nil)
             }
-            if let store, store.holdsStore {
-                throw CacheError(
-                    .masterKeyNotFound,
-                    "the store at \(store.root) was created with a master key, but there is no key file at "
-                        + "\(path); restore that file, pass the key it held (KeySource.key), or discard the store "
-                        + "with DiskCacheConfiguration.removeStore() (its entries cannot be read without the key)",
-                    path: path)
-            }
+            if let refusal = refusingCreation?(path) { throw refusal }
             let key = try MasterKey.random()
-            if try KeyFile.createKey(at: path, containing: key, protection: protection) {
+            if try MasterKeyFile.createKey(at: path, containing: key, protection: protection) {
                 return (key, path)
             }
         }

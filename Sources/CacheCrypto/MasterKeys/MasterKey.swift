@@ -1,38 +1,41 @@
 import CacheCore
 import Foundation
 
-/// The 256-bit secret from which every DiskCache key is derived (see ``StoreKeys``).
+/// The 256-bit secret from which every subkey of a store is derived.
 ///
-/// The master key never encrypts anything itself: HKDF-SHA-256 (RFC 5869) turns it into one subkey per
-/// purpose. It is never printed: `description`, `debugDescription` and the mirror that `dump` and the
+/// A tier loads it from a ``MasterKeySource``; callers rarely need the type itself, except to make a key of
+/// their own to keep (``random()``) or to check bytes they hold (``init(bytes:)``). The master key never
+/// encrypts anything itself: HKDF-SHA-256 (RFC 5869) turns it into one subkey per purpose. It is never printed: `description`, `debugDescription` and the mirror that `dump` and the
 /// debugger use all show only `MasterKey(<redacted>)`, so it cannot leak into logs by accident.
 ///
-/// Its bytes live in one private allocation that is wiped with ``secureZero(_:)`` when the last copy of the
-/// key goes away. Copies made with ``withUnsafeBytes(_:)`` or for derivation are the caller's to keep short.
+/// Its bytes live in one private allocation that is wiped (`OPENSSL_cleanse` or `memset_s`) when the last
+/// copy of the key goes away; the bytes are reachable only inside Strata's modules.
 ///
 /// Thread safety: immutable, `Sendable`.
-struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The size of a master key in bytes (256 bits).
-    static let byteCount = 32
+    public static let byteCount = 32
 
     private let storage: KeyStorage
 
     /// Wraps 32 bytes of key material.
     ///
     /// - Parameter bytes: Exactly ``byteCount`` bytes, which should come from a CSPRNG.
-    /// - Throws: `CacheError` `.invalidKey` when `bytes` is not ``byteCount`` bytes long.
-    init(bytes: Data) throws {
+    /// - Throws: `CacheError` `.invalidMasterKey` when `bytes` is not ``byteCount`` bytes long.
+    public init(bytes: Data) throws {
         guard bytes.count == Self.byteCount else {
             throw CacheError(
-                .invalidKey, "a master key must be \(Self.byteCount) bytes (256 bits), got \(bytes.count) bytes")
+                .invalidMasterKey, "a master key must be \(Self.byteCount) bytes (256 bits), got \(bytes.count) bytes")
         }
         storage = KeyStorage(bytes)
     }
 
-    /// Creates a fresh key from the crypto back end's CSPRNG.
+    /// Creates a fresh key from the system's CSPRNG (libcrypto's `RAND_bytes` on Linux,
+    /// `SecRandomCopyBytes` on Apple platforms).
     ///
+    /// - Returns: A new master key.
     /// - Throws: `CacheError` `.crypto` when the random generator fails.
-    static func random() throws -> MasterKey {
+    public static func random() throws -> MasterKey {
         do {
             return try MasterKey(bytes: CryptoBackend.randomBytes(count: byteCount))
         } catch let failure as CryptoFailure {
@@ -43,24 +46,26 @@ struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDebugStrin
     /// Calls `body` with the key's 32 bytes; the pointer is valid only inside `body`.
     ///
     /// - Returns: What `body` returns.
-    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try storage.withUnsafeBytes(body)
     }
 
     /// The key's bytes as `Data`, for handing to the crypto back end; keep the copy no longer than the call.
-    var dataForDerivation: Data { withUnsafeBytes { Data($0) } }
+    package var dataForDerivation: Data { withUnsafeBytes { Data($0) } }
 
     /// Compares keys in constant time, so equality checks leak nothing through timing.
-    static func == (lhs: MasterKey, rhs: MasterKey) -> Bool {
+    ///
+    /// - Complexity: O(32).
+    public static func == (lhs: MasterKey, rhs: MasterKey) -> Bool {
         constantTimeEquals(lhs.dataForDerivation, rhs.dataForDerivation)
     }
 
     /// `MasterKey(<redacted>)`: the bytes are never shown.
-    var description: String { "MasterKey(<redacted>)" }
+    public var description: String { "MasterKey(<redacted>)" }
     /// `MasterKey(<redacted>)`: the bytes are never shown, not even in debug output.
-    var debugDescription: String { description }
+    public var debugDescription: String { description }
     /// A mirror without children, so `dump` and debuggers cannot reach the bytes.
-    var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 }
 
 /// The heap storage of a ``MasterKey``: one allocation, wiped before it is freed.

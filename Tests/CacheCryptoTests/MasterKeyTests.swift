@@ -2,10 +2,10 @@ import CacheCore
 import Foundation
 import Testing
 
-@testable import DiskCache
+@testable import CacheCrypto
 
 /// Master keys, key files and the derivation of store keys.
-@Suite struct KeyTests {
+@Suite struct MasterKeyTests {
     // MARK: - MasterKey
 
     @Test func masterKeyAcceptsExactly32Bytes() throws {
@@ -17,11 +17,11 @@ import Testing
     @Test(arguments: [0, 16, 31, 33, 64])
     func masterKeyOfWrongSizeIsInvalidKey(byteCount: Int) {
         let error = #expect(throws: CacheError.self) { try MasterKey(bytes: Data(count: byteCount)) }
-        #expect(error?.code == .invalidKey)
+        #expect(error?.code == .invalidMasterKey)
         let loaded = #expect(throws: CacheError.self) {
             try MasterKeyLoader.load(.key(Data(count: byteCount)), storeName: "test")
         }
-        #expect(loaded?.code == .invalidKey)
+        #expect(loaded?.code == .invalidMasterKey)
     }
 
     @Test func masterKeyNeverPrintsItsBytes() throws {
@@ -63,9 +63,9 @@ import Testing
             let first = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             let second = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             #expect(first == second)
-            let derivedFirst = try StoreKeys.derive(master: first, epochSalt: Data(count: 32))
-            let derivedSecond = try StoreKeys.derive(master: second, epochSalt: Data(count: 32))
-            #expect(derivedFirst.encryptionKey == derivedSecond.encryptionKey)
+            let derivedFirst = try StoreSubkeys.derive(master: first, epochSalt: Data(count: 32))
+            let derivedSecond = try StoreSubkeys.derive(master: second, epochSalt: Data(count: 32))
+            #expect(derivedFirst.encryptionSubkey == derivedSecond.encryptionSubkey)
         }
     }
 
@@ -100,7 +100,7 @@ import Testing
                 try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             }
 
-            #expect(error?.code == .invalidKey)
+            #expect(error?.code == .invalidMasterKey)
             #expect(error?.path == keyFile.path)
             #expect(error?.message.contains("\(byteCount) bytes") == true)
             #expect(try Data(contentsOf: keyFile) == contents)
@@ -117,7 +117,7 @@ import Testing
                 try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             }
 
-            #expect(error?.code == .invalidKey)
+            #expect(error?.code == .invalidMasterKey)
             #expect(error?.path == keyFile.path)
             #expect(error?.message.contains("chmod 600 '\(keyFile.path)'") == true)
         }
@@ -139,7 +139,7 @@ import Testing
             let error = #expect(throws: CacheError.self) {
                 try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             }
-            #expect(error?.code == .invalidKey)
+            #expect(error?.code == .invalidMasterKey)
         }
     }
 
@@ -151,7 +151,7 @@ import Testing
             let error = #expect(throws: CacheError.self) {
                 try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
             }
-            #expect(error?.code == .invalidKey)
+            #expect(error?.code == .invalidMasterKey)
         }
     }
 
@@ -181,7 +181,7 @@ import Testing
                 try MasterKeyLoader.load(.keyFile(blocker.appendingPathComponent("store.key")), storeName: "store")
             }
             #expect(error?.code != nil)
-            #expect(error?.code != .invalidKey)
+            #expect(error?.code != .invalidMasterKey)
         }
     }
 
@@ -220,7 +220,7 @@ import Testing
     // MARK: - Default location
 
     @Test func defaultKeyFileUsesAbsoluteXDGDataHome() throws {
-        let url = try DiskCacheLocation.xdgKeysFolder(
+        let url = try MasterKeyLocation.xdgKeysFolder(
             environment: ["XDG_DATA_HOME": "/data/alice", "HOME": "/home/alice"])
         #expect(url.path == "/data/alice/strata/keys")
     }
@@ -229,24 +229,8 @@ import Testing
     func defaultKeyFileFallsBackToHomeLocalShare(dataHome: String?) throws {
         var environment = ["HOME": "/home/alice"]
         environment["XDG_DATA_HOME"] = dataHome
-        let url = try DiskCacheLocation.xdgKeysFolder(environment: environment)
+        let url = try MasterKeyLocation.xdgKeysFolder(environment: environment)
         #expect(url.path == "/home/alice/.local/share/strata/keys")
-    }
-
-    @Test func storesAndKeyFilesComeFromTheSameHome() throws {
-        // The default store folder and the default key folder follow one rule: $HOME, not the user database.
-        let environment = ["HOME": "/home/alice"]
-        #if !canImport(Darwin)
-        #expect(DiskCacheLocation.cachesFolder(environment: environment).path == "/home/alice/.cache")
-        #expect(
-            try DiskCacheLocation.keysFolder(environment: environment).path == "/home/alice/.local/share/strata/keys")
-        #endif
-        #expect(
-            DiskCacheLocation.xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)?.path
-                == "/home/alice/.cache")
-        #expect(
-            try DiskCacheLocation.xdgKeysFolder(environment: environment).path == "/home/alice/.local/share/strata/keys"
-        )
     }
 
     @Test func defaultKeyFileIsNamedAfterTheStore() throws {
@@ -267,102 +251,74 @@ import Testing
         #expect(error?.code == .invalidArgument)
     }
 
-    // MARK: - StoreKeys
+    // MARK: - StoreSubkeys
 
     @Test func storeKeysMatchTheDocumentedDerivation() throws {
         // Expected values computed independently with RFC 5869 HKDF-SHA-256 (Python's hmac module) from
         // master = 00 01 … 1f, salt = 20 21 … 3f and the documented info strings. If this fails, existing
         // stores can no longer be read: the derivation is part of the on-disk format.
         let master = try MasterKey(bytes: Data((0..<32).map { UInt8($0) }))
-        let keys = try StoreKeys.derive(master: master, epochSalt: Data((32..<64).map { UInt8($0) }))
-        #expect(hexString(keys.encryptionKey) == "c67c0595d7a8d07da115d375d1f5f57c1dd183ac4fb561b8adadc5815d43b694")
-        #expect(hexString(keys.namingKey) == "eafab2f5a6d3383dc793a22365fe9868b3d566d73373e0b733ee90a6ce250b8c")
+        let keys = try StoreSubkeys.derive(master: master, epochSalt: Data((32..<64).map { UInt8($0) }))
+        #expect(hexString(keys.encryptionSubkey) == "c67c0595d7a8d07da115d375d1f5f57c1dd183ac4fb561b8adadc5815d43b694")
+        #expect(hexString(keys.namingSubkey) == "eafab2f5a6d3383dc793a22365fe9868b3d566d73373e0b733ee90a6ce250b8c")
         #expect(
-            hexString(try StoreKeys.keyCheckKey(master: master))
+            hexString(try StoreSubkeys.keyCheckSubkey(master: master))
                 == "0f7f169e76f550c6e633704d86569060076d90eb5b6524e021ab9080793cce96")
     }
 
     @Test func storeKeysAreDeterministic() throws {
         let master = try MasterKey(bytes: CryptoBackend.randomBytes(count: 32))
         let salt = try CryptoBackend.randomBytes(count: 32)
-        let first = try StoreKeys.derive(master: master, epochSalt: salt)
-        let second = try StoreKeys.derive(master: master, epochSalt: salt)
-        #expect(first.encryptionKey == second.encryptionKey)
-        #expect(first.namingKey == second.namingKey)
-        #expect(try StoreKeys.keyCheckKey(master: master) == StoreKeys.keyCheckKey(master: master))
+        let first = try StoreSubkeys.derive(master: master, epochSalt: salt)
+        let second = try StoreSubkeys.derive(master: master, epochSalt: salt)
+        #expect(first.encryptionSubkey == second.encryptionSubkey)
+        #expect(first.namingSubkey == second.namingSubkey)
+        #expect(try StoreSubkeys.keyCheckSubkey(master: master) == StoreSubkeys.keyCheckSubkey(master: master))
     }
 
     @Test func storeKeysDifferPerPurpose() throws {
         let master = try MasterKey(bytes: CryptoBackend.randomBytes(count: 32))
-        let keys = try StoreKeys.derive(master: master, epochSalt: CryptoBackend.randomBytes(count: 32))
-        let keyCheck = try StoreKeys.keyCheckKey(master: master)
-        #expect(keys.encryptionKey.count == 32)
-        #expect(keys.namingKey.count == 32)
+        let keys = try StoreSubkeys.derive(master: master, epochSalt: CryptoBackend.randomBytes(count: 32))
+        let keyCheck = try StoreSubkeys.keyCheckSubkey(master: master)
+        #expect(keys.encryptionSubkey.count == 32)
+        #expect(keys.namingSubkey.count == 32)
         #expect(keyCheck.count == 32)
-        #expect(Set([keys.encryptionKey, keys.namingKey, keyCheck, master.dataForDerivation]).count == 4)
+        #expect(Set([keys.encryptionSubkey, keys.namingSubkey, keyCheck, master.dataForDerivation]).count == 4)
     }
 
     @Test func storeKeysDifferPerEpochSaltButKeyCheckKeyDoesNot() throws {
         let master = try MasterKey(bytes: CryptoBackend.randomBytes(count: 32))
-        let old = try StoreKeys.derive(master: master, epochSalt: Data(repeating: 1, count: 32))
-        let new = try StoreKeys.derive(master: master, epochSalt: Data(repeating: 2, count: 32))
-        #expect(old.encryptionKey != new.encryptionKey)
-        #expect(old.namingKey != new.namingKey)
+        let old = try StoreSubkeys.derive(master: master, epochSalt: Data(repeating: 1, count: 32))
+        let new = try StoreSubkeys.derive(master: master, epochSalt: Data(repeating: 2, count: 32))
+        #expect(old.encryptionSubkey != new.encryptionSubkey)
+        #expect(old.namingSubkey != new.namingSubkey)
     }
 
     @Test func storeKeysDifferPerMasterKey() throws {
         let salt = Data(repeating: 9, count: 32)
-        let first = try StoreKeys.derive(master: MasterKey(bytes: Data(repeating: 1, count: 32)), epochSalt: salt)
-        let second = try StoreKeys.derive(master: MasterKey(bytes: Data(repeating: 2, count: 32)), epochSalt: salt)
-        #expect(first.encryptionKey != second.encryptionKey)
-        #expect(first.namingKey != second.namingKey)
+        let first = try StoreSubkeys.derive(master: MasterKey(bytes: Data(repeating: 1, count: 32)), epochSalt: salt)
+        let second = try StoreSubkeys.derive(master: MasterKey(bytes: Data(repeating: 2, count: 32)), epochSalt: salt)
+        #expect(first.encryptionSubkey != second.encryptionSubkey)
+        #expect(first.namingSubkey != second.namingSubkey)
         #expect(
-            try StoreKeys.keyCheckKey(master: MasterKey(bytes: Data(repeating: 1, count: 32)))
-                != StoreKeys.keyCheckKey(master: MasterKey(bytes: Data(repeating: 2, count: 32))))
+            try StoreSubkeys.keyCheckSubkey(master: MasterKey(bytes: Data(repeating: 1, count: 32)))
+                != StoreSubkeys.keyCheckSubkey(master: MasterKey(bytes: Data(repeating: 2, count: 32))))
     }
 
     @Test func emptyEpochSaltIsInvalidArgument() throws {
         let master = try MasterKey(bytes: Data(count: 32))
-        let error = #expect(throws: CacheError.self) { try StoreKeys.derive(master: master, epochSalt: Data()) }
+        let error = #expect(throws: CacheError.self) { try StoreSubkeys.derive(master: master, epochSalt: Data()) }
         #expect(error?.code == .invalidArgument)
     }
 
     @Test func storeKeysNeverPrintTheirBytes() throws {
-        let keys = try StoreKeys.derive(master: MasterKey(bytes: Data(count: 32)), epochSalt: Data(count: 32))
+        let keys = try StoreSubkeys.derive(master: MasterKey(bytes: Data(count: 32)), epochSalt: Data(count: 32))
         var dumped = ""
         dump(keys, to: &dumped)
-        let hex = hexString(keys.encryptionKey)
+        let hex = hexString(keys.encryptionSubkey)
         for text in [String(describing: keys), String(reflecting: keys), dumped] {
             #expect(text.contains("redacted"))
             #expect(!text.contains(hex.prefix(8)))
         }
     }
-}
-
-// MARK: - Helpers
-
-/// Runs `body` with a fresh, empty directory that is removed afterwards.
-private func withTemporaryDirectory(_ body: (URL) throws -> Void) throws {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("strata-key-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    try body(directory)
-}
-
-/// Writes `data` to `url` and sets its permission bits to exactly `mode`.
-private func writeFile(_ data: Data, to url: URL, mode: mode_t) throws {
-    try data.write(to: url)
-    guard chmod(url.path, mode) == 0 else { throw CacheError.posix(errno, "chmod", path: url.path) }
-}
-
-/// The permission bits of the file or folder at `url`.
-private func permissions(of url: URL) throws -> mode_t {
-    var status = stat()
-    guard stat(url.path, &status) == 0 else { throw CacheError.posix(errno, "stat", path: url.path) }
-    return status.st_mode & 0o7777
-}
-
-private func hexString(_ data: Data) -> String {
-    data.map { String(format: "%02x", $0) }.joined()
 }

@@ -9,7 +9,7 @@ import Foundation
 /// An HMAC-SHA-256 key (RFC 2104, FIPS 180-4) ready for many messages.
 ///
 /// Thread safety: every conformer may be used from any number of threads at once.
-protocol PreparedHMACKey: Sendable {
+package protocol PreparedHMACSubkey: Sendable {
     /// Computes HMAC-SHA-256 of `message` into `mac`.
     ///
     /// - Parameters:
@@ -29,7 +29,7 @@ protocol PreparedHMACKey: Sendable {
 /// for the concatenated plaintext.
 ///
 /// Thread safety: every conformer may be used from any number of threads at once.
-protocol PreparedAESGCMKey: Sendable {
+package protocol PreparedAESGCMSubkey: Sendable {
     /// Encrypts `first` followed by `second` into `ciphertext` and writes the tag.
     ///
     /// - Parameters:
@@ -87,9 +87,9 @@ protocol PreparedAESGCMKey: Sendable {
     ) throws
 }
 
-extension PreparedAESGCMKey {
+extension PreparedAESGCMSubkey {
     /// The fallback for back ends that cannot stream: seals into one buffer, then hands it out in pieces.
-    func seal(
+    package func seal(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
         output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
@@ -114,8 +114,8 @@ extension CryptoProvider {
     /// - Parameter key: The MAC key, any length.
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
-    static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACKey {
-        OneShotHMACKey<Self>(key: key)
+    package static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey {
+        OneShotHMACSubkey<Self>(key: key)
     }
 
     /// Prepares `key` for many AES-256-GCM seals and opens; the fallback calls the one-shot functions.
@@ -124,16 +124,16 @@ extension CryptoProvider {
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
     ///   the library fails.
-    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMKey {
+    package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
         try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
-        return OneShotAESGCMKey<Self>(key: key)
+        return OneShotAESGCMSubkey<Self>(key: key)
     }
 
     /// Fills `buffer` with random bytes; the fallback copies from ``randomBytes(count:)``.
     ///
     /// - Parameter buffer: The bytes to fill; may be empty.
     /// - Throws: What ``randomBytes(count:)`` throws.
-    static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
+    package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
         buffer.copyBytes(from: try randomBytes(count: buffer.count))
     }
 }
@@ -141,7 +141,7 @@ extension CryptoProvider {
 /// Checks the fixed sizes of a prepared AES-GCM call.
 ///
 /// - Throws: ``CryptoFailure/invalidInput(_:)`` naming the argument of the wrong size.
-func validatePreparedAESGCM(nonce: Int, tag: Int, ciphertext: Int, plaintext: Int) throws {
+package func validatePreparedAESGCM(nonce: Int, tag: Int, ciphertext: Int, plaintext: Int) throws {
     guard nonce == 12 else { throw CryptoFailure.invalidInput("AES-GCM nonce must be 12 bytes, got \(nonce)") }
     guard tag == 16 else { throw CryptoFailure.invalidInput("AES-GCM tag must be 16 bytes, got \(tag)") }
     guard ciphertext == plaintext, ciphertext <= Int(Int32.max) else {
@@ -150,8 +150,8 @@ func validatePreparedAESGCM(nonce: Int, tag: Int, ciphertext: Int, plaintext: In
     }
 }
 
-/// The fallback ``PreparedHMACKey``: the one-shot function on every call.
-private struct OneShotHMACKey<Provider: CryptoProvider>: PreparedHMACKey {
+/// The fallback ``PreparedHMACSubkey``: the one-shot function on every call.
+private struct OneShotHMACSubkey<Provider: CryptoProvider>: PreparedHMACSubkey {
     let key: Data
 
     func authenticate(_ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) throws {
@@ -160,8 +160,8 @@ private struct OneShotHMACKey<Provider: CryptoProvider>: PreparedHMACKey {
     }
 }
 
-/// The fallback ``PreparedAESGCMKey``: concatenates, calls the one-shot functions, and splits.
-private struct OneShotAESGCMKey<Provider: CryptoProvider>: PreparedAESGCMKey {
+/// The fallback ``PreparedAESGCMSubkey``: concatenates, calls the one-shot functions, and splits.
+private struct OneShotAESGCMSubkey<Provider: CryptoProvider>: PreparedAESGCMSubkey {
     let key: Data
 
     func seal(
