@@ -1,16 +1,17 @@
 import Foundation
 
-/// A key that can name a ``DiskCache`` entry: its canonical bytes are stable across processes,
-/// machines and releases.
+/// A key with canonical bytes: bytes that are stable across processes, machines and releases, so a tier
+/// that names entries by bytes (the disk tier's files, a Redis tier's keys) finds them again.
 ///
-/// The canonical bytes are hashed (HMAC-SHA-256, RFC 2104 over SHA-256 from FIPS 180-4, under a naming
-/// subkey derived with HKDF, RFC 5869) into the entry's file name and
-/// stored, encrypted, inside the entry so a read can check it found the right file. They must never
-/// depend on `hashValue`, which Swift seeds per process.
+/// A tier hashes the canonical bytes (HMAC-SHA-256, RFC 2104 over SHA-256 from FIPS 180-4, under a naming
+/// subkey derived with HKDF, RFC 5869) into the entry's name and stores them, encrypted, inside the entry
+/// so a read can check it found the right one. Every such tier uses these same bytes, so tiers agree on
+/// what one key is. They must never depend on `hashValue`, which Swift seeds per process. This protocol
+/// does no I/O and no cryptography.
 ///
 /// Conformances provided here:
-/// - `String`: UTF-8 of the Unicode NFC form, so "café" composed and decomposed are one entry (and
-///   `DiskCache.listEntries()` returns the NFC form).
+/// - `String`: UTF-8 of the Unicode NFC form, so "café" composed and decomposed are one entry (and a
+///   tier that lists its keys, such as `DiskCache.listEntries()`, returns the NFC form).
 /// - `URL`: UTF-8 of `absoluteString` (no normalization beyond what `URL` does).
 /// - `UUID`: its 16 bytes in RFC 4122 order.
 /// - `Int`, `Int64`, `Int32`, `UInt64`, `UInt32`: fixed width, big-endian (`Int` as 8 bytes).
@@ -19,6 +20,13 @@ import Foundation
 ///   dictionary keys) in NFC, so two `==` keys whose strings differ only in composition are one entry.
 ///   Declare `extension MyKey: CacheKey {}` and the default implementation applies.
 ///
+/// ```swift
+/// struct Thumbnail: Codable, Hashable, Sendable, CacheKey {
+///     var photoID: UUID
+///     var width: Int
+/// }
+/// ```
+///
 /// Equal keys must give equal bytes; different keys should give different bytes (two keys with equal
 /// bytes share one entry). Two `URL`s that differ only in how they were built (a base URL plus a
 /// relative part, or the absolute string) give equal bytes.
@@ -26,10 +34,10 @@ import Foundation
 /// Thread safety: conformers are `Sendable`, and ``canonicalBytes`` is read from any thread, often from
 /// the cache's I/O queue; it must not depend on mutable shared state.
 public protocol CacheKey: Hashable, Sendable {
-    /// The bytes that name this key on disk: equal keys give equal bytes.
+    /// The bytes that name this key in a tier: equal keys give equal bytes.
     ///
     /// - Throws: When the key cannot be encoded (for example a `Codable` key whose `encode(to:)`
-    ///   throws); ``DiskCache`` reports it as ``CacheError/Code/invalidArgument``. Conformers
+    ///   throws); a tier reports it as ``CacheError/Code/invalidArgument``. Conformers
     ///   that cannot fail implement it without `throws`.
     var canonicalBytes: Data { get throws }
 

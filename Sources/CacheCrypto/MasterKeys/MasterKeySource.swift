@@ -15,7 +15,7 @@ import Foundation
 /// it, not when the value is made.
 public enum MasterKeySource: Sendable {
     /// A master key given by the caller: exactly 32 bytes, otherwise opening the cache throws
-    /// ``CacheError/Code/invalidMasterKey``.
+    /// `CacheError.Code.invalidMasterKey`.
     case key(Data)
     /// The default key file for the store's name, `<name>.key`, outside any cache folder, created on
     /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on Apple
@@ -24,14 +24,14 @@ public enum MasterKeySource: Sendable {
     case defaultKeyFile
     /// A key file at this file URL, created on first use with owner-only (0600) permissions. An existing
     /// file must be a regular file of 32 bytes that group and others cannot access, or opening the cache
-    /// throws ``CacheError/Code/invalidMasterKey``; a URL that is not a file URL makes it throw
-    /// ``CacheError/Code/invalidArgument``.
+    /// throws `CacheError.Code.invalidMasterKey`; a URL that is not a file URL makes it throw
+    /// `CacheError.Code.invalidArgument`.
     case keyFile(URL)
     /// A generic-password item in the Keychain (Apple platforms), created on first use with a fresh random
     /// master key: service `service`, account the store's name, readable after the first unlock following a
     /// restart, on this device only (never in a backup or restored elsewhere), not synchronised. The default
     /// on iOS, tvOS, watchOS and visionOS; on macOS it needs a signed app (the data-protection keychain).
-    /// Elsewhere opening the cache throws ``CacheError/Code/invalidArgument``.
+    /// Elsewhere opening the cache throws `CacheError.Code.invalidArgument`.
     case keychain(service: String)
 
     /// The default for this platform: ``keychain(service:)`` with service `"Strata"` on iOS, tvOS,
