@@ -73,7 +73,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// flushed.
     ///
     /// - Parameters:
-    ///   - configuration: Where the store lives, its limits, key source and clock.
+    ///   - configuration: Where the store lives, its limits, master-key source and clock.
     ///   - codec: Turns values into bytes and back.
     /// - Throws: `CacheError` `.wrongMasterKey` when the store was created under another master key (nothing is
     ///   deleted), `.corruptEntry` when its key-check record is damaged — including a symbolic link, a
@@ -289,7 +289,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 extension DiskCache where Value == Data {
     /// Opens a store of `Data` values, stored unchanged.
     ///
-    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Parameter configuration: Where the store lives, its limits, master-key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
     /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {
@@ -300,7 +300,7 @@ extension DiskCache where Value == Data {
 extension DiskCache where Value: Codable {
     /// Opens a store of `Codable` values, encoded as JSON.
     ///
-    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Parameter configuration: Where the store lives, its limits, master-key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
     /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {

@@ -188,20 +188,10 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         try validatePreparedAESGCM(
             nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         try pool.withContext { context in
-            try OpenSSLBackend.check(
-                EVP_CipherInit_ex2(context, nil, nil, bytes(nonce), 1, nil), "EVP_CipherInit_ex2(nonce)")
-            try update(context, associatedData, into: nil, "EVP_EncryptUpdate(aad)")
+            try startSealing(context, nonce: nonce, associatedData: associatedData)
             try update(context, first, into: ciphertext.baseAddress, "EVP_EncryptUpdate")
             try update(context, second, into: ciphertext.baseAddress.map { $0 + first.count }, "EVP_EncryptUpdate")
-            // GCM is a stream mode: finishing writes no more ciphertext, but it computes the tag.
-            var trailerCount: Int32 = 0
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { trailer in
-                try OpenSSLBackend.check(
-                    EVP_EncryptFinal_ex(context, trailer.baseAddress, &trailerCount), "EVP_EncryptFinal_ex")
-            }
-            guard trailerCount == 0 else { throw CryptoFailure.backend("AES-GCM wrote \(trailerCount) extra bytes") }
-            try OpenSSLBackend.check(
-                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag.baseAddress), "EVP_CTRL_GCM_GET_TAG")
+            try finishSealing(context, tag: tag)
         }
     }
 
@@ -216,9 +206,7 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { piece.deallocate() }
         try pool.withContext { context in
-            try OpenSSLBackend.check(
-                EVP_CipherInit_ex2(context, nil, nil, bytes(nonce), 1, nil), "EVP_CipherInit_ex2(nonce)")
-            try update(context, associatedData, into: nil, "EVP_EncryptUpdate(aad)")
+            try startSealing(context, nonce: nonce, associatedData: associatedData)
             for part in [first, second] {
                 var start = 0
                 while start < part.count {
@@ -230,14 +218,7 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
                     start = end
                 }
             }
-            var trailerCount: Int32 = 0
-            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { trailer in
-                try OpenSSLBackend.check(
-                    EVP_EncryptFinal_ex(context, trailer.baseAddress, &trailerCount), "EVP_EncryptFinal_ex")
-            }
-            guard trailerCount == 0 else { throw CryptoFailure.backend("AES-GCM wrote \(trailerCount) extra bytes") }
-            try OpenSSLBackend.check(
-                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag.baseAddress), "EVP_CTRL_GCM_GET_TAG")
+            try finishSealing(context, tag: tag)
         }
     }
 
@@ -282,6 +263,28 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
             secureZero(second)
             throw error
         }
+    }
+
+    /// Sets the nonce for encryption (keeping the context's cipher and key) and feeds the associated data.
+    private func startSealing(
+        _ context: OpaquePointer, nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer
+    ) throws {
+        try OpenSSLBackend.check(
+            EVP_CipherInit_ex2(context, nil, nil, bytes(nonce), 1, nil), "EVP_CipherInit_ex2(nonce)")
+        try update(context, associatedData, into: nil, "EVP_EncryptUpdate(aad)")
+    }
+
+    /// Finishes an encryption and writes the 16-byte tag.
+    private func finishSealing(_ context: OpaquePointer, tag: UnsafeMutableRawBufferPointer) throws {
+        // GCM is a stream mode: finishing writes no more ciphertext, but it computes the tag.
+        var trailerCount: Int32 = 0
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { trailer in
+            try OpenSSLBackend.check(
+                EVP_EncryptFinal_ex(context, trailer.baseAddress, &trailerCount), "EVP_EncryptFinal_ex")
+        }
+        guard trailerCount == 0 else { throw CryptoFailure.backend("AES-GCM wrote \(trailerCount) extra bytes") }
+        try OpenSSLBackend.check(
+            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, 16, tag.baseAddress), "EVP_CTRL_GCM_GET_TAG")
     }
 
     /// Feeds `input` to the cipher, writing to `output` (NULL feeds associated data).

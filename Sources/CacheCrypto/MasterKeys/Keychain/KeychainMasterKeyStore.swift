@@ -5,7 +5,7 @@ import Security
 
 /// Keeps master keys in the Keychain on Apple platforms: one generic-password item per store.
 ///
-/// The item's service is the key source's service and its account the store's name. It is readable after
+/// The item's service is the master-key source's service and its account the store's name. It is readable after
 /// the device's first unlock following a restart (`kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`), so
 /// background work can open the cache while the device is locked, never leaves this device (not in backups,
 /// not restored to another device) and is not synchronised through iCloud Keychain. On macOS the item goes

@@ -1,11 +1,11 @@
 #if !canImport(Security)
 import CacheCore
 
-/// The Keychain exists on Apple platforms only; elsewhere a Keychain key source is a clear error.
+/// The Keychain exists on Apple platforms only; elsewhere a Keychain master-key source is a clear error.
 package enum KeychainMasterKeyStore {
     /// Always throws.
     ///
-    /// - Throws: `CacheError` `.invalidArgument` naming the key sources that work here.
+    /// - Throws: `CacheError` `.invalidArgument` naming the master-key sources that work here.
     package static func loadOrCreate(service: String, account: String) throws -> MasterKey {
         throw CacheError(
             .invalidArgument,
