@@ -2,7 +2,7 @@
 import Foundation
 
 // Secure zeroing and constant-time comparison on Apple platforms, under the same names as the libcrypto
-// versions in Crypto/OpenSSL/SecureMemory_OpenSSL.swift, so shared code calls them without `#if`.
+// versions in OpenSSL/SecureMemory_OpenSSL.swift, so shared code calls them without `#if`.
 
 /// Overwrites `bytes` with zeros in a way the optimizer may not remove (C11 Annex K `memset_s`).
 ///

@@ -3,7 +3,7 @@ import COpenSSL
 import Foundation
 
 // Secure zeroing and constant-time comparison from libcrypto. The Apple twins of these functions live in
-// Crypto/CryptoKit/SecureMemory_Darwin.swift under the same names, so shared code calls them without `#if`.
+// CryptoKit/SecureMemory_Darwin.swift under the same names, so shared code calls them without `#if`.
 
 /// Overwrites `bytes` with zeros in a way the optimizer may not remove (`OPENSSL_cleanse`).
 ///

@@ -1,24 +1,91 @@
 import Foundation
 
-// Keys set up once and used for many operations. A store computes one HMAC per operation (the file name)
-// and one AES-GCM seal or open; setting up the library's context for each call cost more than the
-// computation itself for small entries (fetching the algorithm, expanding the key, allocating contexts).
-// A back end that can keep keyed contexts overrides `prepareHMACSHA256(key:)` and `prepareAESGCM(key:)`;
-// the fallbacks below call the one-shot functions, so a back end without a faster path stays correct.
+// AES-256-GCM (NIST SP 800-38D), the platform-free interface: the one-shot seal and open, and subkeys
+// prepared once for many calls. The back ends are AESGCM_OpenSSL.swift (libcrypto, Linux) and
+// AESGCM_CryptoKit.swift (Apple platforms); both reject the same inputs with the same messages.
 
-/// An HMAC-SHA-256 key (RFC 2104, FIPS 180-4) ready for many messages.
+/// AES-256-GCM as a crypto back end provides it.
 ///
-/// Thread safety: every conformer may be used from any number of threads at once.
-package protocol PreparedHMACSubkey: Sendable {
-    /// Computes HMAC-SHA-256 of `message` into `mac`.
+/// Thread safety: every requirement may be called from any number of threads at once.
+package protocol AESGCMPrimitive {
+    /// Encrypts and authenticates `plaintext` with AES-256-GCM (NIST SP 800-38D).
     ///
     /// - Parameters:
-    ///   - message: The message; may be empty.
-    ///   - mac: Receives the 32-byte MAC; must be exactly 32 bytes.
-    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong output size; ``CryptoFailure/backend(_:)``
-    ///   when the library fails.
-    /// - Complexity: O(n) in the size of `message`.
-    func authenticate(_ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) throws
+    ///   - key: The 256-bit key, exactly 32 bytes.
+    ///   - nonce: The 96-bit nonce, exactly 12 bytes. Never reuse a nonce under one key.
+    ///   - plaintext: The bytes to encrypt; may be empty.
+    ///   - associatedData: Bytes authenticated but not encrypted (for example a file header); may be empty.
+    /// - Returns: The ciphertext (as long as `plaintext`) and the 16-byte authentication tag.
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key or nonce size or an input too large
+    ///   for the library (over `Int32.max` bytes); ``CryptoFailure/backend(_:)`` when the library fails.
+    /// - Complexity: O(n) in the size of `plaintext` plus `associatedData`.
+    static func sealAESGCM(
+        key: Data, nonce: Data, plaintext: Data, associatedData: Data
+    ) throws -> (ciphertext: Data, tag: Data)
+
+    /// Checks the tag and decrypts `ciphertext` with AES-256-GCM (NIST SP 800-38D).
+    ///
+    /// No plaintext is returned unless the tag verifies over the ciphertext and `associatedData`.
+    ///
+    /// - Parameters:
+    ///   - key: The 256-bit key, exactly 32 bytes.
+    ///   - nonce: The 96-bit nonce the data was sealed with, exactly 12 bytes.
+    ///   - ciphertext: The encrypted bytes; may be empty.
+    ///   - tag: The 16-byte tag (truncated tags are refused).
+    ///   - associatedData: The associated data given to ``sealAESGCM(key:nonce:plaintext:associatedData:)``.
+    /// - Returns: The plaintext.
+    /// - Throws: ``CryptoFailure/authenticationFailed`` when the tag does not verify (wrong key, or
+    ///   tampered ciphertext, tag, nonce or associated data); ``CryptoFailure/invalidInput(_:)`` for a
+    ///   wrong key, nonce or tag size; ``CryptoFailure/backend(_:)`` when the library fails.
+    /// - Complexity: O(n) in the size of `ciphertext` plus `associatedData`.
+    static func openAESGCM(key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data) throws -> Data
+
+    /// Prepares an AES-256-GCM key for many seals and opens (see ``PreparedAESGCMSubkey``); a default that
+    /// calls the one-shot functions each time is provided.
+    ///
+    /// - Parameter key: The 256-bit key, exactly 32 bytes.
+    /// - Returns: A key usable from any thread.
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
+    ///   the library fails.
+    static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey
+}
+
+extension AESGCMPrimitive {
+    /// The AES-256 key size in bytes (256 bits).
+    package static var aesGCMKeyByteCount: Int { 32 }
+
+    /// The AES-GCM nonce size in bytes: 96 bits, the size NIST SP 800-38D §5.2.1.1 recommends.
+    package static var aesGCMNonceByteCount: Int { 12 }
+
+    /// The AES-GCM tag size in bytes: the full 128 bits; shorter tags are refused.
+    package static var aesGCMTagByteCount: Int { 16 }
+
+    /// Checks the key, nonce and (when given) tag sizes for an AES-256-GCM call.
+    ///
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` naming the first argument of the wrong size.
+    package static func validateAESGCM(key: Data, nonce: Data, tag: Data? = nil) throws {
+        guard key.count == aesGCMKeyByteCount else {
+            throw CryptoFailure.invalidInput("AES-256-GCM key must be \(aesGCMKeyByteCount) bytes, got \(key.count)")
+        }
+        guard nonce.count == aesGCMNonceByteCount else {
+            throw CryptoFailure.invalidInput(
+                "AES-GCM nonce must be \(aesGCMNonceByteCount) bytes, got \(nonce.count)")
+        }
+        if let tag, tag.count != aesGCMTagByteCount {
+            throw CryptoFailure.invalidInput("AES-GCM tag must be \(aesGCMTagByteCount) bytes, got \(tag.count)")
+        }
+    }
+
+    /// Prepares `key` for many AES-256-GCM seals and opens; the fallback calls the one-shot functions.
+    ///
+    /// - Parameter key: The 256-bit key, exactly 32 bytes.
+    /// - Returns: A key usable from any thread.
+    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
+    ///   the library fails.
+    package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
+        try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
+        return OneShotAESGCMSubkey<Self>(key: key)
+    }
 }
 
 /// An AES-256-GCM key (NIST SP 800-38D) ready for many seals and opens, each under its own nonce.
@@ -108,36 +175,6 @@ extension PreparedAESGCMSubkey {
     }
 }
 
-extension CryptoProvider {
-    /// Prepares `key` for many HMAC-SHA-256 computations; the fallback calls ``hmacSHA256(key:data:)``.
-    ///
-    /// - Parameter key: The MAC key, any length.
-    /// - Returns: A key usable from any thread.
-    /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
-    package static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey {
-        OneShotHMACSubkey<Self>(key: key)
-    }
-
-    /// Prepares `key` for many AES-256-GCM seals and opens; the fallback calls the one-shot functions.
-    ///
-    /// - Parameter key: The 256-bit key, exactly 32 bytes.
-    /// - Returns: A key usable from any thread.
-    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
-    ///   the library fails.
-    package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
-        try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
-        return OneShotAESGCMSubkey<Self>(key: key)
-    }
-
-    /// Fills `buffer` with random bytes; the fallback copies from ``randomBytes(count:)``.
-    ///
-    /// - Parameter buffer: The bytes to fill; may be empty.
-    /// - Throws: What ``randomBytes(count:)`` throws.
-    package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
-        buffer.copyBytes(from: try randomBytes(count: buffer.count))
-    }
-}
-
 /// Checks the fixed sizes of a prepared AES-GCM call.
 ///
 /// - Throws: ``CryptoFailure/invalidInput(_:)`` naming the argument of the wrong size.
@@ -150,18 +187,8 @@ package func validatePreparedAESGCM(nonce: Int, tag: Int, ciphertext: Int, plain
     }
 }
 
-/// The fallback ``PreparedHMACSubkey``: the one-shot function on every call.
-private struct OneShotHMACSubkey<Provider: CryptoProvider>: PreparedHMACSubkey {
-    let key: Data
-
-    func authenticate(_ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) throws {
-        guard mac.count == 32 else { throw CryptoFailure.invalidInput("HMAC-SHA-256 output must be 32 bytes") }
-        mac.copyBytes(from: try Provider.hmacSHA256(key: key, data: Data(message)))
-    }
-}
-
 /// The fallback ``PreparedAESGCMSubkey``: concatenates, calls the one-shot functions, and splits.
-private struct OneShotAESGCMSubkey<Provider: CryptoProvider>: PreparedAESGCMSubkey {
+private struct OneShotAESGCMSubkey<Provider: AESGCMPrimitive>: PreparedAESGCMSubkey {
     let key: Data
 
     func seal(

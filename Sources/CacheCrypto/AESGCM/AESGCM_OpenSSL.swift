@@ -1,16 +1,133 @@
 #if !canImport(CryptoKit)
-import CacheCore
 import COpenSSL
 import Foundation
 
+// AES-256-GCM on Linux: libcrypto's EVP cipher interface (`EVP_CIPHER_CTX` with AES-256-GCM, a 12-byte nonce,
+// a 16-byte tag). The interface is AESGCM.swift.
+
 extension OpenSSLBackend {
-    /// Prepares an HMAC-SHA-256 key: `EVP_MAC` "HMAC" fetched once, keyed contexts reused.
-    ///
-    /// - Parameter key: The MAC key, any length.
-    /// - Returns: A key usable from any thread.
-    /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
-    package static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey {
-        try OpenSSLHMACSubkey(key: key)
+    /// Encrypts and authenticates with AES-256-GCM (NIST SP 800-38D); see
+    /// ``AESGCMPrimitive/sealAESGCM(key:nonce:plaintext:associatedData:)``.
+    package static func sealAESGCM(
+        key: Data, nonce: Data, plaintext: Data, associatedData: Data
+    ) throws -> (ciphertext: Data, tag: Data) {
+        try validateAESGCM(key: key, nonce: nonce)
+        let plaintextCount = try int32Count(of: plaintext, "plaintext")
+        let associatedDataCount = try int32Count(of: associatedData, "associated data")
+
+        guard let context = EVP_CIPHER_CTX_new() else { throw libraryFailure("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(context) }
+
+        // The cipher is chosen first and the key and nonce second, because the nonce length must be set
+        // between the two (12 is GCM's default, but stating it keeps the call independent of that default).
+        try check(EVP_EncryptInit_ex(context, EVP_aes_256_gcm(), nil, nil, nil), "EVP_EncryptInit_ex(aes-256-gcm)")
+        try check(
+            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, Int32(aesGCMNonceByteCount), nil),
+            "EVP_CTRL_GCM_SET_IVLEN")
+        try withNonNullBytes(key) { keyBytes, _ in
+            try withNonNullBytes(nonce) { nonceBytes, _ in
+                try check(EVP_EncryptInit_ex(context, nil, nil, keyBytes, nonceBytes), "EVP_EncryptInit_ex(key, nonce)")
+            }
+        }
+
+        if associatedDataCount > 0 {
+            var ignored: Int32 = 0
+            try withNonNullBytes(associatedData) { bytes, _ in
+                // A NULL output buffer tells EVP that these bytes are associated data.
+                try check(
+                    EVP_EncryptUpdate(context, nil, &ignored, bytes, associatedDataCount), "EVP_EncryptUpdate(aad)")
+            }
+        }
+
+        var ciphertext = Data(count: plaintext.count)
+        var written: Int32 = 0
+        if plaintextCount > 0 {
+            try ciphertext.withUnsafeMutableBytes { output in
+                try withNonNullBytes(plaintext) { input, _ in
+                    try check(
+                        EVP_EncryptUpdate(context, uint8Base(output), &written, input, plaintextCount),
+                        "EVP_EncryptUpdate")
+                }
+            }
+        }
+        // GCM is a stream mode: finishing writes no more ciphertext, but it computes the tag.
+        var trailer = [UInt8](repeating: 0, count: aesGCMTagByteCount)
+        var trailerCount: Int32 = 0
+        try check(EVP_EncryptFinal_ex(context, &trailer, &trailerCount), "EVP_EncryptFinal_ex")
+        guard Int(written) == plaintext.count, trailerCount == 0 else {
+            throw CryptoFailure.backend("AES-GCM wrote \(written + trailerCount) bytes for \(plaintext.count)")
+        }
+
+        var tag = Data(count: aesGCMTagByteCount)
+        try tag.withUnsafeMutableBytes { tagBytes in
+            try check(
+                EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(aesGCMTagByteCount), tagBytes.baseAddress),
+                "EVP_CTRL_GCM_GET_TAG")
+        }
+        return (ciphertext, tag)
+    }
+
+    /// Verifies and decrypts with AES-256-GCM; see
+    /// ``AESGCMPrimitive/openAESGCM(key:nonce:ciphertext:tag:associatedData:)``.
+    package static func openAESGCM(
+        key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data
+    ) throws -> Data {
+        try validateAESGCM(key: key, nonce: nonce, tag: tag)
+        let ciphertextCount = try int32Count(of: ciphertext, "ciphertext")
+        let associatedDataCount = try int32Count(of: associatedData, "associated data")
+
+        guard let context = EVP_CIPHER_CTX_new() else { throw libraryFailure("EVP_CIPHER_CTX_new") }
+        defer { EVP_CIPHER_CTX_free(context) }
+
+        try check(EVP_DecryptInit_ex(context, EVP_aes_256_gcm(), nil, nil, nil), "EVP_DecryptInit_ex(aes-256-gcm)")
+        try check(
+            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, Int32(aesGCMNonceByteCount), nil),
+            "EVP_CTRL_GCM_SET_IVLEN")
+        try withNonNullBytes(key) { keyBytes, _ in
+            try withNonNullBytes(nonce) { nonceBytes, _ in
+                try check(EVP_DecryptInit_ex(context, nil, nil, keyBytes, nonceBytes), "EVP_DecryptInit_ex(key, nonce)")
+            }
+        }
+
+        if associatedDataCount > 0 {
+            var ignored: Int32 = 0
+            try withNonNullBytes(associatedData) { bytes, _ in
+                try check(
+                    EVP_DecryptUpdate(context, nil, &ignored, bytes, associatedDataCount), "EVP_DecryptUpdate(aad)")
+            }
+        }
+
+        var plaintext = Data(count: ciphertext.count)
+        var written: Int32 = 0
+        if ciphertextCount > 0 {
+            try plaintext.withUnsafeMutableBytes { output in
+                try withNonNullBytes(ciphertext) { input, _ in
+                    try check(
+                        EVP_DecryptUpdate(context, uint8Base(output), &written, input, ciphertextCount),
+                        "EVP_DecryptUpdate")
+                }
+            }
+        }
+
+        // EVP_CTRL_GCM_SET_TAG takes a non-const pointer, so the tag is copied into storage we own.
+        var expectedTag = [UInt8](tag)
+        try check(
+            EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(aesGCMTagByteCount), &expectedTag),
+            "EVP_CTRL_GCM_SET_TAG")
+
+        var trailer = [UInt8](repeating: 0, count: aesGCMTagByteCount)
+        var trailerCount: Int32 = 0
+        guard EVP_DecryptFinal_ex(context, &trailer, &trailerCount) > 0 else {
+            // Unauthenticated plaintext must never escape, not even in freed memory.
+            plaintext.withUnsafeMutableBytes { secureZero($0) }
+            ERR_clear_error()
+            throw CryptoFailure.authenticationFailed
+        }
+        guard Int(written) == ciphertext.count, trailerCount == 0 else {
+            plaintext.withUnsafeMutableBytes { secureZero($0) }
+            throw CryptoFailure.backend("AES-GCM wrote \(written + trailerCount) bytes for \(ciphertext.count)")
+        }
+        return plaintext
     }
 
     /// Prepares an AES-256-GCM key: the cipher fetched once, keyed contexts reused (only the nonce is set
@@ -23,122 +140,6 @@ extension OpenSSLBackend {
     package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
         try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
         return try OpenSSLAESGCMSubkey(key: key)
-    }
-
-    /// Fills `buffer` straight from `RAND_bytes`; see ``CryptoProvider/fillRandom(_:)``.
-    ///
-    /// - Parameter buffer: The bytes to fill; may be empty.
-    /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a buffer over `Int32.max` bytes;
-    ///   ``CryptoFailure/backend(_:)`` when the generator fails.
-    package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
-        try validateRandomByteCount(buffer.count)
-        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
-        guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {
-            throw libraryFailure("RAND_bytes")
-        }
-    }
-}
-
-/// Library contexts that one thread at a time may borrow: taken out under the lock, used without it,
-/// put back under it. A context is never in two threads' hands at once, which is what OpenSSL requires.
-/// At most `capacity` idle contexts are kept; the rest are freed on return.
-final class ContextPool: Sendable {
-    private let idle = Locked<[OpaquePointer]>([])
-    private let capacity: Int
-    private let make: @Sendable () throws -> OpaquePointer
-    private let free: @Sendable (OpaquePointer) -> Void
-
-    init(
-        capacity: Int, make: @escaping @Sendable () throws -> OpaquePointer,
-        free: @escaping @Sendable (OpaquePointer) -> Void
-    ) {
-        self.capacity = capacity
-        self.make = make
-        self.free = free
-    }
-
-    /// Runs `body` with a context no other thread is using.
-    ///
-    /// A context whose use threw is freed rather than returned, so a half-finished operation never
-    /// leaks state into the next one.
-    func withContext<R>(_ body: (OpaquePointer) throws -> R) throws -> R {
-        let context = try idle.withLock { $0.popLast() } ?? make()
-        let result: R
-        do {
-            result = try body(context)
-        } catch {
-            free(context)
-            throw error
-        }
-        let surplus: OpaquePointer? = idle.withLock { contexts in
-            guard contexts.count < capacity else { return context }
-            contexts.append(context)
-            return nil
-        }
-        if let surplus { free(surplus) }
-        return result
-    }
-
-    deinit {
-        for context in idle.withLock({ $0 }) { free(context) }
-    }
-}
-
-/// HMAC-SHA-256 with keyed `EVP_MAC_CTX`s: `EVP_MAC_init` with a NULL key restarts a context with the key
-/// it already holds, which skips fetching the algorithm and hashing the padded key on every call.
-final class OpenSSLHMACSubkey: PreparedHMACSubkey {
-    private let pool: ContextPool
-
-    init(key: Data) throws {
-        let keyCopy = key
-        pool = ContextPool(
-            capacity: 16,
-            make: {
-                guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-                    throw OpenSSLBackend.libraryFailure("EVP_MAC_fetch(HMAC)")
-                }
-                defer { EVP_MAC_free(mac) }
-                guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSLBackend.libraryFailure("EVP_MAC_CTX_new") }
-                do {
-                    try OpenSSLBackend.withCStrings([OSSL_MAC_PARAM_DIGEST, "SHA256"]) { names in
-                        let parameters = [
-                            OSSL_PARAM_construct_utf8_string(names[0], names[1], 0), OSSL_PARAM_construct_end(),
-                        ]
-                        // A NULL key would mean "keep the previous one", so an empty key gets a real pointer.
-                        // The key is passed in place: no extra copy of it is left in freed memory.
-                        try keyCopy.withUnsafeBytes { raw in
-                            var zero: UInt8 = 0
-                            try withUnsafeMutablePointer(to: &zero) { zeroPointer in
-                                let base =
-                                    raw.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(zeroPointer)
-                                try OpenSSLBackend.check(
-                                    EVP_MAC_init(context, base, raw.count, parameters), "EVP_MAC_init(HMAC-SHA256)")
-                            }
-                        }
-                    }
-                } catch {
-                    EVP_MAC_CTX_free(context)
-                    throw error
-                }
-                return context
-            },
-            free: { EVP_MAC_CTX_free($0) })
-    }
-
-    func authenticate(_ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) throws {
-        guard mac.count == 32, let output = mac.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
-            throw CryptoFailure.invalidInput("HMAC-SHA-256 output must be 32 bytes, got \(mac.count)")
-        }
-        try pool.withContext { context in
-            try OpenSSLBackend.check(EVP_MAC_init(context, nil, 0, nil), "EVP_MAC_init(reuse key)")
-            if let base = message.baseAddress, !message.isEmpty {
-                try OpenSSLBackend.check(
-                    EVP_MAC_update(context, base.assumingMemoryBound(to: UInt8.self), message.count), "EVP_MAC_update")
-            }
-            var written = 0
-            try OpenSSLBackend.check(EVP_MAC_final(context, output, &written, 32), "EVP_MAC_final")
-            guard written == 32 else { throw CryptoFailure.backend("HMAC-SHA-256 wrote \(written) bytes") }
-        }
     }
 }
 
@@ -308,4 +309,4 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
     }
 }
-#endif  // !canImport(CryptoKit): Apple platforms use the fallbacks in PreparedSubkeys.swift over CryptoKit
+#endif  // !canImport(CryptoKit): Apple platforms use AESGCM_CryptoKit.swift
