@@ -49,7 +49,13 @@ package struct KeyedNamer: Sendable {
     /// - Throws: ``CryptoFailure`` when the crypto library fails.
     /// - Complexity: O(n) in the size of `keyBytes`.
     package func hexName(of keyBytes: Data) throws -> String {
-        try withMAC(of: keyBytes) { bytes in
+        // Not through `withMAC`: this runs on every disk operation, and a generic closure across the module
+        // boundary is not specialised.
+        var output = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        try withUnsafeMutableBytes(of: &output) { buffer in
+            try keyBytes.withUnsafeBytes { try mac.authenticate($0, into: buffer) }
+        }
+        return withUnsafeBytes(of: output) { bytes in
             String(unsafeUninitializedCapacity: 2 * Self.macByteCount) { text in
                 for index in 0..<Self.macByteCount {
                     text[2 * index] = Self.hexDigit(bytes[index] >> 4)
