@@ -1,14 +1,6 @@
 import CacheCore
 import Foundation
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// A failed system call, kept with its `errno` so callers can tell "absent" from "broken".
 struct FileError: Error {
     var errno: Int32

@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// What `stat(2)` says about a file, reduced to what the store needs.
 struct FileStatus: Equatable {
     var device: UInt64

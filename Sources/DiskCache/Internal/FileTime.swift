@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// Converts between `Date` and `timespec` the same way in both directions, so a time written with
 /// `futimens` and read back with `stat` compares equal to the in-memory copy.
 enum FileTime {
