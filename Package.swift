@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CacheCore", targets: ["CacheCore"]),
         .library(name: "MemoryCache", targets: ["MemoryCache"]),
+        .library(name: "CacheCrypto", targets: ["CacheCrypto"]),
         .library(name: "DiskCache", targets: ["DiskCache"]),
         .library(name: "MultiCache", targets: ["MultiCache"]),
         .library(name: "RedisCache", targets: ["RedisCache"]),
@@ -22,13 +23,16 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // AES-256-GCM, HMAC, HKDF, master keys and their sources: the one crypto module every encrypting
+        // tier shares. Only it links libcrypto (Linux); Apple platforms use CryptoKit and Security.
         .target(
-            name: "DiskCache",
+            name: "CacheCrypto",
             dependencies: [
                 "CacheCore",
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
+        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         // The Redis tier (Docs/RedisCache.md): RESP3 over POSIX sockets, no outside packages.
         .target(name: "RedisCache", dependencies: ["CacheCore"]),
@@ -37,18 +41,23 @@ let package = Package(
         // history oracle, the stress knob, gates, hostile items, mounts); in no product, like
         // swift-collections' _CollectionsTestSupport.
         .target(name: "StrataTestSupport", dependencies: ["CacheCore"], path: "Tests/StrataTestSupport"),
-        // The umbrella: `import Strata` re-exports the four cache modules.
-        .target(name: "Strata", dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
+        // The umbrella: `import Strata` re-exports the cache modules and CacheCrypto.
+        .target(
+            name: "Strata", dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache"]),
         .executableTarget(
             name: "strata",
             dependencies: ["CacheCore", "DiskCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
+        .testTarget(
+            name: "CacheCryptoTests",
+            dependencies: ["CacheCrypto", "StrataTestSupport"],
+            resources: [.copy("Resources")]
+        ),
         .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
             name: "DiskCacheTests",
-            dependencies: ["DiskCache", "CacheTesting", "StrataTestSupport"],
-            resources: [.copy("Resources")]
+            dependencies: ["DiskCache", "CacheTesting", "StrataTestSupport"]
         ),
         .testTarget(
             name: "MultiCacheTests",

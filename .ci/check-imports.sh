@@ -11,11 +11,11 @@ declare -A allowed=(
     [CacheCore]=""
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
-    [DiskCache]="CacheCore CacheCrypto COpenSSL"
+    [DiskCache]="CacheCore CacheCrypto"
     [RedisCache]="CacheCore CacheCrypto"
     [MultiCache]="CacheCore"
     [CacheTesting]="CacheCore"
-    [Strata]="CacheCore MemoryCache DiskCache MultiCache RedisCache"
+    [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"
     [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
 )
 package_modules=" ${!allowed[*]} COpenSSL "

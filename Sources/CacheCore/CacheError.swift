@@ -22,8 +22,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case invalidArgument
-            case wrongKey
-            case invalidKey
+            case wrongMasterKey
+            case invalidMasterKey
             case corruptEntry
             case io
             case outOfSpace
@@ -45,9 +45,9 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// canonical bytes could not be encoded.
         public static let invalidArgument = Code(.invalidArgument)
         /// The store was created with another master key; nothing was changed or deleted.
-        public static let wrongKey = Code(.wrongKey)
+        public static let wrongMasterKey = Code(.wrongMasterKey)
         /// A master key or key file is malformed: wrong size, unreadable, or too widely readable.
-        public static let invalidKey = Code(.invalidKey)
+        public static let invalidMasterKey = Code(.invalidMasterKey)
         /// A store's key-check record failed to parse or authenticate in a way that is not a wrong key;
         /// nothing was deleted.
         ///

@@ -14,7 +14,7 @@ import Foundation
 /// ## Files
 /// Each entry is written to a temporary file and renamed into place, so readers — in this or another
 /// process — see the old entry or the new one, never a partial file. File names are an HMAC of the
-/// key's canonical bytes (see ``DiskCacheKey``); nothing on disk reveals a key or a value.
+/// key's canonical bytes (see ``CacheKey``); nothing on disk reveals a key or a value.
 /// Docs/DiskFormat.md specifies the layout, Docs/DiskCache.md the behaviour.
 ///
 /// ## Cryptography
@@ -27,8 +27,8 @@ import Foundation
 ///   (RFC 5869).
 ///
 /// ## Keys and epochs
-/// The master key comes from ``DiskCacheConfiguration/keySource``. A key-check record in the store
-/// tells a wrong master key (``CacheError/Code/wrongKey``, nothing deleted) apart from a
+/// The master key comes from ``DiskCacheConfiguration/masterKeySource``. A key-check record in the store
+/// tells a wrong master key (``CacheError/Code/wrongMasterKey``, nothing deleted) apart from a
 /// damaged entry (a miss: removed, counted, reported to the observer). `removeAll()`, synchronous or
 /// `async`, starts a new key epoch first, so an interrupted wipe leaves nothing decryptable.
 ///
@@ -49,7 +49,7 @@ import Foundation
 /// I/O on the caller's thread; the `async` ones run it on a dedicated dispatch queue, never on the
 /// cooperative thread pool. State shared between threads sits behind one internal lock that is never held
 /// during file I/O or while the observer runs; processes sharing the folder coordinate with `flock`.
-public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendable {
+public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// The clock that decides expiry and stamps recency: ``DiskCacheConfiguration/clock``.
     public var clock: any CacheClock { configuration.clock }
     /// The configuration the store was opened with.
@@ -73,12 +73,12 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// flushed.
     ///
     /// - Parameters:
-    ///   - configuration: Where the store lives, its limits, key source and clock.
+    ///   - configuration: Where the store lives, its limits, master-key source and clock.
     ///   - codec: Turns values into bytes and back.
-    /// - Throws: `CacheError` `.wrongKey` when the store was created under another master key (nothing is
+    /// - Throws: `CacheError` `.wrongMasterKey` when the store was created under another master key (nothing is
     ///   deleted), `.corruptEntry` when its key-check record is damaged — including a symbolic link, a
     ///   FIFO, a folder or a file of the wrong size in its place (nothing is deleted),
-    ///   `.unsupportedFormat` for a newer store format, `.invalidKey` for a malformed key or key file,
+    ///   `.unsupportedFormat` for a newer store format, `.invalidMasterKey` for a malformed key or key file,
     ///   `.invalidArgument` for a negative limit, a low-water fraction outside (0, 1] or a bad name,
     ///   `.io`/`.permissionDenied`/`.readOnly`/`.outOfSpace` when the folder, the key file or the
     ///   key-check record cannot be created or read (a store without a key-check record cannot be opened
@@ -107,7 +107,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     ///   `.io`) when the file exists but cannot be read — reported as `readFailed`, file kept; `.io` too
     ///   when something other than a regular file (a symbolic link, a FIFO, a folder) sits at the entry's
     ///   name — it is never followed or waited on (Docs/Security.md, "A hostile store folder");
-    ///   `.crypto` when the back end fails for a reason other than authentication; `.wrongKey`,
+    ///   `.crypto` when the back end fails for a reason other than authentication; `.wrongMasterKey`,
     ///   `.corruptEntry` or `.unsupportedFormat` when another process replaced the key-check record
     ///   with one this key cannot open.
     /// - Complexity: File I/O on the caller's thread: one `stat` of the key-check record, one open of
@@ -289,7 +289,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
 extension DiskCache where Value == Data {
     /// Opens a store of `Data` values, stored unchanged.
     ///
-    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Parameter configuration: Where the store lives, its limits, master-key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
     /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {
@@ -300,7 +300,7 @@ extension DiskCache where Value == Data {
 extension DiskCache where Value: Codable {
     /// Opens a store of `Codable` values, encoded as JSON.
     ///
-    /// - Parameter configuration: Where the store lives, its limits, key source and clock.
+    /// - Parameter configuration: Where the store lives, its limits, master-key source and clock.
     /// - Throws: What ``init(configuration:codec:)`` throws.
     /// - Complexity: That of ``init(configuration:codec:)``: a few small files.
     public convenience init(configuration: DiskCacheConfiguration) throws {

@@ -4,7 +4,7 @@ import Foundation
 extension DiskCacheConfiguration {
     /// Deletes the store this configuration names, with every entry in it: the recovery for a store that
     /// can no longer be opened because its master key is lost (``CacheError/Code/masterKeyNotFound``) or
-    /// another key is configured (``CacheError/Code/wrongKey``). A cache's contents are disposable; this
+    /// another key is configured (``CacheError/Code/wrongMasterKey``). A cache's contents are disposable; this
     /// makes discarding them one explicit call, while opening a store never deletes anything by itself.
     ///
     /// ```swift
@@ -12,7 +12,7 @@ extension DiskCacheConfiguration {
     /// let images: DiskCache<String, Data>
     /// do {
     ///     images = try DiskCache(configuration: configuration)
-    /// } catch let error as CacheError where error.code == .masterKeyNotFound || error.code == .wrongKey {
+    /// } catch let error as CacheError where error.code == .masterKeyNotFound || error.code == .wrongMasterKey {
     ///     try configuration.removeStore()   // the old entries cannot be read anyway
     ///     images = try DiskCache(configuration: configuration)
     /// }

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheCrypto
 import Foundation
 
 /// How a ``DiskCache`` is opened: where the store lives, its limits, its master key and its clock.
@@ -27,44 +28,6 @@ public struct DiskCacheConfiguration: Sendable {
         case fsync
     }
 
-    /// Where the 256-bit master key comes from. Subkeys for encryption and file names are derived from
-    /// it with HKDF-SHA-256 (RFC 5869).
-    ///
-    /// A plain value; thread-safe. The key is loaded (and a key file created) when a ``DiskCache`` is
-    /// opened, not when the value is made.
-    public enum KeySource: Sendable {
-        /// A key given by the caller: exactly 32 bytes, otherwise opening the cache throws
-        /// ``CacheError/Code/invalidKey``.
-        case key(Data)
-        /// The default key file for the store's name, `<name>.key`, outside the cache folder, created on
-        /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on
-        /// Apple platforms, `$XDG_DATA_HOME/strata/keys` or `~/.local/share/strata/keys` elsewhere. Stores
-        /// with the same name share it.
-        case defaultKeyFile
-        /// A key file at this file URL, created on first use with owner-only (0600) permissions. An
-        /// existing file must be a regular file of 32 bytes that group and others cannot access, or
-        /// opening the cache throws ``CacheError/Code/invalidKey``; a URL that is not a file URL
-        /// makes it throw ``CacheError/Code/invalidArgument``.
-        case keyFile(URL)
-        /// A generic-password item in the Keychain (Apple platforms), created on first use with a fresh
-        /// random key: service `service`, account the store's name, readable after the first unlock following
-        /// a restart, on this device only (never in a backup or restored elsewhere), not synchronised. The
-        /// default on iOS, tvOS, watchOS and visionOS; on macOS it needs a signed app (the data-protection
-        /// keychain). Elsewhere opening the cache throws ``CacheError/Code/invalidArgument``.
-        case keychain(service: String)
-
-        /// The default for this platform: ``keychain(service:)`` with service `"Strata"` on iOS, tvOS,
-        /// watchOS and visionOS; ``defaultKeyFile`` on macOS (which also runs unsigned tools such as
-        /// `strata`, which the data-protection keychain refuses) and Linux.
-        public static var platformDefault: KeySource {
-            #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
-            return .keychain(service: "Strata")
-            #else
-            return .defaultKeyFile
-            #endif
-        }
-    }
-
     /// The store's name: one folder name under the platform caches folder (no `/`, not `.` or `..`),
     /// also used in messages and as the default key file's name.
     public var name: String
@@ -84,7 +47,7 @@ public struct DiskCacheConfiguration: Sendable {
     /// Whether writes are flushed to stable storage before they return.
     public var durability: Durability
     /// Where the master key comes from.
-    public var keySource: KeySource
+    public var masterKeySource: MasterKeySource
     /// The Data Protection class of the store's folders and key file (iOS, tvOS, watchOS, visionOS).
     public var fileProtection: FileProtection
     /// The clock that decides expiry and stamps last-access times (wall-clock instants on disk).
@@ -108,7 +71,7 @@ public struct DiskCacheConfiguration: Sendable {
     ///   - lowWaterFraction: Fraction of each limit a trim aims for, in (0, 1]; 0.8 by default.
     ///   - defaultExpiry: Expiry used when a write gives none; `.never` by default.
     ///   - durability: `.none` (default) or `.fsync`.
-    ///   - keySource: Where the master key comes from; ``KeySource/platformDefault`` by default (the
+    ///   - masterKeySource: Where the master key comes from; ``MasterKeySource/platformDefault`` by default (the
     ///     Keychain on iOS, tvOS, watchOS and visionOS, the default key file elsewhere).
     ///   - fileProtection: The Data Protection class of the store's files;
     ///     ``FileProtection/completeUntilFirstUserAuthentication`` by default. Ignored on macOS and Linux.
@@ -122,7 +85,7 @@ public struct DiskCacheConfiguration: Sendable {
         lowWaterFraction: Double = 0.8,
         defaultExpiry: Expiry = .never,
         durability: Durability = .none,
-        keySource: KeySource = .platformDefault,
+        masterKeySource: MasterKeySource = .platformDefault,
         fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
         clock: any CacheClock = SystemClock(),
         observer: CacheObserver? = nil
@@ -134,7 +97,7 @@ public struct DiskCacheConfiguration: Sendable {
         self.lowWaterFraction = lowWaterFraction
         self.defaultExpiry = defaultExpiry
         self.durability = durability
-        self.keySource = keySource
+        self.masterKeySource = masterKeySource
         self.fileProtection = fileProtection
         self.clock = clock
         self.observer = observer

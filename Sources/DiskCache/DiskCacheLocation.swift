@@ -1,4 +1,5 @@
 import CacheCore
+import CacheCrypto
 import Foundation
 
 /// Where Strata keeps its files when a caller names no folder: one rule for the store folders and the
@@ -34,7 +35,7 @@ public enum DiskCacheLocation {
         }
         return URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent("Library/Caches")
         #else
-        return xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)
+        return MasterKeyLocation.xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)
             ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
         #endif
     }
@@ -50,47 +51,6 @@ public enum DiskCacheLocation {
     public static func keysFolder(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
-        #if canImport(Darwin)
-        guard
-            let support = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-        else {
-            throw CacheError(.io, "cannot locate the Application Support folder for the default key file")
-        }
-        return support.appendingPathComponent("Strata/keys", isDirectory: true)
-        #else
-        return try xdgKeysFolder(environment: environment)
-        #endif
-    }
-
-    /// The XDG rule for key files, compiled on every platform so that it is tested everywhere.
-    static func xdgKeysFolder(environment: [String: String]) throws -> URL {
-        guard let data = xdgFolder("XDG_DATA_HOME", orHome: ".local/share", environment: environment) else {
-            throw CacheError(
-                .io,
-                "cannot locate a home folder for the default key file; set XDG_DATA_HOME or HOME, "
-                    + "or give the key file's path explicitly")
-        }
-        return data.appendingPathComponent("strata/keys", isDirectory: true)
-    }
-
-    /// `$variable` when it is absolute, else `<home>/<homeRelative>`; `nil` when there is no home either.
-    static func xdgFolder(_ variable: String, orHome homeRelative: String, environment: [String: String]) -> URL? {
-        if let value = environment[variable], value.hasPrefix("/") {
-            return URL(fileURLWithPath: value, isDirectory: true)
-        }
-        guard let home = homeFolder(environment: environment) else { return nil }
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(homeRelative, isDirectory: true)
-    }
-
-    /// `$HOME` when absolute; otherwise the user database's home (an app's container on iOS, tvOS and
-    /// watchOS, where `homeDirectoryForCurrentUser` does not exist).
-    static func homeFolder(environment: [String: String]) -> String? {
-        if let home = environment["HOME"], home.hasPrefix("/") { return home }
-        #if os(macOS) || os(Linux)
-        let fallback = FileManager.default.homeDirectoryForCurrentUser.path
-        #else
-        let fallback = NSHomeDirectory()
-        #endif
-        return fallback.hasPrefix("/") ? fallback : nil
+        try MasterKeyLocation.keysFolder(environment: environment)
     }
 }

@@ -1,3 +1,5 @@
 // Importing a tier is enough to use its API: `Cache`, `CacheEntry`, `Expiry`, `CacheError` and the
-// clocks come with it.
+// clocks come with it, and so do `MasterKeySource` and `MasterKey` from CacheCrypto, which a
+// `DiskCacheConfiguration` names.
 @_exported import CacheCore
+@_exported import CacheCrypto

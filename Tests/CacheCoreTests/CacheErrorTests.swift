@@ -36,9 +36,9 @@ import Darwin
     @Test func codesCompareByIdentityAndDescribeThemselves() {
         #expect(CacheError.Code.io == .io)
         #expect(CacheError.Code.io != .outOfSpace)
-        #expect(CacheError.Code.wrongKey != .invalidKey)
+        #expect(CacheError.Code.wrongMasterKey != .invalidMasterKey)
         let all: [CacheError.Code] = [
-            .invalidArgument, .wrongKey, .invalidKey, .corruptEntry, .io, .outOfSpace, .permissionDenied,
+            .invalidArgument, .wrongMasterKey, .invalidMasterKey, .corruptEntry, .io, .outOfSpace, .permissionDenied,
             .readOnly, .codec, .entryTooLarge, .crypto, .tierFailure, .unsupportedFormat, .protectedDataUnavailable,
         ]
         #expect(Set(all).count == 14)

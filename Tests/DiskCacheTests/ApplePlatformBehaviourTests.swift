@@ -54,13 +54,13 @@ import Darwin
     @Test func platformDefaultsAreTheKeyFileAndFirstUnlockProtection() {
         let configuration = DiskCacheConfiguration(name: "thumbs")
         #if os(macOS) || os(Linux)
-        guard case .defaultKeyFile = configuration.keySource else {
-            Issue.record("the default key source here is the default key file, not \(configuration.keySource)")
+        guard case .defaultKeyFile = configuration.masterKeySource else {
+            Issue.record("the default key source here is the default key file, not \(configuration.masterKeySource)")
             return
         }
         #else
-        guard case .keychain(let service) = configuration.keySource else {
-            Issue.record("the default key source here is the Keychain, not \(configuration.keySource)")
+        guard case .keychain(let service) = configuration.masterKeySource else {
+            Issue.record("the default key source here is the Keychain, not \(configuration.masterKeySource)")
             return
         }
         #expect(service == "Strata")
@@ -69,10 +69,10 @@ import Darwin
     }
 
     #if !canImport(Security)
-    @Test func keychainKeySourceIsAClearErrorWhereThereIsNoKeychain() throws {
+    @Test func keychainMasterKeySourceIsAClearErrorWhereThereIsNoKeychain() throws {
         // Given a configuration that asks for the Keychain on Linux
         let configuration = DiskCacheConfiguration(
-            name: "tests", directory: folder.store, keySource: .keychain(service: "Strata"))
+            name: "tests", directory: folder.store, masterKeySource: .keychain(service: "Strata"))
 
         // When the cache is opened, then it is an invalid argument that names the Keychain
         let error = try #require(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }

@@ -12,7 +12,7 @@ private struct RouteKey: Codable, Hashable, Sendable {
     var tags: [String: String]
 }
 
-extension RouteKey: DiskCacheKey {}
+extension RouteKey: CacheKey {}
 
 @Suite struct CanonicalKeyTests {
     let folder = TemporaryFolder()

@@ -16,7 +16,7 @@ import Testing
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
                 name: "async", directory: folder.url, defaultExpiry: .seconds(10),
-                keySource: .key(Data(repeating: 7, count: 32)), clock: clock))
+                masterKeySource: .key(Data(repeating: 7, count: 32)), clock: clock))
 
         // When a value is stored and read through the async overloads
         try await cache.setValue(Data("v".utf8), forKey: "k")

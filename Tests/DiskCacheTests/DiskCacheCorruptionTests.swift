@@ -111,7 +111,7 @@ enum Damage: String, CaseIterable, Sendable {
 
         let error = #expect(throws: CacheError.self) { try makeCache(folder, key: TestKeys.other) }
 
-        #expect(error?.code == .wrongKey)
+        #expect(error?.code == .wrongMasterKey)
         #expect(error?.message.contains("'tests'") == true)
         let after = allFiles(under: folder.store).map {
             ($0, try? Data(contentsOf: folder.store.appendingPathComponent($0)))

@@ -13,7 +13,7 @@ import Testing
     func keyFileConfiguration() -> DiskCacheConfiguration {
         DiskCacheConfiguration(
             name: "tests", directory: folder.store,
-            keySource: .keyFile(folder.url.appendingPathComponent("keys/tests.key")))
+            masterKeySource: .keyFile(folder.url.appendingPathComponent("keys/tests.key")))
     }
 
     @Test func aMissingKeyFileBesideAnExistingStoreIsAnErrorAndNoKeyIsCreated() throws {
@@ -41,7 +41,7 @@ import Testing
         try DiskCache<String, Data>(configuration: configuration).setValue(Data([1]), forKey: "k")
         let other = makeConfiguration(folder, key: TestKeys.other)
         let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: other) }
-        #expect(error?.code == .wrongKey)
+        #expect(error?.code == .wrongMasterKey)
 
         // When the app discards it as the recipe says
         try other.removeStore()

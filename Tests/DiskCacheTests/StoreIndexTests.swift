@@ -10,7 +10,8 @@ import Testing
         let key = Data(count: 32)
         return DiskStore.State(
             epoch: Epoch(
-                salt: Data(count: 32), id: 1, encryptionKey: key, sealingKey: try CryptoBackend.prepareAESGCM(key: key)),
+                salt: Data(count: 32), id: 1, encryptionSubkey: key,
+                sealingSubkey: try CryptoBackend.prepareAESGCM(key: key)),
             checkStatus: nil)
     }
 

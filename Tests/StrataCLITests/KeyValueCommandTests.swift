@@ -75,7 +75,7 @@ struct KeyValueCommandTests {
         }
     }
 
-    @Test func wrongKeyExitsThreeAndTheRightKeyStillFindsEveryEntry() throws {
+    @Test func wrongMasterKeyExitsThreeAndTheRightKeyStillFindsEveryEntry() throws {
         // Given two entries under the store's key
         let harness = try StrataHarness()
         #expect(try harness.run(["set", "a", "alpha"]).status == 0)

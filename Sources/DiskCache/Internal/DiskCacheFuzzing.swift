@@ -34,7 +34,7 @@ package enum DiskCacheFuzzing {
         guard let fixture else { return false }
         let outcome = try? bytes.withUnsafeBytes { file in
             try EntryRecord.open(
-                file, fileName: fixture.fileName, epochID: fixture.epoch.id, key: fixture.epoch.sealingKey)
+                file, fileName: fixture.fileName, epochID: fixture.epoch.id, key: fixture.epoch.sealingSubkey)
         }
         guard case .success(let record)? = outcome else { return false }
         return record.keyBytes == fixture.keyBytes
@@ -88,7 +88,7 @@ package enum DiskCacheFuzzing {
         let sealed = try? headerBytes.withUnsafeBytes { header in
             try EntryRecord.withAssociatedData(header: header, fileName: fixture.fileName) { associatedData in
                 try CryptoBackend.sealAESGCM(
-                    key: fixture.epoch.encryptionKey, nonce: nonce, plaintext: plaintext,
+                    key: fixture.epoch.encryptionSubkey, nonce: nonce, plaintext: plaintext,
                     associatedData: Data(associatedData))
             }
         }
@@ -111,7 +111,7 @@ package enum DiskCacheFuzzing {
         return
             (try? EntryRecord.seal(
                 keyBytes: fixture.keyBytes, valueBytes: value, header: header, fileName: fixture.fileName,
-                key: fixture.epoch.sealingKey
+                key: fixture.epoch.sealingSubkey
             ) { Data($0) }) ?? Data()
     }
 

@@ -34,14 +34,14 @@ extension DiskStore {
                 ) {
                     contents, count, status in
                     var outcome = try EntryRecord.open(
-                        contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                        contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingSubkey)
                     if case .failure(.oldEpoch) = outcome {
                         // Another process may have started a new epoch since our last look at store.check.
                         let fresh = try currentEpoch(recreating: false)
                         if fresh.id != epoch.id {
                             epoch = fresh
                             outcome = try EntryRecord.open(
-                                contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingKey)
+                                contents, count: count, fileName: name, epochID: epoch.id, key: epoch.sealingSubkey)
                         }
                     }
                     return outcome
@@ -220,7 +220,7 @@ extension DiskStore {
                         fd, path in
                         try EntryRecord.write(
                             keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: name,
-                            key: epoch.sealingKey, to: fd, path: path)
+                            key: epoch.sealingSubkey, to: fd, path: path)
                     }
                     break
                 } catch  where FileError.isNotFound(error) && attempt == 0 {

@@ -97,3 +97,40 @@ extension DiskStore {
                 + "have looked)", path: parent.path + "/" + name)
     }
 }
+
+// The store folder, its folders and `store.lock`, as the store opens or re-creates them.
+extension DiskStore {
+    /// Creates (or opens) the store folder, its folders and the store lock file, moving foreign items
+    /// in their places aside (DiskStore+Folders.swift), holds the folders open, and gives the folders the
+    /// configured Data Protection class (Apple platforms; DataProtection.swift), also when they are made again
+    /// after a deletion from outside.
+    func createFolders() throws {
+        let folders = try reopenFolders(creating: true)
+        let locks = try locksFolder(in: folders)
+        // The store lock file exists whenever the store does, so a flush can tell a deleted store.
+        // On a read-only volume this open fails with EROFS, which is what switches the store to read-only
+        // mode (DiskStore+Access.swift); skipping it when the file exists would hide that.
+        release(try storeLock(in: folders, wait: false, creating: true))
+        // On the descriptors just opened without following links, not on the paths: a folder swapped for a
+        // link since must not pass the class to whatever the link points at (DataProtection.swift).
+        try DataProtection.apply(
+            configuration.fileProtection, to: [folders.root, folders.entries, folders.temporary, locks])
+    }
+
+    /// Takes `store.lock`; a foreign item at its name is moved aside and a fresh lock file made when
+    /// `creating`. Give a lock it returns back with ``release(_:)``, never `unlock()`, so that the events
+    /// reported meanwhile reach the observer.
+    func storeLock(in folders: StoreFolders, wait: Bool = true, creating: Bool = true) throws -> FileLock? {
+        let lock: FileLock?
+        do {
+            lock = try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: creating)
+        } catch  where creating && (error.isForeignItem || error.detail != nil) {
+            try moveAside(StoreLayout.storeLockName, in: folders.root, root: folders.root)
+            lock = try FileLock.acquire(StoreLayout.storeLockName, in: folders.root, wait: wait, creating: true)
+        } catch {
+            throw error
+        }
+        if lock != nil { state.withLock { $0.storeLockHolds += 1 } }
+        return lock
+    }
+}

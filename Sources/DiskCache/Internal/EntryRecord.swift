@@ -1,4 +1,5 @@
 import CacheCore
+import CacheCrypto
 import Foundation
 
 /// Why an entry file was judged corrupt (see Docs/DiskFormat.md).
@@ -61,7 +62,7 @@ struct EntryRecord {
     /// The file is built in one buffer: the header is encoded into it, the nonce drawn into it, and the
     /// key and value encrypted straight into it, so the plaintext is never concatenated or copied.
     static func seal<R>(
-        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMKey,
+        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMSubkey,
         _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R {
         let bodyLength = keyBytes.count + valueBytes.count
@@ -91,7 +92,7 @@ struct EntryRecord {
     /// large one (over ``chunkSize`` of key and value) streamed in pieces of ``chunkSize`` bytes, so the
     /// value is never held twice. Both produce the same bytes (Docs/DiskFormat.md).
     static func write(
-        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMKey,
+        keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMSubkey,
         to fd: Int32, path: String
     ) throws {
         guard keyBytes.count + valueBytes.count > chunkSize else {
@@ -205,7 +206,7 @@ struct EntryRecord {
     ///   still intact).
     /// - Throws: Only back-end failures other than authentication (``CacheError/Code/crypto``).
     static func open(
-        _ file: UninitializedBytes, count: Int, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
+        _ file: UninitializedBytes, count: Int, fileName: String, epochID: UInt64, key: any PreparedAESGCMSubkey
     ) throws -> Result<EntryRecord, CorruptionReason> {
         let bytes = UnsafeMutableRawBufferPointer(rebasing: file.buffer[0..<min(count, file.buffer.count)])
         let header: Header
@@ -250,7 +251,7 @@ struct EntryRecord {
 
     /// ``open(_:count:fileName:epochID:key:)`` for bytes in any buffer (copied first; the fuzzer's entry).
     static func open(
-        _ file: UnsafeRawBufferPointer, fileName: String, epochID: UInt64, key: any PreparedAESGCMKey
+        _ file: UnsafeRawBufferPointer, fileName: String, epochID: UInt64, key: any PreparedAESGCMSubkey
     ) throws -> Result<EntryRecord, CorruptionReason> {
         let copy = UninitializedBytes(count: file.count)
         copy.buffer.copyMemory(from: file)

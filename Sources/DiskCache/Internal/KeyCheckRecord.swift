@@ -1,61 +1,30 @@
 import CacheCore
+import CacheCrypto
 import Foundation
 
-/// The keys of one key epoch: everything written between two `removeAll()` calls.
-struct Epoch: Sendable {
-    /// The 32 random bytes in the key-check record that, with the master key, derive this epoch's keys.
-    var salt: Data
-    /// Names this epoch in each entry header (not secret; derived so it reveals nothing about the key).
-    var id: UInt64
-    /// The AES-256-GCM key for entries.
-    var encryptionKey: Data
-    /// ``encryptionKey`` set up once for the many seals and opens of this epoch.
-    var sealingKey: any PreparedAESGCMKey
-
-    static func derive(master: MasterKey, salt: Data) throws -> Epoch {
-        let keys = try StoreKeys.derive(master: master, epochSalt: salt)
-        let tag = try CryptoBackend.hmacSHA256(key: keys.encryptionKey, data: Data("strata.disk.epoch-id.v1".utf8))
-        return Epoch(
-            salt: salt, id: tag.readBigEndian(UInt64.self, at: 0), encryptionKey: keys.encryptionKey,
-            sealingKey: try CryptoBackend.prepareAESGCM(key: keys.encryptionKey))
-    }
-}
-
-/// The key-check record, `store.check`: the current epoch salt and a known plaintext sealed under a key
-/// derived from the master key only, so a store opened with another master key is told apart from a
-/// damaged one. Docs/DiskFormat.md is the specification.
+/// The key-check record, `store.check`: the current epoch salt and a known plaintext sealed under a subkey
+/// derived from the master key only (``MasterKeyCheck``), so a store opened with another master key is told
+/// apart from a damaged one. This file holds the disk layout; Docs/DiskFormat.md is the specification.
 enum KeyCheckRecord {
     static let magic = Data("STRK".utf8)
     static let version: UInt8 = 1
     static let saltSize = 32
-    static let fingerprintSize = 16
-    static let nonceSize = 12
-    static let tagSize = 16
+    static let fingerprintSize = MasterKeyCheck.fingerprintByteCount
     static let headerSize = 8 + saltSize + fingerprintSize  // magic, version, 3 reserved, salt, fingerprint
     static let knownPlaintext = Data("strata.disk.key-check.v1".utf8)
-    static var size: Int { headerSize + nonceSize + knownPlaintext.count + tagSize }
-
-    /// A short public value that identifies the master key (HMAC of a constant under the key-check key).
-    static func fingerprint(checkKey: Data) throws -> Data {
-        try CryptoBackend.hmacSHA256(key: checkKey, data: Data("strata.disk.key-fingerprint.v1".utf8))
-            .prefix(fingerprintSize)
-    }
+    static let fingerprintContext = Data("strata.disk.key-fingerprint.v1".utf8)
+    static var size: Int { headerSize + MasterKeyCheck.sealedByteCount(plaintextByteCount: knownPlaintext.count) }
 
     static func make(salt: Data, master: MasterKey) throws -> Data {
-        let checkKey = try StoreKeys.keyCheckKey(master: master)
+        let checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)
         var header = Data(capacity: headerSize)
         header.append(magic)
         header.append(version)
         header.append(contentsOf: [0, 0, 0])
         header.append(salt)
-        header.append(try fingerprint(checkKey: checkKey))
-        let nonce = try CryptoBackend.randomBytes(count: nonceSize)
-        let sealed = try CryptoBackend.sealAESGCM(
-            key: checkKey, nonce: nonce, plaintext: knownPlaintext, associatedData: header)
+        header.append(try MasterKeyCheck.fingerprint(checkSubkey: checkSubkey, context: fingerprintContext))
         var file = header
-        file.append(nonce)
-        file.append(sealed.ciphertext)
-        file.append(sealed.tag)
+        file.append(try MasterKeyCheck.seal(knownPlaintext, associatedData: header, checkSubkey: checkSubkey))
         return file
     }
 
@@ -71,7 +40,7 @@ enum KeyCheckRecord {
 
     /// Checks `file` against `master` and returns the epoch salt.
     ///
-    /// - Throws: ``CacheError/Code/wrongKey`` when the record was made with another master key,
+    /// - Throws: ``CacheError/Code/wrongMasterKey`` when the record was made with another master key,
     ///   ``CacheError/Code/unsupportedFormat`` for an unknown version, ``CacheError/Code/corruptEntry``
     ///   when the record is damaged although the key is right. Nothing is deleted in any case.
     static func salt(from file: Data, master: MasterKey, path: String, storeName: String) throws -> Data {
@@ -84,22 +53,21 @@ enum KeyCheckRecord {
                     + "version \(version)", path: path)
         }
         guard file.count == size else { throw damaged("wrong length \(file.count)") }
-        let checkKey = try StoreKeys.keyCheckKey(master: master)
+        let checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)
         let storedFingerprint = file.bytes(at: 8 + saltSize, count: fingerprintSize)
-        guard storedFingerprint == (try fingerprint(checkKey: checkKey)) else {
+        guard
+            storedFingerprint == (try MasterKeyCheck.fingerprint(checkSubkey: checkSubkey, context: fingerprintContext))
+        else {
             throw CacheError(
-                .wrongKey,
-                "store '\(storeName)' was created with a different master key; nothing was changed or deleted. "
-                    + "Open it with its own key, or use another directory", path: path)
+                .wrongMasterKey,
+                "store '\(storeName)' was sealed with a different master key; nothing was changed or deleted. "
+                    + "Open it with its own master key, or use another directory", path: path)
         }
         do {
-            let plaintext = try CryptoBackend.openAESGCM(
-                key: checkKey,
-                nonce: file.bytes(at: headerSize, count: nonceSize),
-                ciphertext: file.bytes(at: headerSize + nonceSize, count: knownPlaintext.count),
-                tag: file.bytes(at: headerSize + nonceSize + knownPlaintext.count, count: tagSize),
-                associatedData: file.bytes(at: 0, count: headerSize))
-            guard plaintext == knownPlaintext else { throw damaged("unexpected contents") }
+            let opens = try MasterKeyCheck.opens(
+                file.bytes(at: headerSize, count: size - headerSize), to: knownPlaintext,
+                associatedData: file.bytes(at: 0, count: headerSize), checkSubkey: checkSubkey)
+            guard opens else { throw damaged("unexpected contents") }
         } catch CryptoFailure.authenticationFailed {
             throw damaged("authentication failed although the key fingerprint matches")
         }

@@ -1,3 +1,4 @@
+import CacheCore
 import Foundation
 
 /// The paths inside a store folder (see Docs/DiskFormat.md, "Folder layout").
@@ -49,6 +50,18 @@ struct StoreLayout: Sendable {
     var holdsStore: Bool {
         var status = stat()
         return lstat(checkRecord, &status) == 0
+    }
+
+    /// The error for a store that exists (``holdsStore``) while its key file at `keyFilePath` does not:
+    /// a new master key would make every entry unreadable, so none is created; `nil` when there is no store.
+    func missingKeyFileError(keyFilePath: String) -> CacheError? {
+        guard holdsStore else { return nil }
+        return CacheError(
+            .masterKeyNotFound,
+            "the store at \(root) was created with a master key, but there is no key file at "
+                + "\(keyFilePath); restore that file, pass the key it held (MasterKeySource.key), or discard the "
+                + "store with DiskCacheConfiguration.removeStore() (its entries cannot be read without the key)",
+            path: keyFilePath)
     }
 
     func fanOutFolder(for name: String) -> String { entriesFolder + "/" + name.prefix(2) }

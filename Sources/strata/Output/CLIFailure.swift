@@ -41,25 +41,25 @@ enum CLIFailure: Error {
     /// - Parameters:
     ///   - error: What the store (or the file system under it) threw.
     ///   - store: The store's folder, shown to the user.
-    ///   - keySource: Where the master key came from (`STRATA_KEY`, a key file path), for key errors.
+    ///   - masterKeySource: Where the master key came from (`STRATA_KEY`, a key file path), for key errors.
     /// - Returns: A `.store` failure whose message says where and why.
-    static func store(_ error: any Error, store: String, keySource: String? = nil) -> CLIFailure {
+    static func store(_ error: any Error, store: String, masterKeySource: String? = nil) -> CLIFailure {
         if let failure = error as? CLIFailure { return failure }
         guard let cacheError = error as? CacheError else {
             return .store("store \(store): \(oneLine(String(describing: error)))")
         }
         let cause: String
         switch cacheError.code {
-        case .wrongKey:
-            let source = keySource.map { "the key from \($0)" } ?? "this key"
+        case .wrongMasterKey:
+            let source = masterKeySource.map { "the key from \($0)" } ?? "this key"
             cause = "the store was created with a different master key than \(source); nothing was changed"
         case .masterKeyNotFound:
             let keyFile = cacheError.path ?? "its key file"
             cause =
                 "no key file for this store at \(keyFile); set STRATA_KEY to the key it was created with, "
                 + "or remove the store's folder to start empty"
-        case .invalidKey:
-            cause = "the master key\(keySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"
+        case .invalidMasterKey:
+            cause = "the master key\(masterKeySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"
         case .permissionDenied:
             cause = "permission denied: \(cacheError.message)\(naming(cacheError.path, unlessIn: cacheError.message))"
         case .outOfSpace:
@@ -85,7 +85,7 @@ enum CLIFailure: Error {
 extension CLIFailure {
     /// A failed read in the documented form `store DIR: cannot read PATH: REASON` when the store names the
     /// file or folder that could not be read (a foreign item, an unreadable folder); otherwise as
-    /// ``store(_:store:keySource:)``.
+    /// ``store(_:store:masterKeySource:)``.
     ///
     /// - Parameters:
     ///   - error: What the store threw.

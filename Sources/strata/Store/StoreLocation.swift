@@ -44,19 +44,19 @@ struct StoreLocation {
         if let path = globals.storePath {
             let directory = Self.absoluteURL(forPath: path)
             configuration.directory = directory
-            configuration.keySource = .keyFile(try Self.keyFileURL(forStore: directory, environment: environment))
+            configuration.masterKeySource = .keyFile(try Self.keyFileURL(forStore: directory, environment: environment))
             if Self.resolvedPath(directory.path)
                 == Self.resolvedPath(DiskCacheConfiguration(name: "strata").resolvedDirectory.path)
             {
                 // The default folder named explicitly is still the default store, with its key.
-                configuration.keySource = .defaultKeyFile
+                configuration.masterKeySource = .defaultKeyFile
             }
         }
         self.displayPath = configuration.resolvedDirectory.path
         // A missing key file beside an existing store is refused by DiskCache itself (masterKeyNotFound),
         // for the default store and `--store` alike; no key is created for it.
         if let encoded = environment["STRATA_KEY"] {
-            configuration.keySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
+            configuration.masterKeySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
         }
         self.configuration = configuration
     }
@@ -69,7 +69,7 @@ struct StoreLocation {
         do {
             return try DiskCache(configuration: configuration, codec: .data)
         } catch {
-            throw CLIFailure.store(error, store: displayPath, keySource: keySourceDescription)
+            throw CLIFailure.store(error, store: displayPath, masterKeySource: masterKeySourceDescription)
         }
     }
 
@@ -85,8 +85,8 @@ struct StoreLocation {
     // MARK: - Key
 
     /// Where the key comes from, in words: `STRATA_KEY`, `the default key file`, or `key file PATH`.
-    var keySourceDescription: String {
-        switch configuration.keySource {
+    var masterKeySourceDescription: String {
+        switch configuration.masterKeySource {
         case .key: return "STRATA_KEY"
         case .defaultKeyFile: return "the default key file"
         case .keyFile(let url): return "key file \(url.path)"

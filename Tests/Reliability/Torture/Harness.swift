@@ -93,7 +93,7 @@ enum Store {
             directory: directory,
             maxBytes: maxBytes,
             durability: durability,
-            keySource: .key(key),
+            masterKeySource: .key(key),
             observer: observer
         )
         return try DiskCache<String, Data>(configuration: configuration, codec: .data)

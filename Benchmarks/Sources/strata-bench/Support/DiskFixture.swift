@@ -18,7 +18,7 @@ enum DiskFixture {
             directory: directory,
             maxBytes: maxBytes,
             durability: durability,
-            keySource: .key(masterKey)
+            masterKeySource: .key(masterKey)
         )
         return try DiskCache(configuration: configuration, codec: .data)
     }

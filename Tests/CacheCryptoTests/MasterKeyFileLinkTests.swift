@@ -1,0 +1,42 @@
+import CacheCore
+import Foundation
+import Testing
+
+@testable import CacheCrypto
+
+/// Master-key files reached through symbolic links.
+@Suite struct MasterKeyFileLinkTests {
+    @Test func danglingSymbolicLinkIsReportedAsALinkToAMissingFile() throws {
+        try withTemporaryDirectory { folder in
+            // Given a key file path that is a symbolic link to a file that does not exist
+            let link = folder.appendingPathComponent("store.key")
+            let missing = folder.appendingPathComponent("gone/real.key")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: missing.path)
+
+            // When the master key is loaded
+            let error = #expect(throws: CacheError.self) { try MasterKeyLoader.loadOrCreateKeyFile(at: link) }
+
+            // Then the error says what is wrong, and no key was created through the link
+            #expect(error?.code == .invalidMasterKey)
+            #expect(error?.path == link.path)
+            #expect(error?.message.contains("symbolic link to a missing file (\(missing.path))") == true)
+            #expect(!FileManager.default.fileExists(atPath: missing.path))
+        }
+    }
+
+    @Test func symbolicLinkToAnExistingKeyFileIsFollowed() throws {
+        try withTemporaryDirectory { folder in
+            // Given a key file and a symbolic link to it
+            let real = folder.appendingPathComponent("real.key")
+            let created = try MasterKeyLoader.loadOrCreateKeyFile(at: real)
+            let link = folder.appendingPathComponent("link.key")
+            try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: real.path)
+
+            // When the master key is loaded through the link
+            let loaded = try MasterKeyLoader.loadOrCreateKeyFile(at: link)
+
+            // Then it is the same master key
+            #expect(loaded.dataForDerivation == created.dataForDerivation)
+        }
+    }
+}
