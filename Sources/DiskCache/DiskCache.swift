@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let cache = try DiskCache<String, Data>(
-///     configuration: DiskCacheConfiguration(name: "images", maxBytes: 500 << 20))
+///     configuration: DiskCacheConfiguration(name: "images", byteLimit: 500 << 20))
 /// try cache.setValue(png, forKey: url.absoluteString, expiry: .seconds(86_400))
 /// let hit = try cache.value(forKey: url.absoluteString)
 /// ```
@@ -33,7 +33,7 @@ import Foundation
 /// `async`, starts a new key epoch first, so an interrupted wipe leaves nothing decryptable.
 ///
 /// ## Limits and recency
-/// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
+/// ``DiskCacheConfiguration/byteLimit`` counts the entry files' real sizes. Recency is the file's
 /// modification time, kept by the cache to the second on writes and hits, so LRU order survives
 /// restarts.
 /// After each write the store is within its limits (trimmed to the low-water mark).
@@ -145,7 +145,7 @@ public final class DiskCache<Key: DiskCacheKey, Value: Sendable>: Cache, Sendabl
     /// - Throws: `CacheError` `.readOnly` when the store was opened read-only (nothing is written),
     ///   `.codec` when the value does not encode, `.outOfSpace`/`.io`/... for
     ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
-    ///   its file alone exceeds `maxBytes`: then no other entry is evicted, and the earlier entry for `key`
+    ///   its file alone exceeds `byteLimit`: then no other entry is evicted, and the earlier entry for `key`
     ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
     ///   `.invalidArgument` when the key cannot be encoded; `.crypto` when the back end fails. When the
     ///   entry was stored but the trim that follows fails (for example the store's lock file cannot be

@@ -4,8 +4,9 @@ import Foundation
 extension MemoryCache {
     // MARK: - Counters
 
-    /// A snapshot of the counters: hits, misses, insertions, evictions, expirations, and the current
-    /// count and total cost.
+    /// A snapshot of the counters: hits, misses, insertions, evictions, expirations, and the load-once
+    /// counters `loads` and `loadsShared` (a memory tier has no corrupt entries or errors: those stay 0).
+    /// What is held now is ``count`` and ``totalCost``.
     ///
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
@@ -21,8 +22,6 @@ extension MemoryCache {
             total.insertions += part.insertions
             total.evictions += part.evictions
             total.expirations += part.expirations
-            total.count += part.count
-            total.totalCost = Self.saturatingSum(total.totalCost, part.totalCost)
         }
     }
 

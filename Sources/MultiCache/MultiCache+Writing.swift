@@ -49,17 +49,6 @@ extension MultiCache {
         }
     }
 
-    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
-    ///
-    /// - Parameter key: The key to remove.
-    /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
-    /// - Complexity: O(*t*) tier removals for *t* tiers, run concurrently.
-    ///
-    /// Thread-safe: may be called from any task, concurrently with any other method.
-    public func removeValue(forKey key: Key) async throws {
-        try await removeEntry(forKey: key)
-    }
-
     /// Clears every tier, concurrently.
     ///
     /// Fences every load in flight (no result of a load that started before this call is stored) and every

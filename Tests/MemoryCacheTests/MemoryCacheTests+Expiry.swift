@@ -19,7 +19,7 @@ extension MemoryCacheTests {
         let stats = cache.statistics
         #expect(stats.expirations == 1)
         #expect(stats.misses == 1)
-        #expect(stats.count == 0)
+        #expect(cache.count == 0)
     }
 
     @Test func readsNeverExtendExpiry() throws {

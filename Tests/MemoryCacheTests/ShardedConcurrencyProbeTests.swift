@@ -89,7 +89,7 @@ import Testing
         #expect(statistics.hits == hits)
         #expect(statistics.hits + statistics.misses == reads)
         // And the cache ends within its limits and consistent
-        #expect(statistics.count <= 64 && statistics.totalCost <= 256)
+        #expect(cache.count <= 64 && cache.totalCost <= 256)
         #expect(cache.checkInvariants())
     }
 }

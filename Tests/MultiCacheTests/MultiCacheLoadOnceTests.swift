@@ -33,7 +33,7 @@ struct MultiCacheLoadOnceTests {
         // Then all 100 got its value, the loader ran once, and every tier holds the value for 60 s
         #expect(values == Array(repeating: bytes("loaded"), count: 100))
         #expect(runs.value == 1)
-        #expect(cache.statistics.loadsRun == 1)
+        #expect(cache.statistics.loads == 1)
         #expect(cache.statistics.loadsShared == 99)
         let expiresAt = tiers.clock.now.addingTimeInterval(60)
         for tier in [tiers.fast, tiers.slow] {
@@ -82,7 +82,7 @@ struct MultiCacheLoadOnceTests {
         #expect(results.count == 100)
         #expect(results.allSatisfy { key, value in value == bytes("value of \(key)") })
         #expect(runs.value == 10)
-        #expect(cache.statistics.loadsRun == 10)
+        #expect(cache.statistics.loads == 10)
         for index in 0..<10 {
             #expect(try await tiers.slow.value(forKey: "key-\(index)") == bytes("value of key-\(index)"))
         }
@@ -155,7 +155,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
 
         // When the key (or everything) is removed, then the load finishes
         try await removal.perform(on: cache)
@@ -169,7 +169,7 @@ struct MultiCacheLoadOnceTests {
         let fresh = try await cache.value(forKey: "k", expiry: .never) { bytes("new") }
         #expect(fresh == bytes("new"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("new"))
-        #expect(cache.statistics.loadsRun == 2)
+        #expect(cache.statistics.loads == 2)
     }
 
     @Test(arguments: Removal.allCases)
@@ -182,7 +182,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
         try await removal.perform(on: cache)
 
         // When another caller asks while the old load is still blocked
@@ -205,7 +205,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("loaded")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
         try await cache.setValue(bytes("written"), forKey: "k", expiry: .never)
         gate.open()
         #expect(try await loaded == bytes("loaded"))
@@ -225,7 +225,7 @@ struct MultiCacheLoadOnceTests {
             return bytes("v")
         }
         let starter = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 2 }
@@ -259,7 +259,7 @@ struct MultiCacheLoadOnceTests {
             return bytes("stale")
         }
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 1 }
 
@@ -274,7 +274,7 @@ struct MultiCacheLoadOnceTests {
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
-        #expect(cache.statistics.loadsRun == 2)
+        #expect(cache.statistics.loads == 2)
         #expect(try await tiers.slow.value(forKey: "k") == bytes("fresh"))
     }
 
@@ -301,7 +301,7 @@ struct MultiCacheLoadOnceTests {
         }
         #expect(value == bytes("cached"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("cached"))
-        #expect(tiers.cache.statistics.loadsRun == 0)
+        #expect(tiers.cache.statistics.loads == 0)
     }
 
     @Test func callerThatMissedJustBeforeALoadStoredDoesNotLoadAgain() async throws {
@@ -315,7 +315,7 @@ struct MultiCacheLoadOnceTests {
             try await gate.wait()
             return bytes("first")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await waitUntil { cache.statistics.loads == 1 }
         // And a second caller whose read is parked in the slow tier, after missing in the fast one
         tiers.slow.hold(.entry)
         async let second = cache.value(forKey: "k", expiry: .never) {
@@ -350,7 +350,7 @@ struct MultiCacheLoadOnceTests {
         #expect(try await tiers.slow.value(forKey: "k") == nil)
         #expect(events.all.map(\.kind) == [.writeBackFailed])
         #expect(events.all.first?.tierIndex == 1)
-        #expect(tiers.cache.statistics.tiers.map(\.errors) == [0, 1])
+        #expect(tiers.cache.tierStatistics.map(\.errors) == [0, 1])
     }
 
     @Test func completionHandlerVariantLoadsOnce() async throws {
