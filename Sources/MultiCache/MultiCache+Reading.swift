@@ -2,6 +2,19 @@ import CacheCore
 import Foundation
 
 extension MultiCache {
+    /// Returns the live value for `key` from the first tier that has it; ``entry(forKey:)`` without the
+    /// expiry and cost, with the same write-backs and failure rules.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` when no tier has a live entry.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await valueThroughEntry(forKey: key)
+    }
+
     /// Returns the entry for `key` from the fastest tier that holds it, after writing it back into every
     /// faster tier.
     ///

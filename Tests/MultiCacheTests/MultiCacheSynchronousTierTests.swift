@@ -268,7 +268,7 @@ struct MultiCacheSynchronousTierTests {
         let memory = try MemoryCache<String, Int>(shardCount: 8, clock: clock)
         let slow = FaultInjectingCache<String, Int>(clock: clock)
         let cache = try MultiCache<String, Int>(tiers: [.init(memory), .init(slow)])
-        for key in 0..<10 { memory.setValue(key, forKey: "\(key)") }
+        for key in 0..<10 { try memory.setValue(key, forKey: "\(key)") }
         for key in 10..<30 { try await slow.setValue(key, forKey: "\(key)", expiry: .never) }
 
         // When 8 tasks read them 400 times each

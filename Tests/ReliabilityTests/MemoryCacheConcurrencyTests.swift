@@ -31,7 +31,7 @@ import Testing
                             }
                         case 450..<900:
                             let value = Tagged(key: key, id: task * operations + step, bytes: Int.random(in: 1...400))
-                            cache.setValue(value, forKey: key, expiry: .never)
+                            try cache.setValue(value, forKey: key, expiry: .never)
                         case 900..<995:
                             _ = cache.removeValue(forKey: key)
                         case 995..<998:

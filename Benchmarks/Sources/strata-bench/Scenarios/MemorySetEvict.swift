@@ -13,14 +13,14 @@ enum MemorySetEvict {
         let ring = SetEvictWorkload(context: context, countLimit: countLimit)
         let cache = try MemoryCache<String, Int>(countLimit: countLimit)
         let dictionary = PthreadLocked([String: Int]())
-        var cachePosition = ring.prefill { cache.setValue($1, forKey: $0) }
+        var cachePosition = ring.prefill { try cache.setValue($1, forKey: $0) }
         var dictionaryPosition = ring.prefill { key, value in dictionary.withLock { $0[key] = value } }
 
         let (strata, baseline) = context.alternatingRounds.run(
             strata: {
                 nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
-                        cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
+                        try cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
                         cachePosition += 1
                     }
                 }
