@@ -38,18 +38,37 @@ import Testing
     }
 
     @Test(arguments: [(0, nil), (nil, 0)] as [(Int?, Int?)])
-    func aLimitOfZeroSetAtReopenEmptiesTheStoreAtTheNextWrite(byteLimit: Int?, countLimit: Int?) throws {
+    func aLimitOfZeroSetAtReopenEmptiesTheStoreAtOpen(byteLimit: Int?, countLimit: Int?) throws {
         // Given three entries written with no limit
         let unlimited = try makeCache(folder)
         for key in ["k1", "k2", "k3"] { try unlimited.setValue(Data(count: 100), forKey: key) }
 
-        // When the store is reopened with a limit of 0 and written to
+        // When the store is reopened with a limit of 0
         let empty = try makeCache(folder, byteLimit: byteLimit, countLimit: countLimit)
-        try empty.setValue(Data(count: 100), forKey: "k4")
 
-        // Then it keeps nothing, the older entries included
+        // Then it keeps nothing before any write, and a write keeps nothing either
         #expect(entryFiles(folder).isEmpty)
-        #expect(try liveKeys(empty, ["k1", "k2", "k3", "k4"]).isEmpty)
+        #expect(try liveKeys(empty, ["k1", "k2", "k3"]).isEmpty)
+        try empty.setValue(Data(count: 100), forKey: "k4")
+        #expect(entryFiles(folder).isEmpty)
+    }
+
+    @Test func aSmallerLimitSetAtReopenIsAppliedAtOpen() throws {
+        // Given ten entries written with no limit, k0 the least recently used
+        let clock = ManualClock()
+        let unlimited = try makeCache(folder, clock: clock)
+        for index in 0..<10 {
+            try unlimited.setValue(Data(count: 10), forKey: "k\(index)")
+            clock.advance(by: 1)
+        }
+
+        // When the store is reopened with a count limit of 5
+        let limited = try makeCache(folder, countLimit: 5, clock: clock)
+
+        // Then, before any write, it holds the low-water mark's worth (4), the most recently used
+        #expect(limited.count == 4)
+        #expect(entryFiles(folder).count == 4)
+        #expect(try liveKeys(limited, (0..<10).map { "k\($0)" }) == ["k6", "k7", "k8", "k9"])
     }
 
     @Test func byteLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
@@ -200,7 +219,7 @@ import Testing
     @Test func trimCountsEntriesWrittenByAnotherInstance() throws {
         let clock = ManualClock()
         let limited = try makeCache(folder, countLimit: 5, clock: clock)
-        _ = limited.statistics  // builds the index before the other instance writes
+        _ = limited.count  // builds the index before the other instance writes
         let other = try makeCache(folder, clock: clock)
         for index in 0..<10 {
             try other.setValue(Data(count: 10), forKey: "o\(index)")

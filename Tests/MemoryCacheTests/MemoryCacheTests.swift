@@ -139,7 +139,9 @@ import Testing
                 #expect(cache.value(forKey: key) == model.value(forKey: key), "step \(step)")
             } else {
                 let cost = Int(random.next(upperBound: 12 as UInt64))
-                try cache.setValue(step, forKey: key, cost: cost)
+                // The model drops an entry over the cost limit; the cache refuses it with entryTooLarge.
+                let refused = (try? cache.setValue(step, forKey: key, cost: cost)) == nil
+                #expect(refused == (cost > costLimit), "step \(step)")
                 model.setValue(step, forKey: key, cost: cost)
             }
         }
