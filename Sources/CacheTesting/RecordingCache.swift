@@ -8,7 +8,7 @@ import Foundation
 /// it starts, before it reaches the storage, so calls that then throw are recorded too.
 ///
 /// The conveniences show up as the requirement they use: `value(forKey:)` and `contains(_:)` as
-/// ``Call/entry(_:)``, `setValue(_:forKey:expiry:cost:)` as ``Call/setEntry(_:expiresAt:)`` with the
+/// ``Call/entry(_:)``, `setValue(_:forKey:expiry:)` as ``Call/setEntry(_:expiresAt:)`` with the
 /// resolved instant.
 ///
 /// ```swift

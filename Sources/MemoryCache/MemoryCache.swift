@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let thumbnails = try MemoryCache<URL, Data>(countLimit: 500, costLimit: 50_000_000) { $0.count }
-/// thumbnails.setValue(data, forKey: url, expiry: .seconds(600))
+/// try thumbnails.setValue(data, forKey: url, expiry: .seconds(600))
 /// if let cached = thumbnails[url] { show(cached) }
 /// ```
 ///
@@ -27,7 +27,8 @@ import Foundation
 /// ## Limits
 /// `nil` means unlimited, 0 means the cache keeps nothing, a negative limit is rejected. An entry whose
 /// own cost exceeds the cost limit is not stored and evicts nothing; the earlier entry for its key is
-/// removed, because the caller replaced it. Negative costs count as 0. ``totalCost`` is always the sum
+/// removed, because the caller replaced it, and the write throws ``CacheError/Code/entryTooLarge`` (the
+/// one error a write here throws; the subscript, which cannot throw, drops such a value silently). Negative costs count as 0. ``totalCost`` is always the sum
 /// of the costs of the entries held.
 ///
 /// ## Expiry
@@ -49,7 +50,10 @@ import Foundation
 /// the cost function and the clock may all use the cache themselves.
 ///
 /// The synchronous methods also witness the `async` requirements of ``Cache``, so the cache can be
-/// handed to code written against `any Cache<Key, Value>`; nothing here waits.
+/// handed to code written against `any Cache<Key, Value>`; nothing here waits. A call on a
+/// `MemoryCache` picks the synchronous method in `async` code too (`memory.value(forKey: key)` needs no
+/// `await`); through `any Cache` the same call is `try await` (see ``Cache``, "Which overload a call
+/// picks").
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: SynchronousCache {
     /// The clock that decides expiry; relative ``Expiry`` values are resolved against it at write time.
     public let clock: any CacheClock
@@ -58,7 +62,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// The highest total cost the cache keeps, in the units of the cost function (for example bytes), or
     /// `nil` for no limit; 0 keeps nothing.
     public let costLimit: Int?
-    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:cost:)`` with a `nil`
+    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:)`` with a `nil`
     /// expiry, or the subscript setter).
     public let defaultExpiry: Expiry
     /// How the cache chooses which entries to keep when it is over a limit.

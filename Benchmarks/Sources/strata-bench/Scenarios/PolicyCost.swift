@@ -41,11 +41,11 @@ enum PolicyCost {
         let ring = SetEvictWorkload(context: context, countLimit: countLimit)
         let tinyLFU = try MemoryCache<String, Int>(countLimit: countLimit, policy: .windowTinyLFU)
         let lru = try MemoryCache<String, Int>(countLimit: countLimit, policy: .leastRecentlyUsed)
-        var tinyLFUPosition = ring.prefill { try tinyLFU.setValue($1, forKey: $0) }
-        var lruPosition = ring.prefill { try lru.setValue($1, forKey: $0) }
-        let (strata, baseline) = context.alternatingRounds.run(
+        var tinyLFUPosition = try ring.prefill { try tinyLFU.setValue($1, forKey: $0) }
+        var lruPosition = try ring.prefill { try lru.setValue($1, forKey: $0) }
+        let (strata, baseline) = try context.alternatingRounds.run(
             strata: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
                         try tinyLFU.setValue(tinyLFUPosition, forKey: ring.key(at: tinyLFUPosition))
                         tinyLFUPosition += 1
@@ -53,7 +53,7 @@ enum PolicyCost {
                 }
             },
             baseline: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
                         try lru.setValue(lruPosition, forKey: ring.key(at: lruPosition))
                         lruPosition += 1
