@@ -43,12 +43,12 @@ extension DiskCache {
 
     /// Trims least-recently-used entries until the entry files take at most `bytes` bytes.
     ///
-    /// Like ``trim()``, it takes the store's `flock` and rescans the folder first; the entry count is not
+    /// Like `trim()`, it takes the store's `flock` and rescans the folder first; the entry count is not
     /// limited by this call.
     ///
     /// - Parameter bytes: The target size in bytes (the entry files' real sizes), at least 0.
     /// - Returns: The number of entries removed.
-    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of ``trim()`` when
+    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of `trim()` when
     ///   the folder cannot be listed or locked.
     /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
     ///   removed, on the caller's thread.
@@ -64,12 +64,12 @@ extension DiskCache {
 
     /// Trims least-recently-used entries until the store holds at most `count` entries.
     ///
-    /// Like ``trim()``, it takes the store's `flock` and rescans the folder first; the bytes are not
+    /// Like `trim()`, it takes the store's `flock` and rescans the folder first; the bytes are not
     /// limited by this call.
     ///
     /// - Parameter count: The most entries to keep (a count of entries), at least 0.
     /// - Returns: The number of entries removed.
-    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of ``trim()`` when
+    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of `trim()` when
     ///   the folder cannot be listed or locked.
     /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
     ///   removed, on the caller's thread.
