@@ -4,9 +4,9 @@ import Foundation
 extension MemoryCache {
     // MARK: - Counters
 
-    /// A snapshot of the counters: hits, misses, insertions, evictions, expirations, and the load-once
-    /// counters `loads` and `loadsShared` (a memory tier has no corrupt entries or errors: those stay 0).
-    /// What is held now is ``count`` and ``totalCost``.
+    /// A snapshot of the counters: hits, misses, insertions, evictions and expirations. The other
+    /// counters of `CacheStatistics` stay 0 here: a memory tier has no corrupt entries and no failing
+    /// operations, and runs no loader of its own. What is held now is ``count`` and ``totalCost``.
     ///
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
