@@ -7,8 +7,17 @@ import Foundation
 ///
 /// ## The contract
 /// - **Entries.** The requirements read and write ``CacheEntry`` values, so an entry's absolute expiry
-///   and its cost travel with it from one tier to another. Conveniences that take a bare value and an
-///   ``Expiry`` live in a protocol extension.
+///   and its cost travel with it from one tier to another. ``value(forKey:)`` and
+///   ``setValue(_:forKey:expiry:)`` take a bare value and an ``Expiry``.
+/// - **Which overload a call picks.** ``value(forKey:)`` and ``setValue(_:forKey:expiry:)`` are
+///   requirements with no default implementation, on purpose: a default in a protocol extension is an
+///   exact `async` match that Swift prefers, inside `async` code, over a tier's own synchronous method,
+///   so `memory.value(forKey: key)` would need an `await`. As requirements, a tier's own method is the
+///   witness and hides the requirement on the concrete type: inside an `async` function
+///   `memory.value(forKey: key)` calls `MemoryCache`'s synchronous method (no `try`, no `await`), while
+///   `try await cache.value(forKey: key)` on an `any Cache` or a generic `C: Cache` calls the tier's
+///   witness through the protocol. A conformer implements each in one line, from ``entry(forKey:)`` and
+///   ``setEntry(_:forKey:)``.
 /// - **Misses.** A read returns `nil` when the key is absent *or* its entry has expired; an expired
 ///   entry is never returned. An empty value (for example an empty `Data`) is a hit, not a miss.
 /// - **Expiry.** An entry expires at the instant `expiresAt`: it is visible while `clock.now` is
@@ -55,6 +64,27 @@ public protocol Cache<Key, Value>: Sendable {
     ///   left as it was unless the conformer documents otherwise.
     /// - Complexity: Set by the conformer; a write may do I/O and evict other entries.
     func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws
+
+    /// Returns the live value for `key`, or `nil` on a miss: ``entry(forKey:)`` without the expiry and
+    /// cost.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` when the key is absent or expired.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    func value(forKey key: Key) async throws -> Value?
+
+    /// Stores `value` under `key` with an expiry resolved against ``clock`` now, replacing any earlier
+    /// entry for that key; the tier computes the entry's cost.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When the entry expires; a relative expiry becomes an absolute instant here, once.
+    ///     `nil` for the tier's default expiry (`.never` for a tier that has none).
+    /// - Throws: What ``setEntry(_:forKey:)`` throws.
+    /// - Complexity: One read of ``clock`` and the cost of ``setEntry(_:forKey:)``.
+    func setValue(_ value: Value, forKey key: Key, expiry: Expiry?) async throws
 
     /// Removes the entry for `key`, if there is one.
     ///

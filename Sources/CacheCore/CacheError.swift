@@ -12,7 +12,7 @@ import Foundation
 /// do {
 ///     try await disk.setValue(data, forKey: key, expiry: .never)
 /// } catch let error as CacheError where error.code == .outOfSpace {
-///     try await disk.trimAsync()
+///     try await disk.trim()
 /// }
 /// ```
 public struct CacheError: Error, Sendable, CustomStringConvertible {
@@ -67,7 +67,7 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static let codec = Code(.codec)
         /// An entry exceeds a limit on its own and was not stored; no other entry was evicted.
         ///
-        /// `DiskCache` throws it when one entry file would exceed `maxBytes`, after removing the earlier
+        /// `DiskCache` throws it when one entry file would exceed `byteLimit`, after removing the earlier
         /// entry for the key. `MemoryCache` does not throw: it drops such an entry silently.
         public static let entryTooLarge = Code(.entryTooLarge)
         /// The cryptographic back end (CryptoKit or OpenSSL `libcrypto`) reported a failure other than an

@@ -1,7 +1,14 @@
-/// A snapshot of a cache's counters, taken at one instant.
+/// A snapshot of a cache's counters, taken at one instant: the one statistics shape of every tier.
+///
+/// `MemoryCache`, `DiskCache` and `MultiCache` (and the Redis tier) each answer `statistics` with this
+/// type, so `cache.statistics.hits` reads the same on every tier. A counter a tier cannot produce stays 0
+/// there (a memory tier has no corrupt entries; only a tier with load-once counts loads). What is held
+/// now is not a counter: read it from the tier (`count`, and `totalCost` in memory or `totalBytes` on
+/// disk). What only one tier counts lives beside `statistics` under its own property (for example
+/// `MultiCache`'s `tierStatistics`), never inside this type.
 ///
 /// Counters start at zero when the cache is created (or, for a persistent tier, when the store is
-/// created) and only grow; ``count`` and ``totalCost`` describe what is held now.
+/// created) and only grow.
 ///
 /// Thread safety: a plain value; `Sendable`. Reading it never touches the cache it came from.
 public struct CacheStatistics: Sendable, Hashable {
@@ -11,15 +18,20 @@ public struct CacheStatistics: Sendable, Hashable {
     public var misses: Int
     /// Entries stored, including replacements of an existing key.
     public var insertions: Int
-    /// Entries dropped to honour a count, cost or size limit, or by a trim.
+    /// Entries dropped to honour a count, cost or byte limit, or by a trim.
     public var evictions: Int
     /// Entries dropped because they had expired.
     public var expirations: Int
-    /// Entries held now.
-    public var count: Int
-    /// Sum of the costs of the entries held now, in the tier's cost units (bytes on disk for the disk
-    /// tier).
-    public var totalCost: Int
+    /// Entries removed because they were damaged or unreadable as entries (failed authentication, a
+    /// format that does not parse, an old master-key epoch). Always 0 in memory.
+    public var corruptEntriesRemoved: Int
+    /// Operations that failed for a passing reason (an I/O or permission error on disk, a call into a
+    /// tier that threw in `MultiCache`); the data was kept.
+    public var errors: Int
+    /// Load-once loader calls run (`value(forKey:orLoad:)`).
+    public var loads: Int
+    /// Load-once callers that waited on a load another caller had started, instead of running their own.
+    public var loadsShared: Int
 
     /// Creates a snapshot.
     ///
@@ -29,24 +41,30 @@ public struct CacheStatistics: Sendable, Hashable {
     ///   - insertions: Entries stored.
     ///   - evictions: Entries dropped by a limit or a trim.
     ///   - expirations: Entries dropped because they expired.
-    ///   - count: Entries held now.
-    ///   - totalCost: Sum of the costs held now.
+    ///   - corruptEntriesRemoved: Damaged entries removed.
+    ///   - errors: Operations that failed for a passing reason.
+    ///   - loads: Loader calls run.
+    ///   - loadsShared: Callers that waited on another caller's load.
     public init(
         hits: Int = 0,
         misses: Int = 0,
         insertions: Int = 0,
         evictions: Int = 0,
         expirations: Int = 0,
-        count: Int = 0,
-        totalCost: Int = 0
+        corruptEntriesRemoved: Int = 0,
+        errors: Int = 0,
+        loads: Int = 0,
+        loadsShared: Int = 0
     ) {
         self.hits = hits
         self.misses = misses
         self.insertions = insertions
         self.evictions = evictions
         self.expirations = expirations
-        self.count = count
-        self.totalCost = totalCost
+        self.corruptEntriesRemoved = corruptEntriesRemoved
+        self.errors = errors
+        self.loads = loads
+        self.loadsShared = loadsShared
     }
 
     /// Hits divided by reads (hits plus misses), from 0 to 1; 0 before the first read.

@@ -18,4 +18,14 @@ public protocol SynchronousCache<Key, Value>: Cache {
     ///   entry has expired.
     /// - Complexity: Set by the conformer; never I/O.
     func entry(forKey key: Key) -> CacheEntry<Value>?
+
+    /// Returns the live value for `key`, or `nil` on a miss, without suspending: ``entry(forKey:)``
+    /// without the expiry and cost, which a tier can answer without building the entry.
+    ///
+    /// Thread-safe.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` when the key is absent or its entry has expired.
+    /// - Complexity: Set by the conformer; never I/O.
+    func value(forKey key: Key) -> Value?
 }

@@ -2,7 +2,7 @@
 ///
 /// ``FaultInjectingCache`` fails or holds calls per operation; ``RecordingCache/Call/operation`` tells
 /// which operation a recorded call was. The conveniences map onto these: `value(forKey:)` and
-/// `contains(_:)` are ``entry`` calls, `setValue(_:forKey:expiry:cost:)` is a ``setEntry`` call, and
+/// `contains(_:)` are ``entry`` calls, `setValue(_:forKey:expiry:)` is a ``setEntry`` call, and
 /// each completion-handler variant is the operation it wraps.
 ///
 /// ```swift

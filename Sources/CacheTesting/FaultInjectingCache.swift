@@ -179,6 +179,29 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
         try await base.setEntry(entry, forKey: key)
     }
 
+    /// Reads the live value for `key` through ``entry(forKey:)`` (so it is recorded and faulted as one).
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` on a miss.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await valueThroughEntry(forKey: key)
+    }
+
+    /// Stores `value` through ``setEntry(_:forKey:)`` (so it is recorded and faulted as one), with
+    /// `expiry` resolved against ``clock`` now.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When it expires; `nil` for `.never`.
+    /// - Throws: What ``setEntry(_:forKey:)`` throws.
+    /// - Complexity: That of ``setEntry(_:forKey:)``.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     /// Removes `key` from the storage, unless removals are failed or held.
     ///
     /// - Parameter key: The key to remove.

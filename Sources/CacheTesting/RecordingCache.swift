@@ -8,7 +8,7 @@ import Foundation
 /// it starts, before it reaches the storage, so calls that then throw are recorded too.
 ///
 /// The conveniences show up as the requirement they use: `value(forKey:)` and `contains(_:)` as
-/// ``Call/entry(_:)``, `setValue(_:forKey:expiry:cost:)` as ``Call/setEntry(_:expiresAt:)`` with the
+/// ``Call/entry(_:)``, `setValue(_:forKey:expiry:)` as ``Call/setEntry(_:expiresAt:)`` with the
 /// resolved instant.
 ///
 /// ```swift
@@ -125,6 +125,29 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         record(.setEntry(key, expiresAt: entry.expiresAt))
         try await base.setEntry(entry, forKey: key)
+    }
+
+    /// Reads the live value for `key` through ``entry(forKey:)`` (so it is recorded and faulted as one).
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` on a miss.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await valueThroughEntry(forKey: key)
+    }
+
+    /// Stores `value` through ``setEntry(_:forKey:)`` (so it is recorded and faulted as one), with
+    /// `expiry` resolved against ``clock`` now.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When it expires; `nil` for `.never`.
+    /// - Throws: What ``setEntry(_:forKey:)`` throws.
+    /// - Complexity: That of ``setEntry(_:forKey:)``.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
     }
 
     /// Records ``Call/removeEntry(_:)``, then removes the key from the storage.

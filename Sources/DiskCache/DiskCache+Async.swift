@@ -92,14 +92,39 @@ extension DiskCache {
         try await onIOQueue { try self.removeAll() as Void }
     }
 
-    /// Runs ``trim()`` on the I/O queue.
+    /// Runs `trim()` on the I/O queue: the `async` twin, picked by `try await disk.trim()` in `async`
+    /// code.
     ///
     /// - Returns: The number of entries removed.
-    /// - Throws: What ``trim()`` throws, or `CancellationError` when the task was cancelled before the
+    /// - Throws: What `trim()` throws, or `CancellationError` when the task was cancelled before the
     ///   trim started.
-    /// - Complexity: That of ``trim()``: a folder scan and O(*n* log *n*) for *n* entries.
+    /// - Complexity: That of `trim()`: a folder scan and O(*n* log *n*) for *n* entries.
     @discardableResult
-    public func trimAsync() async throws -> Int {
-        try await onIOQueue { try self.trim() }
+    public func trim() async throws -> Int {
+        try await onIOQueue { try self.trim() as Int }
+    }
+
+    /// Runs `trim(toCount:)` on the I/O queue.
+    ///
+    /// - Parameter count: The most entries to keep, at least 0.
+    /// - Returns: The number of entries removed.
+    /// - Throws: What `trim(toCount:)` throws, or `CancellationError` when the task was cancelled before
+    ///   the trim started.
+    /// - Complexity: That of `trim(toCount:)`.
+    @discardableResult
+    public func trim(toCount count: Int) async throws -> Int {
+        try await onIOQueue { try self.trim(toCount: count) as Int }
+    }
+
+    /// Runs `trim(toBytes:)` on the I/O queue.
+    ///
+    /// - Parameter bytes: The target size in bytes, at least 0.
+    /// - Returns: The number of entries removed.
+    /// - Throws: What `trim(toBytes:)` throws, or `CancellationError` when the task was cancelled before
+    ///   the trim started.
+    /// - Complexity: That of `trim(toBytes:)`.
+    @discardableResult
+    public func trim(toBytes bytes: Int) async throws -> Int {
+        try await onIOQueue { try self.trim(toBytes: bytes) as Int }
     }
 }

@@ -21,7 +21,7 @@ extension DiskCache {
     }
 
     /// Trims least-recently-used entries until the store is within the low-water marks of its limits
-    /// (``DiskCacheConfiguration/lowWaterFraction`` of `maxBytes` and `maxEntries`).
+    /// (``DiskCacheConfiguration/lowWaterFraction`` of `byteLimit` and `countLimit`).
     ///
     /// Takes the store's `flock` (waiting for it) and rescans the folder, so entries written by other
     /// processes count. Recency is each file's modification time.
@@ -35,20 +35,20 @@ extension DiskCache {
     /// Thread-safe.
     @discardableResult
     public func trim() throws -> Int {
-        let maxBytes = configuration.maxBytes
-        let maxEntries = configuration.maxEntries
-        guard maxBytes != nil || maxEntries != nil else { return 0 }
-        return try store.trim(toBytes: maxBytes.map(store.lowWater), toCount: maxEntries.map(store.lowWater))
+        let byteLimit = configuration.byteLimit
+        let countLimit = configuration.countLimit
+        guard byteLimit != nil || countLimit != nil else { return 0 }
+        return try store.trim(toBytes: byteLimit.map(store.lowWater), toCount: countLimit.map(store.lowWater))
     }
 
     /// Trims least-recently-used entries until the entry files take at most `bytes` bytes.
     ///
-    /// Like ``trim()``, it takes the store's `flock` and rescans the folder first; the entry count is not
+    /// Like `trim()`, it takes the store's `flock` and rescans the folder first; the entry count is not
     /// limited by this call.
     ///
     /// - Parameter bytes: The target size in bytes (the entry files' real sizes), at least 0.
     /// - Returns: The number of entries removed.
-    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of ``trim()`` when
+    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of `trim()` when
     ///   the folder cannot be listed or locked.
     /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
     ///   removed, on the caller's thread.
@@ -60,6 +60,27 @@ extension DiskCache {
             throw CacheError(.invalidArgument, "trim target must be at least 0 bytes, not \(bytes)")
         }
         return try store.trim(toBytes: bytes, toCount: nil)
+    }
+
+    /// Trims least-recently-used entries until the store holds at most `count` entries.
+    ///
+    /// Like `trim()`, it takes the store's `flock` and rescans the folder first; the bytes are not
+    /// limited by this call.
+    ///
+    /// - Parameter count: The most entries to keep (a count of entries), at least 0.
+    /// - Returns: The number of entries removed.
+    /// - Throws: `CacheError` `.invalidArgument` for a negative target, or the error of `trim()` when
+    ///   the folder cannot be listed or locked.
+    /// - Complexity: O(*n* log *n*) for *n* entries, plus one `lstat` per file and one `unlink` per entry
+    ///   removed, on the caller's thread.
+    ///
+    /// Thread-safe.
+    @discardableResult
+    public func trim(toCount count: Int) throws -> Int {
+        guard count >= 0 else {
+            throw CacheError(.invalidArgument, "trim target must be at least 0 entries, not \(count)")
+        }
+        return try store.trim(toBytes: nil, toCount: count)
     }
 
     /// Authenticates every entry, removes the ones that fail (and expired ones), and reports them.
@@ -108,17 +129,41 @@ extension DiskCache {
         return entries.sorted { $0.lastAccess < $1.lastAccess }
     }
 
-    /// A snapshot of the counters (since the store was created, across processes) and totals.
+    /// A snapshot of the counters since the store was created, across every process that used it.
     ///
-    /// Totals reflect other processes' writes as of this process's last scan (every trim rescans). When
-    /// the scan fails, the failure is reported to the observer as ``CacheEvent/Kind/maintenanceFailed``
-    /// and `count` and `totalCost` read 0 until a later scan succeeds.
+    /// Each instance merges its counts into the store's statistics file on ``flushStatistics()`` and when
+    /// it is deinitialized, and a snapshot adds the counts not yet flushed. `errors` counts reads that
+    /// failed for a passing reason (permissions, I/O errors; the files were kept); `corruptEntriesRemoved`
+    /// counts entries removed because they failed to authenticate, parse, or belonged to an old
+    /// master-key epoch. What the store holds now is ``count`` and ``totalBytes``.
     ///
-    /// - Complexity: File I/O on the caller's thread. The first call in a process scans the folder (one
-    ///   `lstat` per file, O(*n*)) to learn the entries' sizes; later calls read one small file.
+    /// - Complexity: One small file read on the caller's thread.
     ///
     /// Thread-safe.
-    public var statistics: DiskCacheStatistics { store.statistics() }
+    public var statistics: CacheStatistics { store.statistics() }
+
+    /// The number of entry files the store holds (a count of entries), expired ones not yet removed
+    /// included.
+    ///
+    /// Reflects other processes' writes as of this process's last scan (every trim rescans). When the
+    /// scan fails, the failure is reported to the observer as ``CacheEvent/Kind/readFailed`` and the
+    /// total leaves out what could not be read.
+    ///
+    /// - Complexity: The first call in a process scans the folder (one `lstat` per file, O(*n*)); later
+    ///   calls read the in-memory index.
+    ///
+    /// Thread-safe.
+    public var count: Int { store.totals().count }
+
+    /// The bytes the entry files take on disk (their real sizes: header, nonce and tag included), the
+    /// measure ``DiskCacheConfiguration/byteLimit`` limits.
+    ///
+    /// Reflects other processes' writes as ``count`` does.
+    ///
+    /// - Complexity: Like ``count``.
+    ///
+    /// Thread-safe.
+    public var totalBytes: Int { store.totals().bytes }
 
     /// Merges this instance's counters into the store's statistics file, under the store's `flock`.
     /// Also done when the instance is deinitialized.

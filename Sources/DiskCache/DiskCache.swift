@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let cache = try DiskCache<String, Data>(
-///     configuration: DiskCacheConfiguration(name: "images", maxBytes: 500 << 20))
+///     configuration: DiskCacheConfiguration(name: "images", byteLimit: 500 << 20))
 /// try cache.setValue(png, forKey: url.absoluteString, expiry: .seconds(86_400))
 /// let hit = try cache.value(forKey: url.absoluteString)
 /// ```
@@ -33,7 +33,7 @@ import Foundation
 /// `async`, starts a new key epoch first, so an interrupted wipe leaves nothing decryptable.
 ///
 /// ## Limits and recency
-/// ``DiskCacheConfiguration/maxBytes`` counts the entry files' real sizes. Recency is the file's
+/// ``DiskCacheConfiguration/byteLimit`` counts the entry files' real sizes. Recency is the file's
 /// modification time, kept by the cache to the second on writes and hits, so LRU order survives
 /// restarts.
 /// After each write the store is within its limits (trimmed to the low-water mark).
@@ -61,10 +61,13 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.
     ///
-    /// Opening does not look at the entry files (cost independent of their number): it loads or creates
-    /// the master key, creates the folders, reads (or, for a new store, writes under the store's `flock`)
-    /// the key-check record, and removes temporary files left by a crashed writer (older than a minute).
-    /// The size and recency index is built on first need.
+    /// Opening a store without limits does not look at the entry files (cost independent of their
+    /// number): it loads or creates the master key, creates the folders, reads (or, for a new store,
+    /// writes under the store's `flock`) the key-check record, and removes temporary files left by a
+    /// crashed writer (older than a minute). The size and recency index is built on first need. A store
+    /// opened with a `byteLimit` or `countLimit` builds the index at once and, when it holds more than
+    /// its limits allow (a limit made smaller since the last open), trims to the low-water marks before
+    /// this returns, as a write would.
     ///
     /// When the folders or the store's lock file cannot be created or opened for writing because the
     /// file system is read-only or the process may not modify the folder (`EROFS`, `EACCES`, `EPERM`),
@@ -85,11 +88,27 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   read-only: there is nothing to read), `.crypto` when the random generator or the back end
     ///   fails.
     /// - Complexity: File I/O on the caller's thread: a few small files, plus one listing of the
-    ///   temporary folder (O(*t*) in the temporary files there); independent of the number of entries.
+    ///   temporary folder (O(*t*) in the temporary files there); without limits, independent of the number
+    ///   of entries. With a limit, plus one `lstat` per entry file (O(*n*)), and a trim when over it.
     public init(configuration: DiskCacheConfiguration, codec: DiskValueCodec<Value>) throws {
         self.configuration = configuration
         self.codec = codec
         store = try DiskStore(configuration: configuration)
+        applyLimitsAtOpen()
+    }
+
+    /// Brings a store reopened with smaller limits within them now, rather than at its next write, so a
+    /// reader never sees entries the configuration no longer allows. Only a store with a limit pays the
+    /// folder scan here (which its first write would otherwise pay); a failed trim is reported to the
+    /// observer as ``CacheEvent/Kind/maintenanceFailed`` and retried by the next write, because a cache
+    /// that can still be read should still open.
+    private func applyLimitsAtOpen() {
+        guard configuration.byteLimit != nil || configuration.countLimit != nil, !store.isReadOnly else { return }
+        do {
+            try store.enforceLimits(protecting: nil)
+        } catch {
+            store.report(.maintenanceFailed, "cannot bring the store within its limits at open", error: error)
+        }
     }
 
     // MARK: - Synchronous API (file I/O on the caller's thread)
@@ -145,7 +164,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Throws: `CacheError` `.readOnly` when the store was opened read-only (nothing is written),
     ///   `.codec` when the value does not encode, `.outOfSpace`/`.io`/... for
     ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
-    ///   its file alone exceeds `maxBytes`: then no other entry is evicted, and the earlier entry for `key`
+    ///   its file alone exceeds `byteLimit`: then no other entry is evicted, and the earlier entry for `key`
     ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
     ///   `.invalidArgument` when the key cannot be encoded; `.crypto` when the back end fails. When the
     ///   entry was stored but the trim that follows fails (for example the store's lock file cannot be

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let configuration = DiskCacheConfiguration(
-///     name: "thumbnails", maxBytes: 200 << 20, defaultExpiry: .seconds(7 * 86_400))
+///     name: "thumbnails", byteLimit: 200 << 20, defaultExpiry: .seconds(7 * 86_400))
 /// let cache = try DiskCache<String, Data>(configuration: configuration)
 /// ```
 ///
@@ -35,9 +35,9 @@ public struct DiskCacheConfiguration: Sendable {
     public var directory: URL?
     /// The most bytes the entry files may take on disk (their real sizes); `nil` for no limit, 0 to
     /// keep nothing.
-    public var maxBytes: Int?
+    public var byteLimit: Int?
     /// The most entries the store may hold; `nil` for no limit, 0 to keep nothing.
-    public var maxEntries: Int?
+    public var countLimit: Int?
     /// The fraction of each limit a trim brings the store down to (0 < fraction ≤ 1; a ratio, not a
     /// size), so that trimming happens once every many writes rather than on each one. The mark is the
     /// limit times the fraction, rounded down.
@@ -63,10 +63,10 @@ public struct DiskCacheConfiguration: Sendable {
     ///   - name: The store's folder name under the default location, and the name used for the default
     ///     key file. Must be a single path component.
     ///   - directory: The store's folder; `nil` for `<caches>/Strata/<name>`.
-    ///   - maxBytes: Limit on the bytes the entry files take on disk (header, nonce and tag included);
+    ///   - byteLimit: Limit on the bytes the entry files take on disk (header, nonce and tag included);
     ///     `nil` for none. A negative value makes the cache's initializer throw
     ///     ``CacheError/Code/invalidArgument``.
-    ///   - maxEntries: Limit on the number of entries (a count); `nil` for none. Negative values are
+    ///   - countLimit: Limit on the number of entries (a count); `nil` for none. Negative values are
     ///     rejected.
     ///   - lowWaterFraction: Fraction of each limit a trim aims for, in (0, 1]; 0.8 by default.
     ///   - defaultExpiry: Expiry used when a write gives none; `.never` by default.
@@ -80,8 +80,8 @@ public struct DiskCacheConfiguration: Sendable {
     public init(
         name: String,
         directory: URL? = nil,
-        maxBytes: Int? = nil,
-        maxEntries: Int? = nil,
+        byteLimit: Int? = nil,
+        countLimit: Int? = nil,
         lowWaterFraction: Double = 0.8,
         defaultExpiry: Expiry = .never,
         durability: Durability = .none,
@@ -92,8 +92,8 @@ public struct DiskCacheConfiguration: Sendable {
     ) {
         self.name = name
         self.directory = directory
-        self.maxBytes = maxBytes
-        self.maxEntries = maxEntries
+        self.byteLimit = byteLimit
+        self.countLimit = countLimit
         self.lowWaterFraction = lowWaterFraction
         self.defaultExpiry = defaultExpiry
         self.durability = durability
@@ -119,11 +119,11 @@ public struct DiskCacheConfiguration: Sendable {
     ///
     /// - Throws: ``CacheError/Code/invalidArgument`` naming the bad field.
     func validate() throws {
-        if let maxBytes, maxBytes < 0 {
-            throw CacheError(.invalidArgument, "maxBytes must be nil (unlimited) or at least 0, not \(maxBytes)")
+        if let byteLimit, byteLimit < 0 {
+            throw CacheError(.invalidArgument, "byteLimit must be nil (unlimited) or at least 0, not \(byteLimit)")
         }
-        if let maxEntries, maxEntries < 0 {
-            throw CacheError(.invalidArgument, "maxEntries must be nil (unlimited) or at least 0, not \(maxEntries)")
+        if let countLimit, countLimit < 0 {
+            throw CacheError(.invalidArgument, "countLimit must be nil (unlimited) or at least 0, not \(countLimit)")
         }
         guard lowWaterFraction > 0, lowWaterFraction <= 1 else {
             throw CacheError(.invalidArgument, "lowWaterFraction must be in (0, 1], not \(lowWaterFraction)")

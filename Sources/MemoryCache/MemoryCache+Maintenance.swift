@@ -4,8 +4,9 @@ import Foundation
 extension MemoryCache {
     // MARK: - Counters
 
-    /// A snapshot of the counters: hits, misses, insertions, evictions, expirations, and the current
-    /// count and total cost.
+    /// A snapshot of the counters: hits, misses, insertions, evictions and expirations. The other
+    /// counters of `CacheStatistics` stay 0 here: a memory tier has no corrupt entries and no failing
+    /// operations, and runs no loader of its own. What is held now is ``count`` and ``totalCost``.
     ///
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
@@ -21,8 +22,6 @@ extension MemoryCache {
             total.insertions += part.insertions
             total.evictions += part.evictions
             total.expirations += part.expirations
-            total.count += part.count
-            total.totalCost = Self.saturatingSum(total.totalCost, part.totalCost)
         }
     }
 

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let thumbnails = try MemoryCache<URL, Data>(countLimit: 500, costLimit: 50_000_000) { $0.count }
-/// thumbnails.setValue(data, forKey: url, expiry: .seconds(600))
+/// try thumbnails.setValue(data, forKey: url, expiry: .seconds(600))
 /// if let cached = thumbnails[url] { show(cached) }
 /// ```
 ///
@@ -27,7 +27,8 @@ import Foundation
 /// ## Limits
 /// `nil` means unlimited, 0 means the cache keeps nothing, a negative limit is rejected. An entry whose
 /// own cost exceeds the cost limit is not stored and evicts nothing; the earlier entry for its key is
-/// removed, because the caller replaced it. Negative costs count as 0. ``totalCost`` is always the sum
+/// removed, because the caller replaced it, and the write throws ``CacheError/Code/entryTooLarge`` (the
+/// one error a write here throws; the subscript, which cannot throw, drops such a value silently). Negative costs count as 0. ``totalCost`` is always the sum
 /// of the costs of the entries held.
 ///
 /// ## Expiry
@@ -49,7 +50,10 @@ import Foundation
 /// the cost function and the clock may all use the cache themselves.
 ///
 /// The synchronous methods also witness the `async` requirements of ``Cache``, so the cache can be
-/// handed to code written against `any Cache<Key, Value>`; nothing here waits.
+/// handed to code written against `any Cache<Key, Value>`; nothing here waits. A call on a
+/// `MemoryCache` picks the synchronous method in `async` code too (`memory.value(forKey: key)` needs no
+/// `await`); through `any Cache` the same call is `try await` (see ``Cache``, "Which overload a call
+/// picks").
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: SynchronousCache {
     /// The clock that decides expiry; relative ``Expiry`` values are resolved against it at write time.
     public let clock: any CacheClock
@@ -58,7 +62,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// The highest total cost the cache keeps, in the units of the cost function (for example bytes), or
     /// `nil` for no limit; 0 keeps nothing.
     public let costLimit: Int?
-    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:cost:)`` with a `nil`
+    /// The expiry given to values stored without one (by ``setValue(_:forKey:expiry:)`` with a `nil`
     /// expiry, or the subscript setter).
     public let defaultExpiry: Expiry
     /// How the cache chooses which entries to keep when it is over a limit.
@@ -186,8 +190,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         return CacheEntry(value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost)
     }
 
-    /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:cost:)``
+    /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:)``
     /// with the default expiry, and ``removeValue(forKey:)`` when set to `nil`.
+    ///
+    /// A subscript cannot throw: a value too large to keep is not stored, and the earlier one is removed,
+    /// without an error. Call ``setValue(_:forKey:expiry:)`` to learn of it.
     ///
     /// Thread-safe, like the methods it stands for.
     ///
@@ -199,7 +206,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         get { value(forKey: key) }
         set {
             if let newValue {
-                setValue(newValue, forKey: key)
+                // A subscript cannot throw: an entry too large to keep is dropped here as by
+                // `setValue(_:forKey:expiry:)`, which removes the earlier entry too, but is not reported.
+                try? setValue(newValue, forKey: key)
             } else {
                 removeValue(forKey: key)
             }
@@ -209,11 +218,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     // MARK: - Writing
 
     /// Stores `value` under `key` as the most recently used entry, replacing any earlier entry, then
-    /// evicts least recently used entries until the cache is within its limits.
+    /// evicts least recently used entries until the cache is within its limits; the cost comes from the
+    /// cache's cost function.
     ///
     /// The value is not stored, and nothing is evicted, when the cache keeps nothing (a limit of 0),
     /// when its cost alone exceeds the cost limit, or when its expiry has already passed; in each case
     /// the earlier entry for `key` is removed, so a read never returns a value older than the last write.
+    /// Only the oversized entry is an error: it is the one case where the caller's value was refused.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///
@@ -221,12 +232,30 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     ///   - value: The value to store.
     ///   - key: The key to store it under.
     ///   - expiry: When the entry expires, resolved against ``clock`` now; `nil` for ``defaultExpiry``.
-    ///   - cost: The entry's cost, or `nil` to compute it with the cache's cost function (called outside
-    ///     the lock). A negative cost counts as 0.
+    /// - Throws: ``CacheError/Code/entryTooLarge`` when the value's cost alone exceeds the cost limit (with
+    ///   several shards, the shard's share of it); the earlier entry for `key` is then removed.
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
     @inlinable
-    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil, cost: Int? = nil) {
-        let cost = max(cost ?? costFunction(value), 0)
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) throws {
+        try setValue(value, forKey: key, expiry: expiry, cost: costFunction(value))
+    }
+
+    /// Stores `value` under `key` with the cost the caller gives; otherwise as
+    /// ``setValue(_:forKey:expiry:)``.
+    ///
+    /// Thread-safe; takes the key's shard lock once.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When the entry expires, resolved against ``clock`` now; `nil` for ``defaultExpiry``.
+    ///   - cost: The entry's cost, in the units of the cost limit; a negative cost counts as 0.
+    /// - Throws: ``CacheError/Code/entryTooLarge`` when `cost` alone exceeds the cost limit (with several
+    ///   shards, the shard's share of it); the earlier entry for `key` is then removed.
+    /// - Complexity: O(1) on average, plus O(1) per entry evicted.
+    @inlinable
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil, cost: Int) throws {
+        let cost = max(cost, 0)
         let expiresAt: Double
         let now: Double
         switch expiry ?? defaultExpiry {
@@ -240,11 +269,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
             now = clock.now.timeIntervalSinceReferenceDate
             expiresAt = date.timeIntervalSinceReferenceDate
         }
-        store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
+        try store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
     }
 
     /// Stores `entry` under `key` with its absolute expiry, replacing any earlier entry; see
-    /// ``setValue(_:forKey:expiry:cost:)`` for eviction and for entries that are not stored.
+    /// ``setValue(_:forKey:expiry:)`` for eviction and for entries that are not stored.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///
@@ -252,16 +281,18 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     ///   - entry: The value with its absolute expiry and cost; a `nil` cost is computed with the cache's
     ///     cost function, outside the lock.
     ///   - key: The key to store it under.
+    /// - Throws: ``CacheError/Code/entryTooLarge`` when the entry's cost alone exceeds the cost limit; the
+    ///   earlier entry for `key` is then removed.
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
     @inlinable
-    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
+    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
         let cost = max(entry.cost ?? costFunction(entry.value), 0)
         if let expiresAt = entry.expiresAt {
-            store(
+            try store(
                 entry.value, forKey: key, cost: cost, expiresAt: expiresAt.timeIntervalSinceReferenceDate,
                 now: clock.now.timeIntervalSinceReferenceDate)
         } else {
-            store(entry.value, forKey: key, cost: cost, expiresAt: .infinity, now: -.infinity)
+            try store(entry.value, forKey: key, cost: cost, expiresAt: .infinity, now: -.infinity)
         }
     }
 
@@ -342,12 +373,28 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     }
 
     @inlinable
-    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) {
-        let released = withTable(for: key) {
-            $0.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
+    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
+        let (released, limit) = withTable(for: key) { table in
+            // A table that keeps nothing (a limit of 0) refuses every entry without an error, as a disk
+            // tier does; only an entry that alone exceeds a limit that keeps something is refused loudly.
+            let tooLarge = table.countLimit != 0 && table.costLimit != 0 && cost > table.costLimit
+            return (
+                table.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now),
+                tooLarge ? table.costLimit : nil
+            )
         }
         // The replaced and evicted values are released here, after the lock is dropped.
         withExtendedLifetime(released) {}
+        if let limit { throw Self.entryTooLarge(cost: cost, limit: limit) }
+    }
+
+    /// The error of an entry whose cost alone exceeds its shard's cost limit.
+    @usableFromInline
+    static func entryTooLarge(cost: Int, limit: Int) -> CacheError {
+        CacheError(
+            .entryTooLarge,
+            "entry of cost \(cost) exceeds the cache's cost limit of \(limit); it was not stored and the earlier "
+                + "entry for its key was removed")
     }
 
     /// Runs `body` on the table that owns `key`, with that table's lock held.

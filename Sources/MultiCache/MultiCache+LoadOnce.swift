@@ -100,7 +100,7 @@ extension MultiCache {
         if recheckTiers, let entry = try? await entry(forKey: key) {
             result = .success(entry.value)
         } else {
-            counters.withLock { $0.loadsRun += 1 }
+            counters.withLock { $0.loads += 1 }
             do {
                 let value = try await load()
                 result = .success(value)

@@ -30,6 +30,24 @@ extension MultiCache {
         }
     }
 
+    /// Stores `value` under `key` in every tier, with `expiry` resolved against ``clock`` now; the same
+    /// write as ``setEntry(_:forKey:)``, fencing and partial failures included.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key to store it under.
+    ///   - expiry: When it expires; `nil` for `.never` (each tier still caps it at its
+    ///     ``Tier/maximumLifetime``).
+    /// - Throws: What ``setEntry(_:forKey:)`` throws: ``CacheError/Code/tierFailure`` naming each tier
+    ///   that refused or failed the write (for example one whose limit the entry alone exceeds, with
+    ///   ``CacheError/Code/entryTooLarge`` as its cause).
+    /// - Complexity: That of ``setEntry(_:forKey:)``.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     /// Removes the entry for `key` from every tier, concurrently.
     ///
     /// Fences loads of `key` in flight (their results are not stored) and reads in flight (their
@@ -47,17 +65,6 @@ extension MultiCache {
             let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeEntry(key) }
             try throwIfFailed(failures, "remove the entry")
         }
-    }
-
-    /// Removes the value for `key` from every tier; the same as ``removeEntry(forKey:)``, fencing included.
-    ///
-    /// - Parameter key: The key to remove.
-    /// - Throws: ``CacheError/Code/tierFailure`` naming each tier that threw.
-    /// - Complexity: O(*t*) tier removals for *t* tiers, run concurrently.
-    ///
-    /// Thread-safe: may be called from any task, concurrently with any other method.
-    public func removeValue(forKey key: Key) async throws {
-        try await removeEntry(forKey: key)
     }
 
     /// Clears every tier, concurrently.

@@ -50,7 +50,7 @@ import Foundation
 ///
 /// ## Failures
 /// A tier that throws on a read is skipped: the next tier is asked, the failure is counted in that
-/// tier's ``MultiCacheStatistics/Tier/errors`` and reported as ``CacheEvent/Kind/tierReadFailed`` with
+/// tier's ``MultiCacheTierStatistics/errors`` (in ``tierStatistics``) and reported as ``CacheEvent/Kind/tierReadFailed`` with
 /// its ``CacheEvent/tierIndex``. A read throws only when every tier throws, with
 /// ``CacheError/Code/tierFailure`` listing each. A `CancellationError` from a tier is never skipped; it
 /// ends the call.
@@ -82,7 +82,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     let observer: CacheObserver?
     /// Load-once, the stores of write-backs and loaded values, and the fences of writes and removals.
     let coordinator = CoordinatorStorage<Key, Value>()
-    let counters: Locked<MultiCacheStatistics>
+    let counters: Locked<MultiCacheCounters>
     /// Tier-0 hits, counted apart from `counters` so that the commonest read takes no lock for them.
     let tierZeroHits = HitCounter()
 
@@ -110,7 +110,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.tiers = tiers
         self.clock = clock ?? first.cache.clock
         self.observer = observer
-        counters = Locked(MultiCacheStatistics(tiers: tiers.map { MultiCacheStatistics.Tier(name: $0.name) }))
+        counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
     }
 
     /// Creates a cache over `caches`, fastest first, each named after its type and without a maximum
@@ -141,21 +141,36 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         return Tier(cache)
     }
 
-    /// A snapshot of the counters: per tier, overall, and for load-once.
+    /// A snapshot of the overall counters: reads of the `MultiCache` that found an entry in some tier
+    /// (`hits`) or in none (`misses`; a read that throws because every tier failed is neither), calls into
+    /// a tier that threw (`errors`, the sum of ``tierStatistics``' errors), loader calls run (`loads`) and
+    /// load-once callers that waited on another caller's load (`loadsShared`).
     ///
-    /// The counters, the tier-0 hit count and ``MultiCacheStatistics/loadsShared`` are read one after
-    /// the other, so while other tasks are working the parts may be a moment apart.
+    /// Insertions, evictions, expirations and corrupt entries are each tier's own: read them from the
+    /// tier; they are 0 here. The counters, the tier-0 hit count and `loadsShared` are read one after the
+    /// other, so while other tasks are working the parts may be a moment apart.
     ///
     /// Thread-safe.
     ///
+    /// - Complexity: O(number of tiers).
+    public var statistics: CacheStatistics {
+        let counters = counters.value
+        return CacheStatistics(
+            hits: counters.hits + tierZeroHits.load(), misses: counters.misses,
+            errors: counters.tiers.reduce(0) { $0 + $1.errors }, loads: counters.loads,
+            loadsShared: coordinator.sharedJoins)
+    }
+
+    /// A snapshot of each tier's counters, fastest tier first: the reads it answered, the write-backs
+    /// copied into it and the calls into it that threw.
+    ///
+    /// Thread-safe; read like ``statistics``.
+    ///
     /// - Complexity: O(number of tiers), for the copy.
-    public var statistics: MultiCacheStatistics {
-        var snapshot = counters.value
-        let hitsInTierZero = tierZeroHits.load()
-        snapshot.tiers[0].hits += hitsInTierZero
-        snapshot.hits += hitsInTierZero
-        snapshot.loadsShared = coordinator.sharedJoins
-        return snapshot
+    public var tierStatistics: [MultiCacheTierStatistics] {
+        var tiers = counters.value.tiers
+        tiers[0].hits += tierZeroHits.load()
+        return tiers
     }
 
     /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests

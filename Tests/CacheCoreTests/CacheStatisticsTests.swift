@@ -9,8 +9,10 @@ import Testing
         #expect(statistics.insertions == 0)
         #expect(statistics.evictions == 0)
         #expect(statistics.expirations == 0)
-        #expect(statistics.count == 0)
-        #expect(statistics.totalCost == 0)
+        #expect(statistics.corruptEntriesRemoved == 0)
+        #expect(statistics.errors == 0)
+        #expect(statistics.loads == 0)
+        #expect(statistics.loadsShared == 0)
     }
 
     @Test(arguments: [(0, 0, 0.0), (3, 1, 0.75), (0, 5, 0.0), (5, 0, 1.0), (1, 2, 1.0 / 3.0)])
@@ -19,13 +21,13 @@ import Testing
     }
 
     @Test func hitRatioIgnoresCountersOtherThanReads() {
-        let statistics = CacheStatistics(hits: 1, misses: 1, insertions: 50, evictions: 7, count: 3, totalCost: 99)
+        let statistics = CacheStatistics(hits: 1, misses: 1, insertions: 50, evictions: 7, errors: 3, loads: 99)
         #expect(statistics.hitRatio == 0.5)
     }
 
     @Test func snapshotsCompareByEveryCounter() {
         #expect(CacheStatistics(hits: 1) == CacheStatistics(hits: 1))
         #expect(CacheStatistics(hits: 1) != CacheStatistics(misses: 1))
-        #expect(CacheStatistics(totalCost: 1) != CacheStatistics())
+        #expect(CacheStatistics(loadsShared: 1) != CacheStatistics())
     }
 }

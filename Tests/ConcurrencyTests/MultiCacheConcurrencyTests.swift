@@ -30,7 +30,7 @@ import Testing
                     var tally = Tally()
                     for _ in 0..<operations {
                         try await Self.step(cache: cache, history: history, tally: &tally)
-                        if fast.statistics.count > Self.fastLimit || slow.statistics.count > Self.slowLimit {
+                        if fast.count > Self.fastLimit || slow.count > Self.slowLimit {
                             tally.limitBreaches += 1
                         }
                     }
@@ -48,8 +48,8 @@ import Testing
         #expect(tally.resurrected == 0, "\(tally.resurrections.prefix(5))")
         #expect(tally.limitBreaches == 0)
         let statistics = cache.statistics
-        #expect(statistics.loadsRun <= tally.loadCalls)
-        #expect(statistics.loadsRun > 0)
+        #expect(statistics.loads <= tally.loadCalls)
+        #expect(statistics.loads > 0)
     }
 
     private static func step(cache: MultiCache<Int, Tagged>, history: History<Int>, tally: inout Tally) async throws {

@@ -46,7 +46,7 @@ enum Damage: String, CaseIterable, Sendable {
         #expect(value == nil)
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(cache.statistics.corruptEntriesRemoved == 1)
-        #expect(cache.statistics.base.misses == 1)
+        #expect(cache.statistics.misses == 1)
         #expect(events.count(of: .corruptEntryRemoved) == 1)
         #expect(try cache.value(forKey: "n") == Data("neighbour".utf8))
     }
@@ -96,7 +96,7 @@ enum Damage: String, CaseIterable, Sendable {
         #expect(error?.code == .io)
         #expect(events.count(of: .readFailed) == 1)
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(cache.statistics.readFailures == 1)
+        #expect(cache.statistics.errors == 1)
     }
 
     // MARK: - Master keys and the check record

@@ -182,8 +182,8 @@ enum StoreCall: String, CaseIterable, Sendable {
         try cache.flushStatistics()
 
         // Then the counter saturates (or counts as zero), never traps, and the file holds clean numbers
-        #expect(statistics.base.hits == (expectedHits == .max ? .max : expectedHits + 1))
-        #expect(statistics.base.misses == 0)
+        #expect(statistics.hits == (expectedHits == .max ? .max : expectedHits + 1))
+        #expect(statistics.misses == 0)
         let written = try JSONSerialization.jsonObject(with: Data(contentsOf: stats)) as? [String: Any]
         let counters = written?["counters"] as? [String: Int]
         #expect(counters?.values.allSatisfy { $0 >= 0 } == true)

@@ -21,7 +21,7 @@ import Testing
     @Test func entryLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
         // Given a store of at most 3 entries (low-water 80% → trims to 2)
         let clock = ManualClock()
-        let cache = try makeCache(folder, maxEntries: 3, clock: clock)
+        let cache = try makeCache(folder, countLimit: 3, clock: clock)
         for key in ["k1", "k2", "k3"] {
             try cache.setValue(Data(count: 100), forKey: key)
             clock.advance(by: 1)
@@ -35,27 +35,46 @@ import Testing
         // Then the store was trimmed to 2: the new entry and the most recently used one
         #expect(entryFiles(folder).count == 2)
         #expect(try liveKeys(cache, ["k1", "k2", "k3", "k4"]) == ["k1", "k4"])
-        #expect(cache.statistics.base.evictions == 2)
+        #expect(cache.statistics.evictions == 2)
     }
 
     @Test(arguments: [(0, nil), (nil, 0)] as [(Int?, Int?)])
-    func aLimitOfZeroSetAtReopenEmptiesTheStoreAtTheNextWrite(maxBytes: Int?, maxEntries: Int?) throws {
+    func aLimitOfZeroSetAtReopenEmptiesTheStoreAtOpen(byteLimit: Int?, countLimit: Int?) throws {
         // Given three entries written with no limit
         let unlimited = try makeCache(folder)
         for key in ["k1", "k2", "k3"] { try unlimited.setValue(Data(count: 100), forKey: key) }
 
-        // When the store is reopened with a limit of 0 and written to
-        let empty = try makeCache(folder, maxBytes: maxBytes, maxEntries: maxEntries)
-        try empty.setValue(Data(count: 100), forKey: "k4")
+        // When the store is reopened with a limit of 0
+        let empty = try makeCache(folder, byteLimit: byteLimit, countLimit: countLimit)
 
-        // Then it keeps nothing, the older entries included
+        // Then it keeps nothing before any write, and a write keeps nothing either
         #expect(entryFiles(folder).isEmpty)
-        #expect(try liveKeys(empty, ["k1", "k2", "k3", "k4"]).isEmpty)
+        #expect(try liveKeys(empty, ["k1", "k2", "k3"]).isEmpty)
+        try empty.setValue(Data(count: 100), forKey: "k4")
+        #expect(entryFiles(folder).isEmpty)
+    }
+
+    @Test func aSmallerLimitSetAtReopenIsAppliedAtOpen() throws {
+        // Given ten entries written with no limit, k0 the least recently used
+        let clock = ManualClock()
+        let unlimited = try makeCache(folder, clock: clock)
+        for index in 0..<10 {
+            try unlimited.setValue(Data(count: 10), forKey: "k\(index)")
+            clock.advance(by: 1)
+        }
+
+        // When the store is reopened with a count limit of 5
+        let limited = try makeCache(folder, countLimit: 5, clock: clock)
+
+        // Then, before any write, it holds the low-water mark's worth (4), the most recently used
+        #expect(limited.count == 4)
+        #expect(entryFiles(folder).count == 4)
+        #expect(try liveKeys(limited, (0..<10).map { "k\($0)" }) == ["k6", "k7", "k8", "k9"])
     }
 
     @Test func byteLimitEvictsLeastRecentlyUsedAfterEveryWrite() throws {
         let clock = ManualClock()
-        let cache = try makeCache(folder, maxBytes: 3 * entrySize, clock: clock)
+        let cache = try makeCache(folder, byteLimit: 3 * entrySize, clock: clock)
         for key in ["k1", "k2", "k3"] {
             try cache.setValue(Data(count: 100), forKey: key)
             clock.advance(by: 1)
@@ -68,23 +87,23 @@ import Testing
 
         // 80% of 3 entries' bytes holds 2 entries.
         #expect(entryBytesOnDisk(folder) == 2 * entrySize)
-        #expect(cache.statistics.base.totalCost == 2 * entrySize)
+        #expect(cache.totalBytes == 2 * entrySize)
         #expect(try liveKeys(cache, ["k1", "k2", "k3", "k4"]) == ["k2", "k4"])
     }
 
     @Test func overwriteIsCountedOnceAgainstTheLimits() throws {
-        let cache = try makeCache(folder, maxEntries: 2)
+        let cache = try makeCache(folder, countLimit: 2)
 
         for _ in 0..<5 { try cache.setValue(Data(count: 100), forKey: "k1") }
         try cache.setValue(Data(count: 100), forKey: "k2")
 
-        #expect(cache.statistics.base.count == 2)
-        #expect(cache.statistics.base.evictions == 0)
+        #expect(cache.count == 2)
+        #expect(cache.statistics.evictions == 0)
         #expect(try cache.value(forKey: "k1") != nil)
     }
 
     @Test func entryLargerThanTheByteLimitIsRefusedAndOthersStay() throws {
-        let cache = try makeCache(folder, maxBytes: 2 * entrySize)
+        let cache = try makeCache(folder, byteLimit: 2 * entrySize)
         try cache.setValue(Data(count: 100), forKey: "k1")
         try cache.setValue(Data(count: 100), forKey: "k2")
 
@@ -94,11 +113,11 @@ import Testing
 
         #expect(error?.code == .entryTooLarge)
         #expect(try liveKeys(cache, ["k1", "k2", "k3"]) == ["k1", "k2"])
-        #expect(cache.statistics.base.evictions == 0)
+        #expect(cache.statistics.evictions == 0)
     }
 
     @Test func refusedOversizedOverwriteRemovesTheStaleValue() throws {
-        let cache = try makeCache(folder, maxBytes: 2 * entrySize)
+        let cache = try makeCache(folder, byteLimit: 2 * entrySize)
         try cache.setValue(Data(count: 100), forKey: "k1")
         try cache.setValue(Data(count: 100), forKey: "k2")
 
@@ -124,7 +143,7 @@ import Testing
     }
 
     @Test func entryExactlyAtTheByteLimitIsKeptAlone() throws {
-        let cache = try makeCache(folder, maxBytes: entrySize)
+        let cache = try makeCache(folder, byteLimit: entrySize)
         try cache.setValue(Data(count: 100), forKey: "k1")
 
         try cache.setValue(Data(count: 100), forKey: "k2")
@@ -133,8 +152,8 @@ import Testing
     }
 
     @Test(arguments: [(0, nil), (nil, 0)] as [(Int?, Int?)])
-    func zeroLimitKeepsNothing(maxBytes: Int?, maxEntries: Int?) throws {
-        let cache = try makeCache(folder, maxBytes: maxBytes, maxEntries: maxEntries)
+    func zeroLimitKeepsNothing(byteLimit: Int?, countLimit: Int?) throws {
+        let cache = try makeCache(folder, byteLimit: byteLimit, countLimit: countLimit)
 
         try cache.setValue(Data([1]), forKey: "k")
 
@@ -177,7 +196,7 @@ import Testing
             clock.advance(by: 1)
         }
         // When a new instance with a limit of 3 writes a fourth entry
-        let reopened = try makeCache(folder, maxEntries: 3, clock: clock)
+        let reopened = try makeCache(folder, countLimit: 3, clock: clock)
         try reopened.setValue(Data(count: 100), forKey: "k4")
 
         // Then the least recently used ones (k2, k3) went, by the first instance's reads
@@ -200,8 +219,8 @@ import Testing
 
     @Test func trimCountsEntriesWrittenByAnotherInstance() throws {
         let clock = ManualClock()
-        let limited = try makeCache(folder, maxEntries: 5, clock: clock)
-        _ = limited.statistics  // builds the index before the other instance writes
+        let limited = try makeCache(folder, countLimit: 5, clock: clock)
+        _ = limited.count  // builds the index before the other instance writes
         let other = try makeCache(folder, clock: clock)
         for index in 0..<10 {
             try other.setValue(Data(count: 10), forKey: "o\(index)")
@@ -212,6 +231,6 @@ import Testing
 
         #expect(removed == 6)
         #expect(entryFiles(folder).count == 4)
-        #expect(limited.statistics.base.count == 4)
+        #expect(limited.count == 4)
     }
 }

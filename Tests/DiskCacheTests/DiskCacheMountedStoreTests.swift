@@ -20,7 +20,7 @@ struct DiskCacheMountedStoreTests {
         do {
             let cache = try DiskCache<String, Data>(
                 configuration: DiskCacheConfiguration(
-                    name: "tests", directory: view, maxBytes: 1 << 20, masterKeySource: .key(TestKeys.primary),
+                    name: "tests", directory: view, byteLimit: 1 << 20, masterKeySource: .key(TestKeys.primary),
                     clock: ManualClock(), observer: events.observer))
             return (cache, mount)
         } catch {
@@ -48,8 +48,8 @@ struct DiskCacheMountedStoreTests {
         #expect(try cache.value(forKey: "missing") == nil)
         #expect(try cache.listEntries().map(\.key).sorted() == ["a", "b"])
         let statistics = cache.statistics
-        #expect(statistics.base.count == 2)
-        #expect(statistics.base.hits == 2)  // one flushed by the writer, one of this instance
+        #expect(cache.count == 2)
+        #expect(statistics.hits == 2)  // one flushed by the writer, one of this instance
         #expect(try cache.verify().checked == 2)
         #expect(try cache.removeExpired() == 0)
         // and flushing counters is silently skipped (nothing to write to)

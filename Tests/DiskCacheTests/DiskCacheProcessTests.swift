@@ -47,10 +47,10 @@ private let childStoreVariable = "STRATA_DISK_CHILD_STORE"
         try cache.flushStatistics()
         let fresh = try makeCache(folder, clock: SystemClock())
         let statistics = fresh.statistics
-        #expect(statistics.base.insertions == 2)
-        #expect(statistics.base.hits == 3)  // child: parent, child; parent: child
-        #expect(statistics.base.count == 2)
-        #expect(statistics.base.totalCost == entryBytesOnDisk(folder))
+        #expect(statistics.insertions == 2)
+        #expect(statistics.hits == 3)  // child: parent, child; parent: child
+        #expect(fresh.count == 2)
+        #expect(fresh.totalBytes == entryBytesOnDisk(folder))
     }
 }
 

@@ -40,7 +40,7 @@ private struct Profile: Codable, Hashable, Sendable {
         try cache.setValue(Data(), forKey: "empty")
 
         #expect(try cache.value(forKey: "empty") == Data())
-        #expect(cache.statistics.base.hits == 1)
+        #expect(cache.statistics.hits == 1)
     }
 
     @Test func entryKeepsItsExpiryAndCost() throws {
@@ -87,7 +87,7 @@ private struct Profile: Codable, Hashable, Sendable {
         #expect(try cache.value(forKey: "k1") == nil)
         try cache.setValue(Data([9]), forKey: "k1")
         #expect(try cache.value(forKey: "k1") == Data([9]))
-        #expect(cache.statistics.base.count == 1)
+        #expect(cache.count == 1)
     }
 
     @Test func asyncMethodsMatchTheSynchronousOnes() async throws {
@@ -160,7 +160,7 @@ private struct Profile: Codable, Hashable, Sendable {
         #expect(beforeExpiry == Data([1]))
         #expect(atExpiry == nil)
         #expect(entryFiles(folder).isEmpty)
-        #expect(cache.statistics.base.expirations == 1)
+        #expect(cache.statistics.expirations == 1)
     }
 
     @Test func expiryHoldsAfterReopening() throws {
@@ -214,7 +214,7 @@ private struct Profile: Codable, Hashable, Sendable {
         #expect(removed == 2)
         #expect(entryFiles(folder).count == 2)
         #expect(try cache.value(forKey: "c") == Data([3]))
-        #expect(cache.statistics.base.expirations == 2)
+        #expect(cache.statistics.expirations == 2)
     }
 
     @Test func backwardClockJumpDoesNotReviveARemovedEntry() throws {
@@ -255,10 +255,10 @@ private struct Profile: Codable, Hashable, Sendable {
         _ = try reopened.value(forKey: "k")
         let statistics = reopened.statistics
 
-        #expect(statistics.base.hits == 3)
-        #expect(statistics.base.misses == 1)
-        #expect(statistics.base.insertions == 1)
-        #expect(statistics.base.count == 1)
+        #expect(statistics.hits == 3)
+        #expect(statistics.misses == 1)
+        #expect(statistics.insertions == 1)
+        #expect(reopened.count == 1)
     }
 
     @Test func flushedCountersAreNotCountedTwice() throws {
@@ -269,8 +269,8 @@ private struct Profile: Codable, Hashable, Sendable {
         try cache.flushStatistics()
         try cache.flushStatistics()
 
-        #expect(cache.statistics.base.hits == 1)
-        #expect(cache.statistics.base.insertions == 1)
+        #expect(cache.statistics.hits == 1)
+        #expect(cache.statistics.insertions == 1)
     }
 
     @Test func statisticsReportBytesOnDiskAfterOverwritesAndRestart() throws {
@@ -279,15 +279,15 @@ private struct Profile: Codable, Hashable, Sendable {
             try cache.setValue(Data(count: 100), forKey: "a")
             try cache.setValue(Data(count: 5000), forKey: "a")
             try cache.setValue(Data(count: 10), forKey: "b")
-            #expect(cache.statistics.base.totalCost == entryBytesOnDisk(folder))
-            #expect(cache.statistics.base.count == 2)
+            #expect(cache.totalBytes == entryBytesOnDisk(folder))
+            #expect(cache.count == 2)
         }
 
         let reopened = try makeCache(folder)
 
-        #expect(reopened.statistics.base.totalCost == entryBytesOnDisk(folder))
-        #expect(reopened.statistics.base.totalCost == 2 * EntryRecord.overhead + 2 + 5000 + 10)
-        #expect(reopened.statistics.base.count == 2)
+        #expect(reopened.totalBytes == entryBytesOnDisk(folder))
+        #expect(reopened.totalBytes == 2 * EntryRecord.overhead + 2 + 5000 + 10)
+        #expect(reopened.count == 2)
     }
 
     @Test func listEntriesReturnsLiveEntriesWithKeysSizesAndExpiry() throws {
@@ -311,9 +311,9 @@ private struct Profile: Codable, Hashable, Sendable {
     // MARK: - Configuration
 
     @Test(arguments: [(-1, nil), (nil, -1)] as [(Int?, Int?)])
-    func negativeLimitIsRejected(maxBytes: Int?, maxEntries: Int?) throws {
+    func negativeLimitIsRejected(byteLimit: Int?, countLimit: Int?) throws {
         let error = #expect(throws: CacheError.self) {
-            try makeCache(folder, maxBytes: maxBytes, maxEntries: maxEntries)
+            try makeCache(folder, byteLimit: byteLimit, countLimit: countLimit)
         }
         #expect(error?.code == .invalidArgument)
     }

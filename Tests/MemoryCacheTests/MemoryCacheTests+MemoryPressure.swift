@@ -7,7 +7,7 @@ extension MemoryCacheTests {
     @Test func memoryPressureWarningKeepsTheMostRecentlyUsedHalfOfEachShard() throws {
         // Given one shard of 5 entries, key 0 read last so that it is the most recently used
         let cache = try MemoryCache<Int, Int>(countLimit: nil, shardCount: 1)
-        for key in 0..<5 { cache.setValue(key * 10, forKey: key) }
+        for key in 0..<5 { try cache.setValue(key * 10, forKey: key) }
         _ = cache.value(forKey: 0)
 
         // When the system reports a warning
@@ -24,7 +24,7 @@ extension MemoryCacheTests {
     @Test func memoryPressureWarningTrimsEveryShard() throws {
         // Given 4 shards holding 400 entries between them
         let cache = try MemoryCache<Int, Int>(countLimit: nil, shardCount: 4)
-        for key in 0..<400 { cache.setValue(key, forKey: key) }
+        for key in 0..<400 { try cache.setValue(key, forKey: key) }
         let before = cache.count
 
         // When the system reports a warning
@@ -39,14 +39,14 @@ extension MemoryCacheTests {
     @Test func criticalMemoryPressureEmptiesTheCache() throws {
         // Given a filled cache
         let cache = try MemoryCache<Int, Int>(countLimit: nil, shardCount: 2)
-        for key in 0..<10 { cache.setValue(key, forKey: key) }
+        for key in 0..<10 { try cache.setValue(key, forKey: key) }
 
         // When the system reports a critical event
         cache.respondToMemoryPressure(.critical)
 
         // Then nothing is left, and the cache still works
         #expect(cache.count == 0)
-        cache.setValue(1, forKey: 1)
+        try cache.setValue(1, forKey: 1)
         #expect(cache.value(forKey: 1) == 1)
     }
 }

@@ -9,7 +9,7 @@ extension MemoryCacheTests {
     @Test func repeatedHitsOnOneKeyKeepTheQueueBoundedAndTheOrderExact() throws {
         // Given three entries, "a" the least recently used
         let cache = try makeCache(countLimit: 3)
-        for key in ["a", "b", "c"] { cache.setValue(0, forKey: key) }
+        for key in ["a", "b", "c"] { try cache.setValue(0, forKey: key) }
         // When "a" is read many times (each read appends a record)
         for _ in 0..<10_000 { #expect(cache["a"] == 0) }
         // Then compaction has kept the queue within twice the entries plus its slack
@@ -17,7 +17,7 @@ extension MemoryCacheTests {
         #expect(queued <= 2 * 3 + 16 + 1)
         #expect(cache.checkInvariants())
         // And the next insertion evicts "b", the least recently used, not "a"
-        cache.setValue(0, forKey: "d")
+        try cache.setValue(0, forKey: "d")
         #expect(cache["b"] == nil)
         #expect(cache["a"] == 0 && cache["c"] == 0 && cache["d"] == 0)
     }
@@ -27,7 +27,7 @@ extension MemoryCacheTests {
         let cache = try MemoryCache<Int, Int>()
         var model = ReferenceLRU(countLimit: 100, costLimit: Int.max)
         for key in 0..<100 {
-            cache.setValue(key, forKey: key, cost: 1)
+            try cache.setValue(key, forKey: key, cost: 1)
             model.setValue(key, forKey: key, cost: 1)
         }
         var random = SplitMix64(seed: 7)
@@ -46,10 +46,10 @@ extension MemoryCacheTests {
     @Test func shardedCacheKeepsAHotKeyWhileColdKeysChurn() throws {
         // Given a sharded cache, whose hits may skip recording a use of a recent entry
         let cache = try makeCache(countLimit: 64, shardCount: 4)
-        cache.setValue(-1, forKey: "hot")
+        try cache.setValue(-1, forKey: "hot")
         // When cold keys stream through while the hot key is read between insertions
         for index in 0..<10_000 {
-            cache.setValue(index, forKey: "cold\(index)")
+            try cache.setValue(index, forKey: "cold\(index)")
             #expect(cache["hot"] == -1, "evicted after \(index) insertions")
         }
         // Then the hot key was never evicted and the shards are consistent and within their limits

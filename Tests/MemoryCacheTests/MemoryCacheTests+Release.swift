@@ -26,7 +26,7 @@ extension MemoryCacheTests {
         let clock = ManualClock()
         let cache = try MemoryCache<Int, ReentrantValue>(countLimit: 1, clock: clock)
         let countsSeenInDeinit = Locked<[Int]>([])
-        cache.setValue(
+        try cache.setValue(
             ReentrantValue { [weak cache] in
                 let count = cache?.count ?? -1
                 countsSeenInDeinit.withLock { $0.append(count) }
@@ -34,8 +34,8 @@ extension MemoryCacheTests {
             forKey: 1, expiry: .seconds(10))
         // When it leaves the cache
         switch departure {
-        case .replaced: cache.setValue(ReentrantValue {}, forKey: 1)
-        case .evicted: cache.setValue(ReentrantValue {}, forKey: 2)
+        case .replaced: try cache.setValue(ReentrantValue {}, forKey: 1)
+        case .evicted: try cache.setValue(ReentrantValue {}, forKey: 2)
         case .removed: cache.removeValue(forKey: 1)
         case .removedAll: cache.removeAll()
         case .trimmed: cache.trim(toCount: 0)

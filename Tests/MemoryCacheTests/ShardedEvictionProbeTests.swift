@@ -89,7 +89,7 @@ import Testing
             let key = Int(random.next(upperBound: 200 as UInt64))
             if random.next(upperBound: 3 as UInt64) == 0 {
                 // When a value is stored
-                cache.setValue(step, forKey: key)
+                try cache.setValue(step, forKey: key)
                 // Then it is returned at once: its own insertion did not evict it
                 #expect(cache.value(forKey: key) == step, "key \(key) lost at step \(step)")
             } else if let value = cache.value(forKey: key) {
@@ -221,7 +221,7 @@ import Testing
             switch random.next(upperBound: 20 as UInt64) {
             case 0...6:
                 let expiry: Expiry = random.next(upperBound: 2 as UInt64) == 0 ? .never : .after(.seconds(5))
-                cache.setValue(step, forKey: key, expiry: expiry)
+                try cache.setValue(step, forKey: key, expiry: expiry)
                 latest[key] = (step, expiry == .never ? nil : clock.now.addingTimeInterval(5))
             case 7:
                 cache.removeValue(forKey: key)
@@ -268,7 +268,7 @@ import Testing
             switch random.next(upperBound: 10 as UInt64) {
             case 0...3:
                 let cost = Int(random.next(upperBound: 8 as UInt64))
-                cache.setValue(step, forKey: key, cost: cost)
+                try cache.setValue(step, forKey: key, cost: cost)
                 model.setValue(step, forKey: key, cost: cost)
             case 4:
                 cache.removeValue(forKey: key)

@@ -22,9 +22,9 @@ import Testing
 
     /// A get that stores the key on a miss, as a read-through caller does; returns whether it hit.
     @discardableResult
-    func access(_ key: String, in cache: MemoryCache<String, Int>, cost: Int? = nil) -> Bool {
+    func access(_ key: String, in cache: MemoryCache<String, Int>, cost: Int? = nil) throws -> Bool {
         if cache[key] != nil { return true }
-        cache.setValue(0, forKey: key, cost: cost)
+        if let cost { try cache.setValue(0, forKey: key, cost: cost) } else { try cache.setValue(0, forKey: key) }
         return false
     }
 
@@ -35,10 +35,10 @@ import Testing
         // Given 50 keys, each used four times, in a cache of 100 entries
         let cache = try makeCache(countLimit: 100, policy: policy)
         for _ in 0..<4 {
-            for key in 0..<50 { access("hot\(key)", in: cache) }
+            for key in 0..<50 { try access("hot\(key)", in: cache) }
         }
         // When 1,000 keys that are never used again stream through
-        for key in 0..<1_000 { access("scan\(key)", in: cache) }
+        for key in 0..<1_000 { try access("scan\(key)", in: cache) }
         // Then W-TinyLFU still holds every frequent key; LRU, which admits everything, holds none
         let kept = (0..<50).filter { cache["hot\($0)"] != nil }.count
         #expect(policy == .windowTinyLFU ? kept >= 45 : kept == 0, "kept \(kept)")
@@ -50,19 +50,19 @@ import Testing
         // Given a full cache of 100 keys, each used twice
         let cache = try makeCache(countLimit: 100)
         for _ in 0..<2 {
-            for key in 0..<100 { access("old\(key)", in: cache) }
+            for key in 0..<100 { try access("old\(key)", in: cache) }
         }
         // When a new key is used again and again, with a one-hit key between its uses pushing it out of the
         // window each time
         var hits = 0
         for use in 0..<12 {
-            if access("new", in: cache) { hits += 1 }
-            access("once\(use)", in: cache)
+            if try access("new", in: cache) { hits += 1 }
+            try access("once\(use)", in: cache)
         }
         // Then it was first turned away (used less than the victims), and is held once its frequency beats
         // theirs; more one-hit keys do not push it out again
         #expect(hits > 0 && hits < 11)
-        for key in 0..<200 { access("later\(key)", in: cache) }
+        for key in 0..<200 { try access("later\(key)", in: cache) }
         #expect(cache["new"] != nil)
         #expect(cache.checkInvariants())
     }
@@ -71,12 +71,12 @@ import Testing
         // Given a sharded cache whose working set (200 keys, used five times each) fills half of it
         let cache = try makeCache(countLimit: 400, shardCount: 4)
         for _ in 0..<5 {
-            for key in 0..<200 { access("hot\(key)", in: cache) }
+            for key in 0..<200 { try access("hot\(key)", in: cache) }
         }
         // When three scans of 2,000 keys each pass, with the working set used between them
         for scan in 0..<3 {
-            for key in 0..<2_000 { access("scan\(scan)-\(key)", in: cache) }
-            for key in 0..<200 { access("hot\(key)", in: cache) }
+            for key in 0..<2_000 { try access("scan\(scan)-\(key)", in: cache) }
+            for key in 0..<200 { try access("hot\(key)", in: cache) }
         }
         // Then at least 95% of the working set hits on its last pass
         let kept = (0..<200).filter { cache["hot\($0)"] != nil }.count
@@ -90,11 +90,11 @@ import Testing
         // Given ten entries of cost 10, each used three times, filling a cost limit of 100
         let cache = try makeCache(costLimit: 100)
         for _ in 0..<3 {
-            for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+            for key in 0..<10 { try access("small\(key)", in: cache, cost: 10) }
         }
         let evictionsBefore = cache.statistics.evictions
         // When an entry of cost 60, far above the window's share, is stored once
-        cache.setValue(1, forKey: "large", cost: 60)
+        try cache.setValue(1, forKey: "large", cost: 60)
         // Then it is turned away (counted as an eviction) and all ten frequent entries stay
         #expect(cache["large"] == nil)
         #expect((0..<10).allSatisfy { cache["small\($0)"] != nil })
@@ -107,10 +107,10 @@ import Testing
         // Given the same cache under LRU
         let cache = try makeCache(costLimit: 100, policy: .leastRecentlyUsed)
         for _ in 0..<3 {
-            for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+            for key in 0..<10 { try access("small\(key)", in: cache, cost: 10) }
         }
         // When the large entry is stored once
-        cache.setValue(1, forKey: "large", cost: 60)
+        try cache.setValue(1, forKey: "large", cost: 60)
         // Then it is kept and six of the frequent entries are gone: what W-TinyLFU prevents
         #expect(cache["large"] == 1)
         #expect((0..<10).filter { cache["small\($0)"] != nil }.count == 4)
@@ -119,12 +119,12 @@ import Testing
     @Test func aLargeEntryUsedOftenEnoughIsAdmittedAndEvictsOnlyWhatItMust() throws {
         // Given ten entries of cost 10 used once each after being stored (frequency 2)
         let cache = try makeCache(costLimit: 100)
-        for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
-        for key in 0..<10 { access("small\(key)", in: cache, cost: 10) }
+        for key in 0..<10 { try access("small\(key)", in: cache, cost: 10) }
+        for key in 0..<10 { try access("small\(key)", in: cache, cost: 10) }
         // When an entry of cost 30 is stored again and again (each attempt counts as a use)
         var attempts = 0
         while cache["large"] == nil && attempts < 10 {
-            cache.setValue(1, forKey: "large", cost: 30)
+            try cache.setValue(1, forKey: "large", cost: 30)
             attempts += 1
         }
         // Then it gets in once used more often than the victims, pushing out exactly three entries
@@ -139,7 +139,7 @@ import Testing
 
     @Test func theCountLimitHoldsAndEveryInsertionOverItEvictsOne() throws {
         let cache = try makeCache(countLimit: 10)
-        for key in 0..<1_000 { access("k\(key % 37)", in: cache) }
+        for key in 0..<1_000 { try access("k\(key % 37)", in: cache) }
         let statistics = cache.statistics
         #expect(cache.count == 10)
         #expect(statistics.insertions - statistics.evictions == 10)
@@ -150,8 +150,8 @@ import Testing
     @Test func expiredEntriesAreNeverReturnedAndCountAsExpirations() throws {
         let clock = ManualClock()
         let cache = try makeCache(countLimit: 10, clock: clock)
-        cache.setValue(1, forKey: "short", expiry: .seconds(5))
-        cache.setValue(2, forKey: "long", expiry: .seconds(50))
+        try cache.setValue(1, forKey: "short", expiry: .seconds(5))
+        try cache.setValue(2, forKey: "long", expiry: .seconds(50))
         #expect(cache["short"] == 1)
         clock.advance(by: 5)
         #expect(cache["short"] == nil)
@@ -166,14 +166,14 @@ import Testing
     @Test func trimAndRemoveAllKeepThePolicyConsistent() throws {
         let cache = try makeCache(countLimit: 50)
         for _ in 0..<3 {
-            for key in 0..<80 { access("k\(key)", in: cache) }
+            for key in 0..<80 { try access("k\(key)", in: cache) }
         }
         cache.trim(toCount: 20)
         #expect(cache.count == 20)
         #expect(cache.checkInvariants())
         cache.removeAll()
         #expect(cache.count == 0)
-        for key in 0..<80 { access("k\(key)", in: cache) }
+        for key in 0..<80 { try access("k\(key)", in: cache) }
         #expect(cache.count == 50)
         #expect(cache.policy == .windowTinyLFU)
         #expect(cache.checkInvariants())
@@ -189,9 +189,9 @@ import Testing
             let key = "k\(random.next(upperBound: 120 as UInt64))"
             switch random.next(upperBound: 100 as UInt64) {
             case 0..<55: _ = cache[key]
-            case 55..<85: cache.setValue(step, forKey: key, cost: Int(random.next(upperBound: 40 as UInt64)))
+            case 55..<85: try cache.setValue(step, forKey: key, cost: Int(random.next(upperBound: 40 as UInt64)))
             case 85..<90:
-                cache.setValue(step, forKey: key, expiry: .seconds(Double(random.next(upperBound: 20 as UInt64))))
+                try cache.setValue(step, forKey: key, expiry: .seconds(Double(random.next(upperBound: 20 as UInt64))))
             case 90..<95: cache.removeValue(forKey: key)
             case 95..<97: clock.advance(by: 3)
             case 97: cache.trim(toCount: Int(random.next(upperBound: 40 as UInt64)))
@@ -240,7 +240,7 @@ import Testing
     @Test func sketchIsSizedFromTheCountLimitAndGrowsWithTheEntries() throws {
         let cache = try makeCache(countLimit: 1_000)
         #expect(cache.shards[0].withLock { $0.frequencyPolicy.sketch.capacity } == 64)
-        for key in 0..<5_000 { access("k\(key)", in: cache) }
+        for key in 0..<5_000 { try access("k\(key)", in: cache) }
         #expect(cache.shards[0].withLock { $0.frequencyPolicy.sketch.capacity } == 1_024)
     }
 
@@ -260,12 +260,12 @@ import Testing
         // Given a full cache of frequent keys
         let cache = try makeCache(countLimit: 100)
         for _ in 0..<3 {
-            for key in 0..<100 { access("hot\(key)", in: cache) }
+            for key in 0..<100 { try access("hot\(key)", in: cache) }
         }
         let before = cache.shards[0].withLock { $0.frequencyPolicy.windowCountLimit }
         // When keys the window turned away come back soon, over and over (a workload where recency pays)
         for round in 0..<20 {
-            for key in 0..<20 { access("recent\(round)-\(key % 10)", in: cache) }
+            for key in 0..<20 { try access("recent\(round)-\(key % 10)", in: cache) }
         }
         // Then the window has grown
         let after = cache.shards[0].withLock { $0.frequencyPolicy.windowCountLimit }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import MultiCache
+@testable import CacheCore
 
 /// The state machine with stand-ins: waiters and parked mutations are names, load tasks are numbers.
 private typealias Machine = CoordinatorStateMachine<String, String, String, Int>

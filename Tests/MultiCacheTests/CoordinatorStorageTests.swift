@@ -1,6 +1,6 @@
 import Testing
 
-@testable import MultiCache
+@testable import CacheCore
 
 /// The storage is the only owner of the state machine: every event that advances the change sequence
 /// publishes it to the lock-free copy that reads note, in the same critical section.

@@ -45,7 +45,7 @@ struct MultiCacheFencingStressTests {
         }
         // And loads ran (so the check had something to check)
         #expect(history.loadedValueCount > 0)
-        #expect(cache.statistics.loadsRun == history.loadedValueCount)
+        #expect(cache.statistics.loads == history.loadedValueCount)
     }
 
     private static func randomOperation(
@@ -71,7 +71,7 @@ struct MultiCacheFencingStressTests {
             history.endMutation(id)
         case 7..<9:
             let (id, _) = history.beginMutation(key: key, writes: false)
-            try await CurrentOperation.$id.withValue(id) { try await cache.removeValue(forKey: key) }
+            try await CurrentOperation.$id.withValue(id) { try await cache.removeEntry(forKey: key) }
             history.endMutation(id)
         default:
             let (id, _) = history.beginMutation(key: nil, writes: false)

@@ -34,7 +34,7 @@ struct MultiCacheLoadOnceTests {
         // Then all 100 got its value, the loader ran once, and every tier holds the value for 60 s
         #expect(values == Array(repeating: bytes("loaded"), count: 100))
         #expect(runs.value == 1)
-        #expect(cache.statistics.loadsRun == 1)
+        #expect(cache.statistics.loads == 1)
         #expect(cache.statistics.loadsShared == 99)
         let expiresAt = tiers.clock.now.addingTimeInterval(60)
         for tier in [tiers.fast, tiers.slow] {
@@ -83,7 +83,7 @@ struct MultiCacheLoadOnceTests {
         #expect(results.count == 100)
         #expect(results.allSatisfy { key, value in value == bytes("value of \(key)") })
         #expect(runs.value == 10)
-        #expect(cache.statistics.loadsRun == 10)
+        #expect(cache.statistics.loads == 10)
         for index in 0..<10 {
             #expect(try await tiers.slow.value(forKey: "key-\(index)") == bytes("value of key-\(index)"))
         }
@@ -170,7 +170,7 @@ struct MultiCacheLoadOnceTests {
         let fresh = try await cache.value(forKey: "k", expiry: .never) { bytes("new") }
         #expect(fresh == bytes("new"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("new"))
-        #expect(cache.statistics.loadsRun == 2)
+        #expect(cache.statistics.loads == 2)
     }
 
     @Test(arguments: Removal.allCases)
@@ -269,7 +269,7 @@ struct MultiCacheLoadOnceTests {
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
-        #expect(cache.statistics.loadsRun == 2)
+        #expect(cache.statistics.loads == 2)
         #expect(try await tiers.slow.value(forKey: "k") == bytes("fresh"))
     }
 
@@ -296,7 +296,7 @@ struct MultiCacheLoadOnceTests {
         }
         #expect(value == bytes("cached"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("cached"))
-        #expect(tiers.cache.statistics.loadsRun == 0)
+        #expect(tiers.cache.statistics.loads == 0)
     }
 
     @Test func callerThatMissedJustBeforeALoadStoredDoesNotLoadAgain() async throws {
@@ -345,7 +345,7 @@ struct MultiCacheLoadOnceTests {
         #expect(try await tiers.slow.value(forKey: "k") == nil)
         #expect(events.all.map(\.kind) == [.writeBackFailed])
         #expect(events.all.first?.tierIndex == 1)
-        #expect(tiers.cache.statistics.tiers.map(\.errors) == [0, 1])
+        #expect(tiers.cache.tierStatistics.map(\.errors) == [0, 1])
     }
 
     @Test func completionHandlerVariantLoadsOnce() async throws {

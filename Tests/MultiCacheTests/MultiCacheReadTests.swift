@@ -16,10 +16,11 @@ import Testing
         // Then it is returned, and the fast tier holds it as soon as the read has returned
         #expect(value == bytes("photo"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("photo"))
+        let tierStatistics = tiers.cache.tierStatistics
+        #expect(tierStatistics.map(\.misses) == [1, 0])
+        #expect(tierStatistics.map(\.hits) == [0, 1])
+        #expect(tierStatistics.map(\.writeBacks) == [1, 0])
         let statistics = tiers.cache.statistics
-        #expect(statistics.tiers.map(\.misses) == [1, 0])
-        #expect(statistics.tiers.map(\.hits) == [0, 1])
-        #expect(statistics.tiers.map(\.writeBacks) == [1, 0])
         #expect(statistics.hits == 1 && statistics.misses == 0)
         // And a second read is answered by the fast tier alone
         #expect(try await tiers.cache.value(forKey: "k") == bytes("photo"))
@@ -31,7 +32,7 @@ import Testing
         // remembers without a lock), and then a value only in the slow tier
         let tiers = try TwoTiers()
         try await tiers.cache.setValue(bytes("old"), forKey: "k", expiry: .never)
-        try await tiers.cache.removeValue(forKey: "k")
+        try await tiers.cache.removeEntry(forKey: "k")
         try await tiers.cache.removeAll()
         try await tiers.slow.setValue(bytes("v"), forKey: "k", expiry: .never)
 
@@ -41,14 +42,15 @@ import Testing
         // Then the read saw the current sequence, so its write-back was not taken for a fenced one
         #expect(value == bytes("v"))
         #expect(try await tiers.fast.value(forKey: "k") == bytes("v"))
-        #expect(tiers.cache.statistics.tiers.map(\.writeBacks) == [1, 0])
+        #expect(tiers.cache.tierStatistics.map(\.writeBacks) == [1, 0])
     }
 
     @Test func missInEveryTierIsNil() async throws {
         let tiers = try TwoTiers()
         #expect(try await tiers.cache.entry(forKey: "absent") == nil)
         let statistics = tiers.cache.statistics
-        #expect(statistics.tiers.map(\.misses) == [1, 1])
+        let tierStatistics = tiers.cache.tierStatistics
+        #expect(tierStatistics.map(\.misses) == [1, 1])
         #expect(statistics.misses == 1)
         #expect(statistics.hitRatio == 0)
     }
@@ -60,11 +62,12 @@ import Testing
         _ = try await tiers.cache.value(forKey: "k")  // hit in tier 0
         _ = try await tiers.cache.value(forKey: "absent")  // miss
         let statistics = tiers.cache.statistics
+        let tierStatistics = tiers.cache.tierStatistics
         #expect(statistics.hits == 2 && statistics.misses == 1)
         #expect(statistics.hitRatio == 2.0 / 3.0)
-        #expect(statistics.tiers.map(\.hits) == [1, 1])
-        #expect(statistics.tiers.map(\.misses) == [2, 1])
-        #expect(statistics.tiers.map(\.name) == ["memory", "disk"])
+        #expect(tierStatistics.map(\.hits) == [1, 1])
+        #expect(tierStatistics.map(\.misses) == [2, 1])
+        #expect(tierStatistics.map(\.name) == ["memory", "disk"])
     }
 
     @Test func writeBackKeepsRemainingLifetimeNotAFreshTTL() async throws {
@@ -149,7 +152,7 @@ import Testing
 
         // Then the slow tier answers, the failure is counted and reported with the tier index
         #expect(value == bytes("v"))
-        #expect(tiers.cache.statistics.tiers.map(\.errors) == [1, 0])
+        #expect(tiers.cache.tierStatistics.map(\.errors) == [1, 0])
         let failures = events.all.filter { $0.kind == .tierReadFailed }
         #expect(failures.count == 1)
         #expect(failures.first?.tierIndex == 0)
@@ -184,8 +187,8 @@ import Testing
         #expect(try await tiers.cache.value(forKey: "k") == bytes("v"))
         #expect(events.all.map(\.kind) == [.writeBackFailed])
         #expect(events.all.first?.tierIndex == 0)
-        #expect(tiers.cache.statistics.tiers.map(\.writeBacks) == [0, 0])
-        #expect(tiers.cache.statistics.tiers.map(\.errors) == [1, 0])
+        #expect(tiers.cache.tierStatistics.map(\.writeBacks) == [0, 0])
+        #expect(tiers.cache.tierStatistics.map(\.errors) == [1, 0])
     }
 
     @Test func nestedMultiCacheWritesBackAtEveryLevel() async throws {

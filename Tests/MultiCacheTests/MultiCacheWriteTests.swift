@@ -35,7 +35,7 @@ import Testing
         // And the fast tier holds the value
         #expect(try await tiers.fast.value(forKey: "k") == bytes("v"))
         #expect(try await tiers.cache.value(forKey: "k") == bytes("v"))
-        #expect(tiers.cache.statistics.tiers.map(\.errors) == [0, 1])
+        #expect(tiers.cache.tierStatistics.map(\.errors) == [0, 1])
     }
 
     @Test func failedWriteDropsTheFailedTiersOlderEntry() async throws {
@@ -58,7 +58,7 @@ import Testing
         let tiers = try TwoTiers()
         try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .never)
         try await tiers.cache.setValue(bytes("w"), forKey: "other", expiry: .never)
-        try await tiers.cache.removeValue(forKey: "k")
+        try await tiers.cache.removeEntry(forKey: "k")
         #expect(try await tiers.fast.value(forKey: "k") == nil)
         #expect(try await tiers.slow.value(forKey: "k") == nil)
         #expect(try await tiers.cache.value(forKey: "other") == bytes("w"))
@@ -114,7 +114,7 @@ import Testing
         // Then the read returns what it found, but does not copy it into the fast tier
         #expect(try await read == bytes("v"))
         #expect(try await tiers.fast.value(forKey: "k") == nil)
-        #expect(tiers.cache.statistics.tiers[0].writeBacks == 0)
+        #expect(tiers.cache.tierStatistics[0].writeBacks == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))

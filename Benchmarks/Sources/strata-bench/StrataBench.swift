@@ -17,6 +17,7 @@ enum StrataBench {
         PolicyCost.concurrent,
         MultiCacheHit.scenario,
         DiskSet4K.scenario,
+        DiskSetEvict.scenario,
         DiskGet4K.scenario,
         DiskGet1M.scenario,
         DiskOpen.scenario,

@@ -34,6 +34,12 @@ final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
         }
     }
 
+    func value(forKey key: Key) -> Value? { entry(forKey: key)?.value }
+
+    func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) {
+        setEntry(CacheEntry(value: value, expiresAt: (expiry ?? .never).expirationDate(from: clock.now)), forKey: key)
+    }
+
     func removeEntry(forKey key: Key) {
         entries.withLock { entries in entries[key] = nil }
     }

@@ -76,16 +76,16 @@ extension DiskStore {
 
     /// After a write: when a limit is exceeded, trims to the low-water marks, sparing `protected`.
     func enforceLimits(protecting protected: String?) throws {
-        let maxBytes = configuration.maxBytes
-        let maxEntries = configuration.maxEntries
-        guard maxBytes != nil || maxEntries != nil else { return }
+        let byteLimit = configuration.byteLimit
+        let countLimit = configuration.countLimit
+        guard byteLimit != nil || countLimit != nil else { return }
         try ensureIndex()
         let over = state.withLock { state -> Bool in
             guard let index = state.index else { return false }
-            return index.totalBytes > (maxBytes ?? .max) || index.count > (maxEntries ?? .max)
+            return index.totalBytes > (byteLimit ?? .max) || index.count > (countLimit ?? .max)
         }
         guard over else { return }
-        try trim(toBytes: maxBytes.map(lowWater), toCount: maxEntries.map(lowWater), protecting: protected)
+        try trim(toBytes: byteLimit.map(lowWater), toCount: countLimit.map(lowWater), protecting: protected)
     }
 
     /// Removes least-recently-used entries until the store holds at most `bytes` bytes and `count`
@@ -142,8 +142,24 @@ extension DiskStore {
 
     // MARK: - Statistics
 
-    /// Persisted counters plus this process's unflushed ones, with the index's totals.
-    func statistics() -> DiskCacheStatistics {
+    /// Persisted counters plus this process's unflushed ones.
+    func statistics() -> CacheStatistics {
+        let pending = state.withLock { $0.pending }
+        let (persisted, isClean) = readStatisticsFile()
+        if !isClean && !isReadOnly {
+            // Statistics are advisory: damaged counters counted as zero, and the file is written again clean.
+            try? flushStatistics(force: true)
+        }
+        let total = persisted + pending
+        return CacheStatistics(
+            hits: total.hits, misses: total.misses, insertions: total.insertions, evictions: total.evictions,
+            expirations: total.expirations, corruptEntriesRemoved: total.corruptEntriesRemoved,
+            errors: total.readFailures)
+    }
+
+    /// The index's totals: the entry files held and their real sizes in bytes, scanning the folder first
+    /// when this process has no index yet.
+    func totals() -> (count: Int, bytes: Int) {
         do {
             // Totals that silently leave out what could not be read would mislead: each foreign item (a
             // link or a file at a fan-out folder's name) and a folder that cannot be read is reported.
@@ -159,21 +175,7 @@ extension DiskStore {
                 .readFailed, "cannot scan the store for its size; the totals leave out what could not be read",
                 path: (failure as? CacheError)?.path ?? layout.entriesFolder, error: failure)
         }
-        let (pending, held, bytes) = state.withLock { ($0.pending, $0.index?.count ?? 0, $0.index?.totalBytes ?? 0) }
-        let (persisted, isClean) = readStatisticsFile()
-        if !isClean && !isReadOnly {
-            // Statistics are advisory: damaged counters counted as zero, and the file is written again clean.
-            try? flushStatistics(force: true)
-        }
-        let total = persisted + pending
-        return DiskCacheStatistics(
-            base: CacheStatistics(
-                hits: total.hits, misses: total.misses, insertions: total.insertions, evictions: total.evictions,
-                expirations: total.expirations, count: held, totalCost: bytes),
-            corruptEntriesRemoved: total.corruptEntriesRemoved,
-            readFailures: total.readFailures,
-            maxBytes: configuration.maxBytes,
-            maxEntries: configuration.maxEntries)
+        return state.withLock { ($0.index?.count ?? 0, $0.index?.totalBytes ?? 0) }
     }
 
     /// The counters in `store.stats` (zero when it is missing), and whether the file was clean (absent or

@@ -119,7 +119,7 @@ extension DiskStore {
     /// The largest entry file worth reading: what a write could have made under this store's size limit
     /// and AES-GCM's per-call limit. A longer file is judged corrupt without a byte being allocated.
     var maxEntryFileSize: Int {
-        min(configuration.maxBytes ?? .max, DiskCacheConfiguration.largestEntrySize)
+        min(configuration.byteLimit ?? .max, DiskCacheConfiguration.largestEntrySize)
     }
 
     /// Checks the entry file open at `fd` and, when it may be an entry, reads it and calls `body` with
@@ -170,7 +170,7 @@ extension DiskStore {
 
     /// Stores a record for `keyBytes`, then trims to the limits if they are exceeded.
     ///
-    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `maxBytes` (the earlier
+    /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `byteLimit` (the earlier
     ///   entry for the key is removed, no other is evicted), or the file-system error.
     func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
         try translatingErrors {
@@ -181,7 +181,7 @@ extension DiskStore {
                 try removeEntry(named: name)
                 return
             }
-            if configuration.maxBytes == 0 || configuration.maxEntries == 0 {
+            if configuration.byteLimit == 0 || configuration.countLimit == 0 {
                 // A limit of 0 keeps nothing: the write succeeds and stores nothing, and entries kept under
                 // a larger limit before this store was reopened with 0 go too, as after any write.
                 try removeEntry(named: name)
@@ -189,17 +189,17 @@ extension DiskStore {
                 return
             }
             let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
-            // Without `maxBytes` the format's own bound still applies (AES-GCM seals at most
+            // Without `byteLimit` the format's own bound still applies (AES-GCM seals at most
             // `maxBodyLength` bytes), so a larger value is refused like one over the limit, not failed as a
             // crypto error that would leave the earlier value in place.
-            let maxBytes = maxEntryFileSize
-            if size > maxBytes {
+            let byteLimit = maxEntryFileSize
+            if size > byteLimit {
                 // The caller replaced the value: like MemoryCache, drop the earlier one so no tier (and no
                 // MultiCache read falling through to this one) can return a value older than the last write.
                 try? removeEntry(named: name)
                 throw CacheError(
                     .entryTooLarge,
-                    "entry of \(size) bytes on disk exceeds the store's limit of \(maxBytes) bytes; it was not "
+                    "entry of \(size) bytes on disk exceeds the store's limit of \(byteLimit) bytes; it was not "
                         + "stored and the earlier entry for its key was removed", path: layout.entry(name))
             }
             let stamp = FileTime.normalized(now)

@@ -131,7 +131,7 @@ final class LRUTable<Key: Hashable, Value> {
     /// The stamp of the latest use; counts uses, wrapping, and skips 0 (which marks a free slot).
     @usableFromInline @exclusivity(unchecked) var tick: UInt32 = 0
     @usableFromInline @exclusivity(unchecked) var totalCost = 0
-    /// Counters; `count` and `totalCost` are filled in by ``statistics``.
+    /// Counters; the totals are ``count`` and `totalCost`.
     @usableFromInline @exclusivity(unchecked) var counters = CacheStatistics()
     /// The W-TinyLFU state when `admitsByFrequency`; otherwise a minimal, unused one. Its regions'
     /// queues replace `queue`, which such a table leaves empty.
@@ -158,8 +158,6 @@ final class LRUTable<Key: Hashable, Value> {
         frequencyUsesSecondChance = approximatesRecency && admitsByFrequency
         isExactLRU = !self.approximatesRecency && !admitsByFrequency
         self.counters = counters
-        self.counters.count = 0
-        self.counters.totalCost = 0
         capacity = min(8, self.countLimit + 1)
         frequencyPolicy = WindowTinyLFU(
             countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
@@ -186,13 +184,8 @@ final class LRUTable<Key: Hashable, Value> {
     /// The table's eviction policy.
     var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
 
-    /// A snapshot of the counters with the current count and total cost.
-    var statistics: CacheStatistics {
-        var snapshot = counters
-        snapshot.count = index.count
-        snapshot.totalCost = totalCost
-        return snapshot
-    }
+    /// A snapshot of the counters.
+    var statistics: CacheStatistics { counters }
 
     /// An empty table with this one's limits and counters, to swap in for `removeAll()`.
     func emptied() -> LRUTable {

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A tier-0 hit in memory is only a few hundred instructions, and a mutex round trip was a third of
 /// what a `MultiCache` added to it (measured with callgrind); one relaxed atomic add is a tenth of
-/// that. The count is folded into ``MultiCacheStatistics`` when a snapshot is taken. On Darwin the
+/// that. The count is folded into ``MultiCache/statistics`` and ``MultiCache/tierStatistics`` when a snapshot is taken. On Darwin the
 /// package's deployment targets predate `Synchronization.Atomic`, so a lock stands in there.
 ///
 /// Thread-safe: `increment()` and `load()` may run on any thread at once.

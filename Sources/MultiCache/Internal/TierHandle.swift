@@ -14,6 +14,9 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let entry: @Sendable (Key) async throws -> CacheEntry<Value>?
     /// Reads an entry without suspending; `nil` when the cache is not a `SynchronousCache`.
     @usableFromInline let entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+    /// Reads a value without suspending or building its entry; `nil` when the cache is not a
+    /// `SynchronousCache`.
+    @usableFromInline let valueAtOnce: (@Sendable (Key) -> Value?)?
     /// Stores an entry.
     @usableFromInline let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
     /// Removes a key's entry.
@@ -24,22 +27,25 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handle over a cache that is read with `await`.
     @inlinable
     init<TierCache: Cache<Key, Value>>(_ cache: TierCache) {
-        self.init(cache, entryAtOnce: nil)
+        self.init(cache, entryAtOnce: nil, valueAtOnce: nil)
     }
 
     /// A handle over a cache that can also be read without suspending.
     @inlinable
     init<TierCache: SynchronousCache<Key, Value>>(_ cache: TierCache) {
-        self.init(cache, entryAtOnce: { key in cache.entry(forKey: key) })
+        self.init(
+            cache, entryAtOnce: { key in cache.entry(forKey: key) }, valueAtOnce: { key in cache.value(forKey: key) })
     }
 
     @inlinable
     init<TierCache: Cache<Key, Value>>(
         _ cache: TierCache,
-        entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?
+        entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?,
+        valueAtOnce: (@Sendable (Key) -> Value?)?
     ) {
         entry = { key in try await cache.entry(forKey: key) }
         self.entryAtOnce = entryAtOnce
+        self.valueAtOnce = valueAtOnce
         setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }

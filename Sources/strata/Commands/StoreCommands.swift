@@ -34,7 +34,9 @@ struct StoreCommands {
     /// - Returns: 0.
     /// - Throws: `CLIFailure.store` when stdout fails.
     func stats(json: Bool) throws(CLIFailure) -> Int32 {
-        let report = StatsReport(store: storePath, statistics: store.statistics, configuration: store.configuration)
+        let report = StatsReport(
+            store: storePath, statistics: store.statistics, count: store.count, totalBytes: store.totalBytes,
+            configuration: store.configuration)
         try printOutput(json ? report.json : report.text)
         return ExitStatus.success
     }

@@ -25,7 +25,7 @@ struct ValueCommands {
     func set(key: String, value: Data?, timeToLive: TimeInterval?) throws(CLIFailure) -> Int32 {
         try refuseReserved(key, command: "set")
         let bytes: Data
-        let limit = Self.inputLimit(maxBytes: store.configuration.maxBytes)
+        let limit = Self.inputLimit(maxBytes: store.configuration.byteLimit)
         if value == nil, let prompt = Self.standardInputPrompt(isTerminal: StandardStreams.isTerminal(STDIN_FILENO)) {
             StandardStreams.printError(prompt)
         }
@@ -48,7 +48,7 @@ struct ValueCommands {
         } catch let error as CacheError where error.code == .entryTooLarge {
             // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
             // the sentence holds whether or not there was one.
-            let limit = store.configuration.maxBytes.map { " of \($0) bytes" } ?? ""
+            let limit = store.configuration.byteLimit.map { " of \($0) bytes" } ?? ""
             throw .store(
                 "store \(storePath): the value (\(bytes.count) bytes) does not fit the size limit\(limit) "
                     + "and was not stored; '\(key)' now has no value")

@@ -97,13 +97,13 @@ struct ExecCommand {
     /// larger than the store's limit could not be stored anyway).
     private var outputLimit: Int? {
         if options.hasOutputLimit { return options.outputLimit }
-        return min(Self.defaultOutputLimit, store.configuration.maxBytes ?? Int.max)
+        return min(Self.defaultOutputLimit, store.configuration.byteLimit ?? Int.max)
     }
 
     /// Which setting ``outputLimit`` comes from, for the warning.
     private var outputLimitSource: String {
         if options.hasOutputLimit { return "--max-output" }
-        if let maxBytes = store.configuration.maxBytes, maxBytes < Self.defaultOutputLimit { return "--max-size" }
+        if let maxBytes = store.configuration.byteLimit, maxBytes < Self.defaultOutputLimit { return "--max-size" }
         return "the default --max-output"
     }
 

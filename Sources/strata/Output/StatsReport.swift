@@ -7,19 +7,23 @@ import Foundation
 /// given to this invocation (`--max-size`, `--max-entries`), `none` when unlimited.
 struct StatsReport {
     var store: String
-    var statistics: DiskCacheStatistics
+    var statistics: CacheStatistics
+    /// Entry files held now.
+    var count: Int
+    /// Their real sizes on disk, in bytes.
+    var totalBytes: Int
     var configuration: DiskCacheConfiguration
 
-    private var maxBytes: Int? { statistics.maxBytes ?? configuration.maxBytes }
-    private var maxEntries: Int? { statistics.maxEntries ?? configuration.maxEntries }
+    private var maxBytes: Int? { configuration.byteLimit }
+    private var maxEntries: Int? { configuration.countLimit }
 
     /// Aligned `name  value` lines.
     var text: String {
-        let base = statistics.base
+        let base = statistics
         let rows: [(String, String)] = [
             ("store", store),
-            ("entries", String(base.count)),
-            ("bytes", String(base.totalCost)),
+            ("entries", String(count)),
+            ("bytes", String(totalBytes)),
             ("max size", maxBytes.map(String.init) ?? "none"),
             ("max entries", maxEntries.map(String.init) ?? "none"),
             ("hits", String(base.hits)),
@@ -37,11 +41,11 @@ struct StatsReport {
 
     /// A JSON object with the same fields in lower camel case; unlimited limits are `null`.
     var json: String {
-        let base = statistics.base
+        let base = statistics
         let object: [String: Any] = [
             "store": store,
-            "entries": base.count,
-            "bytes": base.totalCost,
+            "entries": count,
+            "bytes": totalBytes,
             "maxBytes": maxBytes.map { $0 as Any } ?? NSNull(),
             "maxEntries": maxEntries.map { $0 as Any } ?? NSNull(),
             "hits": base.hits,

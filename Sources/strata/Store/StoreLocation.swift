@@ -39,7 +39,7 @@ struct StoreLocation {
     ///   `STRATA_CLOCK_OFFSET`.
     init(globals: GlobalOptions, environment: [String: String]) throws(CLIFailure) {
         var configuration = DiskCacheConfiguration(
-            name: "strata", maxBytes: globals.maxBytes, maxEntries: globals.maxEntries,
+            name: "strata", byteLimit: globals.maxBytes, countLimit: globals.maxEntries,
             clock: try Self.clock(environment: environment), observer: Self.reportTroubleOnStandardError)
         if let path = globals.storePath {
             let directory = Self.absoluteURL(forPath: path)

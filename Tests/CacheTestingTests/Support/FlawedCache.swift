@@ -86,6 +86,12 @@ final class FlawedCache: Cache {
         }
     }
 
+    func value(forKey key: String) async throws -> Data? { try await valueThroughEntry(forKey: key) }
+
+    func setValue(_ value: Data, forKey key: String, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     func removeEntry(forKey key: String) async throws {
         let flaw = self.flaw
         let key = storageKey(key)

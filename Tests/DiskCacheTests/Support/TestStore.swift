@@ -29,23 +29,23 @@ enum TestKeys {
 
 func makeConfiguration(
     _ folder: TemporaryFolder,
-    maxBytes: Int? = nil,
-    maxEntries: Int? = nil,
+    byteLimit: Int? = nil,
+    countLimit: Int? = nil,
     clock: any CacheClock = ManualClock(),
     key: Data = TestKeys.primary,
     durability: DiskCacheConfiguration.Durability = .none,
     observer: CacheObserver? = nil
 ) -> DiskCacheConfiguration {
     DiskCacheConfiguration(
-        name: "tests", directory: folder.store, maxBytes: maxBytes, maxEntries: maxEntries,
+        name: "tests", directory: folder.store, byteLimit: byteLimit, countLimit: countLimit,
         durability: durability, masterKeySource: .key(key), clock: clock, observer: observer)
 }
 
 /// Opens a `DiskCache<String, Data>` in `folder` with an explicit master key.
 func makeCache(
     _ folder: TemporaryFolder,
-    maxBytes: Int? = nil,
-    maxEntries: Int? = nil,
+    byteLimit: Int? = nil,
+    countLimit: Int? = nil,
     clock: any CacheClock = ManualClock(),
     key: Data = TestKeys.primary,
     durability: DiskCacheConfiguration.Durability = .none,
@@ -53,7 +53,7 @@ func makeCache(
 ) throws -> DiskCache<String, Data> {
     try DiskCache(
         configuration: makeConfiguration(
-            folder, maxBytes: maxBytes, maxEntries: maxEntries, clock: clock, key: key, durability: durability,
+            folder, byteLimit: byteLimit, countLimit: countLimit, clock: clock, key: key, durability: durability,
             observer: observer))
 }
 

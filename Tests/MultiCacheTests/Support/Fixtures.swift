@@ -68,6 +68,12 @@ private final class FolderOwningCache: Cache {
         try await base.setEntry(entry, forKey: key)
     }
 
+    func value(forKey key: String) async throws -> Data? { try await valueThroughEntry(forKey: key) }
+
+    func setValue(_ value: Data, forKey key: String, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     func removeEntry(forKey key: String) async throws { try await base.removeEntry(forKey: key) }
 
     func removeAll() async throws { try await base.removeAll() }

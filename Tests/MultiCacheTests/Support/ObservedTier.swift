@@ -33,6 +33,12 @@ final class ObservedTier: Cache {
         try await base.setEntry(entry, forKey: key)
     }
 
+    func value(forKey key: String) async throws -> Int? { try await valueThroughEntry(forKey: key) }
+
+    func setValue(_ value: Int, forKey key: String, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     func removeEntry(forKey key: String) async throws {
         await Task.yield()
         defer { history.noteTierCallEnd() }

@@ -27,6 +27,12 @@ final class SlowReadingTier<Value: Sendable>: Cache {
         try await storage.setEntry(entry, forKey: key)
     }
 
+    func value(forKey key: String) async throws -> Value? { try await valueThroughEntry(forKey: key) }
+
+    func setValue(_ value: Value, forKey key: String, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
     func removeEntry(forKey key: String) async throws { try await storage.removeEntry(forKey: key) }
 
     func removeAll() async throws { try await storage.removeAll() }

@@ -83,7 +83,7 @@ enum Store {
 
     static func open(
         _ directory: URL,
-        maxBytes: Int? = nil,
+        byteLimit: Int? = nil,
         durability: DiskCacheConfiguration.Durability = .none,
         key: Data = masterKey,
         observer: CacheObserver? = nil
@@ -91,7 +91,7 @@ enum Store {
         let configuration = DiskCacheConfiguration(
             name: "reliability",
             directory: directory,
-            maxBytes: maxBytes,
+            byteLimit: byteLimit,
             durability: durability,
             masterKeySource: .key(key),
             observer: observer

@@ -47,7 +47,7 @@ enum DiskOpen {
             strata: {
                 var cache: DiskCache<String, Data>?
                 let elapsed = try measureNanoseconds {
-                    cache = try DiskFixture.openCache(in: directory, maxBytes: 1 << 40)
+                    cache = try DiskFixture.openCache(in: directory, byteLimit: 1 << 40)
                     try cache?.setValue(value, forKey: "extra-\(extraKey)")
                 }
                 extraKey += 1
@@ -74,7 +74,7 @@ enum DiskOpen {
                 baseline: limitedBaseline,
                 target: .none,
                 notes: [
-                    "the same store opened with maxBytes set, timed to the end of its first write "
+                    "the same store opened with byteLimit set, timed to the end of its first write "
                         + "(the write that makes it scan the folder for sizes and recency)"
                 ]
             ),

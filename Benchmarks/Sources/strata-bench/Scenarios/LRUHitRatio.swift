@@ -24,7 +24,7 @@ enum LRUHitRatio {
                 if cache.value(forKey: key) != nil {
                     strataHits += 1
                 } else {
-                    cache.setValue(key, forKey: key)
+                    try cache.setValue(key, forKey: key)
                 }
             }
 
@@ -50,7 +50,7 @@ enum LRUHitRatio {
                 if sharded.value(forKey: key) != nil {
                     shardedHits += 1
                 } else {
-                    sharded.setValue(key, forKey: key)
+                    try sharded.setValue(key, forKey: key)
                 }
             }
 

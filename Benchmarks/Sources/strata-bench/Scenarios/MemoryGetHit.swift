@@ -15,7 +15,7 @@ enum MemoryGetHit {
         let cache = try MemoryCache<String, Int>()
         let dictionary = PthreadLocked([String: Int]())
         for (index, key) in keys.enumerated() {
-            cache.setValue(index, forKey: key)
+            try cache.setValue(index, forKey: key)
             dictionary.withLock { $0[key] = index }
         }
 

@@ -87,12 +87,12 @@ enum FootprintProbe {
         switch kind {
         case .strata:
             let cache = try MemoryCache<Int, Int>()
-            for key in 0..<entryCount { cache.setValue(key, forKey: key) }
+            for key in 0..<entryCount { try cache.setValue(key, forKey: key) }
             store = cache
         case .strataLimitedLRU, .strataTinyLFU:
             let cache = try MemoryCache<Int, Int>(
                 countLimit: entryCount, policy: kind == .strataTinyLFU ? .windowTinyLFU : .leastRecentlyUsed)
-            for key in 0..<entryCount { cache.setValue(key, forKey: key) }
+            for key in 0..<entryCount { try cache.setValue(key, forKey: key) }
             store = cache
         case .baseline:
             var dictionary: [Int: Int] = [:]

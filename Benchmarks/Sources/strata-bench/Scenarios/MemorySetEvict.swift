@@ -13,14 +13,14 @@ enum MemorySetEvict {
         let ring = SetEvictWorkload(context: context, countLimit: countLimit)
         let cache = try MemoryCache<String, Int>(countLimit: countLimit)
         let dictionary = PthreadLocked([String: Int]())
-        var cachePosition = ring.prefill { cache.setValue($1, forKey: $0) }
+        var cachePosition = try ring.prefill { try cache.setValue($1, forKey: $0) }
         var dictionaryPosition = ring.prefill { key, value in dictionary.withLock { $0[key] = value } }
 
-        let (strata, baseline) = context.alternatingRounds.run(
+        let (strata, baseline) = try context.alternatingRounds.run(
             strata: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
-                        cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
+                        try cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
                         cachePosition += 1
                     }
                 }
@@ -69,8 +69,8 @@ struct SetEvictWorkload {
     func key(at position: Int) -> String { keys[position % keys.count] }
 
     /// Fills a store to the count limit; returns the position of the first key it does not hold.
-    func prefill(_ insert: (String, Int) -> Void) -> Int {
-        for position in 0..<countLimit { insert(key(at: position), position) }
+    func prefill(_ insert: (String, Int) throws -> Void) rethrows -> Int {
+        for position in 0..<countLimit { try insert(key(at: position), position) }
         return countLimit
     }
 }

@@ -8,14 +8,14 @@ enum MemoryVersusNSCache {
         let ring = SetEvictWorkload(context: context, countLimit: countLimit)
         let cache = try MemoryCache<String, Int>(countLimit: countLimit)
         let nsCache = NSCacheWrapper<String, Int>(countLimit: countLimit)
-        var cachePosition = ring.prefill { cache.setValue($1, forKey: $0) }
+        var cachePosition = try ring.prefill { try cache.setValue($1, forKey: $0) }
         var nsCachePosition = ring.prefill { nsCache.setValue($1, forKey: $0) }
 
-        let (strata, baseline) = context.alternatingRounds.run(
+        let (strata, baseline) = try context.alternatingRounds.run(
             strata: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
-                        cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
+                        try cache.setValue(cachePosition, forKey: ring.key(at: cachePosition))
                         cachePosition += 1
                     }
                 }

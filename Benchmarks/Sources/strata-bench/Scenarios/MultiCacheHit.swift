@@ -41,7 +41,7 @@ enum MultiCacheHit {
                 return perOperation
             }
         )
-        let tierHits = multi.statistics.tiers.map(\.hits)
+        let tierHits = multi.tierStatistics.map(\.hits)
         return [
             ScenarioResult(
                 name: "multicache-hit",

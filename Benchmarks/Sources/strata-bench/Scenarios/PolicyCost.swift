@@ -17,8 +17,8 @@ enum PolicyCost {
         let tinyLFU = try MemoryCache<String, Int>(countLimit: keyCount, policy: .windowTinyLFU)
         let lru = try MemoryCache<String, Int>(countLimit: keyCount, policy: .leastRecentlyUsed)
         for (index, key) in keys.enumerated() {
-            tinyLFU.setValue(index, forKey: key)
-            lru.setValue(index, forKey: key)
+            try tinyLFU.setValue(index, forKey: key)
+            try lru.setValue(index, forKey: key)
         }
         let (strata, baseline) = context.alternatingRounds.run(
             strata: { hitPass(lookups, on: tinyLFU) },
@@ -41,21 +41,21 @@ enum PolicyCost {
         let ring = SetEvictWorkload(context: context, countLimit: countLimit)
         let tinyLFU = try MemoryCache<String, Int>(countLimit: countLimit, policy: .windowTinyLFU)
         let lru = try MemoryCache<String, Int>(countLimit: countLimit, policy: .leastRecentlyUsed)
-        var tinyLFUPosition = ring.prefill { tinyLFU.setValue($1, forKey: $0) }
-        var lruPosition = ring.prefill { lru.setValue($1, forKey: $0) }
-        let (strata, baseline) = context.alternatingRounds.run(
+        var tinyLFUPosition = try ring.prefill { try tinyLFU.setValue($1, forKey: $0) }
+        var lruPosition = try ring.prefill { try lru.setValue($1, forKey: $0) }
+        let (strata, baseline) = try context.alternatingRounds.run(
             strata: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
-                        tinyLFU.setValue(tinyLFUPosition, forKey: ring.key(at: tinyLFUPosition))
+                        try tinyLFU.setValue(tinyLFUPosition, forKey: ring.key(at: tinyLFUPosition))
                         tinyLFUPosition += 1
                     }
                 }
             },
             baseline: {
-                nanosecondsPerOperation(ring.batch) {
+                try nanosecondsPerOperation(ring.batch) {
                     for _ in 0..<ring.batch {
-                        lru.setValue(lruPosition, forKey: ring.key(at: lruPosition))
+                        try lru.setValue(lruPosition, forKey: ring.key(at: lruPosition))
                         lruPosition += 1
                     }
                 }
@@ -87,7 +87,7 @@ enum PolicyCost {
         }
         let cache = try MemoryCache<String, Int>(
             countLimit: keyCount, shardCount: MemoryConcurrent.shardCount, policy: .windowTinyLFU)
-        for (index, key) in keys.enumerated() { cache.setValue(index, forKey: key) }
+        for (index, key) in keys.enumerated() { try cache.setValue(index, forKey: key) }
         let totalOperations = Double(threadCount * operationsPerThread)
         let (strata, baseline) = context.alternatingRounds.run(
             strata: {

@@ -102,7 +102,7 @@ enum PolicyHitRatio {
             if cache.value(forKey: key) != nil {
                 hits += 1
             } else {
-                cache.setValue(key, forKey: key)
+                try cache.setValue(key, forKey: key)
             }
         }
         return Double(hits) / Double(keys.count) * 100

@@ -7,16 +7,16 @@ enum DiskFixture {
     /// fixed key keeps stores reopenable within a run.
     static let masterKey = Data((0..<32).map { UInt8($0 &* 7 &+ 1) })
 
-    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `maxBytes`.
+    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `byteLimit`.
     static func openCache(
         in directory: URL,
-        maxBytes: Int? = nil,
+        byteLimit: Int? = nil,
         durability: DiskCacheConfiguration.Durability = .none
     ) throws -> DiskCache<String, Data> {
         let configuration = DiskCacheConfiguration(
             name: "strata-bench",
             directory: directory,
-            maxBytes: maxBytes,
+            byteLimit: byteLimit,
             durability: durability,
             masterKeySource: .key(masterKey)
         )

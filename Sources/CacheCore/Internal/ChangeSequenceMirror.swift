@@ -1,6 +1,4 @@
-#if canImport(Darwin)
-import CacheCore
-#else
+#if !canImport(Darwin)
 import Synchronization
 #endif
 

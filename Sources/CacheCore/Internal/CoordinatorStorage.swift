@@ -1,7 +1,6 @@
-import CacheCore
-
-/// The one owner of a ``MultiCache``'s coordination: the lock, the ``CoordinatorStateMachine`` behind it,
-/// and the lock-free copy of its change sequence (``ChangeSequenceMirror``).
+/// The one owner of a cache's load-once coordination (a `MultiCache`'s today; package access, so every
+/// tier can share it): the lock, the ``CoordinatorStateMachine`` behind it, and the lock-free copy of its
+/// change sequence (``ChangeSequenceMirror``).
 ///
 /// Every event (a caller joining a load, a load finishing, a store beginning or ending, a write or removal
 /// fencing its key or ending) is one method here. It takes the lock, hands the event to the machine,
@@ -12,7 +11,7 @@ import CacheCore
 /// swift-async-algorithms' `ChannelStateMachine` and `ChannelStorage`.
 ///
 /// Thread-safe: every method may be called from any task at once.
-final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The machine, with the continuation and task types it parks.
     typealias Machine = CoordinatorStateMachine<
         Key, CheckedContinuation<Value, any Error>, CheckedContinuation<Void, Never>, Task<Void, Never>
@@ -24,7 +23,7 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Creates the coordination of an idle cache.
     ///
     /// - Parameter stampLimit: Keys the machine's stamp tables remember (see ``CoordinatorStateMachine``).
-    init(stampLimit: Int = 1_024) {
+    package init(stampLimit: Int = 1_024) {
         machine = Locked(Machine(stampLimit: stampLimit))
     }
 
@@ -42,7 +41,7 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The change sequence as a read or a load-once caller notes it before asking the first tier; read
     /// without the lock.
-    var changeSequence: UInt64 {
+    package var changeSequence: UInt64 {
         // Always inlined: a tier-0 hit reads it, and the call alone would cost that read as much again.
         @inline(__always) get { mirror.load() }
     }
@@ -52,7 +51,7 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// while `write` runs waits for it.
     ///
     /// - Returns: What `write` returned, or `nil` when the write-back was dropped.
-    func writeBack<Result>(key: Key, sequenceSeen: UInt64, _ write: () async -> Result) async -> Result? {
+    package func writeBack<Result>(key: Key, sequenceSeen: UInt64, _ write: () async -> Result) async -> Result? {
         await store(handle { $0.beginWriteBack(key: key, sequenceSeen: sequenceSeen) }, write)
     }
 
@@ -67,7 +66,7 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - start: Starts the load's task, given its id and whether it must read the tiers again first;
     ///     called at most once, outside the lock.
     /// - Throws: What the load threw; `CancellationError` when the caller's task is cancelled.
-    func joinLoad(
+    package func joinLoad(
         of key: Key,
         sequenceSeen: UInt64,
         start: (_ loadID: UInt64, _ recheckTiers: Bool) -> Task<Void, Never>
@@ -109,12 +108,12 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// running; a write or removal that begins while `write` runs waits for it.
     ///
     /// - Returns: What `write` returned, or `nil` when the value is not to be stored.
-    func storeLoadedValue<Result>(ofLoad loadID: UInt64, _ write: () async -> Result) async -> Result? {
+    package func storeLoadedValue<Result>(ofLoad loadID: UInt64, _ write: () async -> Result) async -> Result? {
         await store(handle { $0.beginStoringLoad(loadID) }, write)
     }
 
     /// Ends load `loadID` and answers every caller still waiting for it with `result`.
-    func finishLoad(_ loadID: UInt64, with result: Result<Value, any Error>) {
+    package func finishLoad(_ loadID: UInt64, with result: Result<Value, any Error>) {
         switch handle({ $0.finishLoad(loadID) }) {
         case .none:
             break
@@ -131,7 +130,7 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// thrown.
     ///
     /// - Throws: What `body` threw.
-    func fenced<Result>(_ key: Key?, _ body: () async throws -> Result) async rethrows -> Result {
+    package func fenced<Result>(_ key: Key?, _ body: () async throws -> Result) async rethrows -> Result {
         if case .waitForStores(let stores) = handle({ $0.beginMutation(of: key) }) {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 switch handle({ $0.waitForStores(stores, continuation: continuation) }) {
@@ -164,8 +163,8 @@ final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: - Counters
 
     /// Callers that joined a load another caller had started.
-    var sharedJoins: Int { machine.withLock { $0.sharedJoins } }
+    package var sharedJoins: Int { machine.withLock { $0.sharedJoins } }
 
     /// Writes and removals waiting for stores already under way; lets tests act at the moment one is parked.
-    var parkedMutationCount: Int { machine.withLock { $0.parkedMutationCount } }
+    package var parkedMutationCount: Int { machine.withLock { $0.parkedMutationCount } }
 }

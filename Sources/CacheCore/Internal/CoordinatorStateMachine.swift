@@ -1,5 +1,6 @@
-/// What a ``MultiCache`` coordinates between its calls, as a pure value: load-once, the stores of
-/// write-backs and loaded values, and the fences that writes and removals put up against them.
+/// What a cache with load-once coordinates between its calls, as a pure value: load-once, the stores of
+/// write-backs and loaded values, and the fences that writes and removals put up against them. It lives
+/// in CacheCore (package access) so that every tier shares one implementation; `MultiCache` uses it today.
 ///
 /// Nothing here locks, suspends, resumes a continuation, starts or cancels a task: each event is one
 /// mutating method that changes the state and returns a named action, what its caller must do next
