@@ -30,34 +30,43 @@ let package = Package(
         ),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
+        // What the test targets and the reliability tools share (seeded generator, temporary folders, the
+        // history oracle, the stress knob, gates, hostile items, mounts); in no product, like
+        // swift-collections' _CollectionsTestSupport.
+        .target(name: "StrataTestSupport", dependencies: ["CacheCore"], path: "Tests/StrataTestSupport"),
         // The umbrella: `import Strata` re-exports the four cache modules.
         .target(name: "Strata", dependencies: ["CacheCore", "MemoryCache", "DiskCache", "MultiCache"]),
         .executableTarget(
             name: "strata",
             dependencies: ["CacheCore", "DiskCache"]
         ),
-        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting"]),
-        .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting"]),
+        .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
+        .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
             name: "DiskCacheTests",
-            dependencies: ["DiskCache", "CacheTesting"],
+            dependencies: ["DiskCache", "CacheTesting", "StrataTestSupport"],
             resources: [.copy("Resources")]
         ),
-        .testTarget(name: "MultiCacheTests", dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting"]),
-        .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting"]),
-        .testTarget(name: "StrataCLITests", dependencies: ["strata"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
-        // Reliability suite (Docs/Reliability.md): process-level scenarios, the decoder fuzzer, concurrency tests.
+        .testTarget(
+            name: "MultiCacheTests",
+            dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting", "StrataTestSupport"]
+        ),
+        .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting", "StrataTestSupport"]),
+        .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataTestSupport"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
+        // Concurrency tests: many tasks racing on MemoryCache and MultiCache, run under ThreadSanitizer.
+        .testTarget(
+            name: "ConcurrencyTests",
+            dependencies: ["CacheCore", "MemoryCache", "MultiCache", "CacheTesting", "StrataTestSupport"]
+        ),
+        // Reliability tools (Docs/Reliability.md): the process-level scenarios and the decoder fuzzer, run by
+        // the scripts in Tests/Reliability.
         .executableTarget(
             name: "StrataTorture",
-            dependencies: ["CacheCore", "DiskCache"],
+            dependencies: ["CacheCore", "DiskCache", "StrataTestSupport"],
             path: "Tests/Reliability/Torture"
         ),
         .executableTarget(name: "StrataFuzz", dependencies: ["DiskCache"], path: "Tests/Reliability/Fuzz"),
-        .testTarget(
-            name: "ReliabilityTests",
-            dependencies: ["CacheCore", "MemoryCache", "MultiCache", "CacheTesting"]
-        ),
     ]
 )
 

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache
@@ -32,7 +33,7 @@ import Testing
         // Given one store and 8 tasks changing a few keys at once
         let cache = try makeCache(folder)
         if mix == .setAndRemove { _ = cache.statistics }  // with the index built before the race, and without
-        let rounds = ProcessInfo.processInfo.environment["STRATA_TSAN"] == nil ? 300 : 60
+        let rounds = StressScale.scaled(300)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {

@@ -2,20 +2,20 @@ import CacheCore
 import CacheTesting
 import DiskCache
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// The `async` conveniences DiskCache declares itself: in `async` code they win over the protocol's, run
 /// off the calling thread, and honour the store's default expiry.
 @Suite struct DiskCacheAsyncOverloadTests {
+    let folder = TemporaryFolder(label: "async")
+
     @Test func asyncSetValueWithoutExpiryUsesTheDefaultExpiry() async throws {
         // Given a store whose entries live 10 s by default
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-async-\(UUID().uuidString)", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let clock = ManualClock()
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "async", directory: folder, defaultExpiry: .seconds(10),
+                name: "async", directory: folder.url, defaultExpiry: .seconds(10),
                 keySource: .key(Data(repeating: 7, count: 32)), clock: clock))
 
         // When a value is stored and read through the async overloads

@@ -1,12 +1,13 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache
 
 /// Stores on file systems that refuse writes (a read-only bind mount) or run out of space (a tiny tmpfs).
-@Suite(.enabled(if: Mounts.available, Mounts.requirement))
+@Suite(.enabled(if: Mounts.available, Comment(rawValue: Mounts.requirement)))
 struct DiskCacheMountedStoreTests {
     let folder = TemporaryFolder()
     let events = EventRecorder()

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache

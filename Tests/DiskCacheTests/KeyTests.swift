@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache
@@ -343,11 +344,8 @@ import Testing
 
 /// Runs `body` with a fresh, empty directory that is removed afterwards.
 private func withTemporaryDirectory(_ body: (URL) throws -> Void) throws {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("strata-key-tests-\(UUID().uuidString)", isDirectory: true)
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    try body(directory)
+    let folder = TemporaryFolder(label: "key-tests")
+    try withExtendedLifetime(folder) { try body(folder.url) }
 }
 
 /// Writes `data` to `url` and sets its permission bits to exactly `mode`.

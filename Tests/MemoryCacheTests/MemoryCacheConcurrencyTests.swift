@@ -1,14 +1,16 @@
 import CacheCore
 import Dispatch
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import MemoryCache
 
 /// Runs under ThreadSanitizer in CI: `swift test --sanitize=thread --filter MemoryCacheConcurrencyTests`.
 @Suite struct MemoryCacheConcurrencyTests {
-    /// Fewer operations when `STRATA_TSAN` is set, because ThreadSanitizer slows each lock a lot.
-    static let operationsPerThread = ProcessInfo.processInfo.environment["STRATA_TSAN"] == nil ? 100_000 : 20_000
+    /// Operations per thread, scaled by `STRATA_STRESS_SCALE` (CI runs 0.2 under ThreadSanitizer, which slows
+    /// each lock a lot).
+    static let operationsPerThread = StressScale.scaled(100_000)
 
     @Test func concurrentInsertsLeaveEveryKeyWithOneOfItsValues() throws {
         let cache = try MemoryCache<Int, Int>()

@@ -1,10 +1,11 @@
 import CacheCore
 import CacheTesting
 import MultiCache
+import StrataTestSupport
 import Testing
 
 /// Many tasks loading, writing and removing a few keys at once; afterwards no tier may hold a value that
-/// a write or removal should have kept out (see ``OperationHistory/violation(key:value:)``).
+/// a write or removal should have kept out (see `History.violation(key:value:)`).
 @Suite(.timeLimit(.minutes(2)))
 struct MultiCacheFencingStressTests {
     private static let keys = ["a", "b", "c"]
@@ -12,19 +13,19 @@ struct MultiCacheFencingStressTests {
     @Test(arguments: [1, 2, 3] as [UInt64])
     func nothingAWriteOrRemovalFencedSurvivesInAnyTier(seed: UInt64) async throws {
         // Given two tiers that yield at every call, and a history of what each operation did
-        let history = OperationHistory()
+        let history = History<String>()
         let clock = ManualClock()
         let tiers = [ObservedTier(history: history, clock: clock), ObservedTier(history: history, clock: clock)]
         let cache = try MultiCache<String, Int>(tiers)
 
         // When 8 workers run 150 random operations each on 3 keys, in 15 rounds
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         for _ in 0..<15 {
             let seeds = (0..<8).map { _ in random.next() }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for workerSeed in seeds {
                     group.addTask {
-                        var random = SeededGenerator(seed: workerSeed)
+                        var random = SplitMix64(seed: workerSeed)
                         for _ in 0..<10 {
                             try await Self.randomOperation(on: cache, history: history, using: &random)
                         }
@@ -49,8 +50,8 @@ struct MultiCacheFencingStressTests {
 
     private static func randomOperation(
         on cache: MultiCache<String, Int>,
-        history: OperationHistory,
-        using random: inout SeededGenerator
+        history: History<String>,
+        using random: inout SplitMix64
     ) async throws {
         let key = keys.randomElement(using: &random) ?? "a"
         switch Int.random(in: 0..<10, using: &random) {

@@ -2,6 +2,7 @@ import CacheCore
 import CacheTesting
 import Foundation
 import MultiCache
+import StrataTestSupport
 import Testing
 
 private struct LoadFailure: Error, Equatable {}
@@ -150,16 +151,16 @@ struct MultiCacheLoadOnceTests {
         // Given a load that is blocked in its loader
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
+        let loader = HeldLoader()
         async let stale = cache.value(forKey: "k", expiry: .never) {
-            try await gate.wait()
+            try await loader.hold()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loader.waitUntilHeld()
 
         // When the key (or everything) is removed, then the load finishes
         try await removal.perform(on: cache)
-        gate.open()
+        loader.release()
 
         // Then its waiter still gets the loaded value, but no tier holds it
         #expect(try await stale == bytes("old"))
@@ -177,17 +178,17 @@ struct MultiCacheLoadOnceTests {
         // Given a blocked load, fenced by a removal
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
+        let loader = HeldLoader()
         async let stale = cache.value(forKey: "k", expiry: .never) {
-            try await gate.wait()
+            try await loader.hold()
             return bytes("old")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loader.waitUntilHeld()
         try await removal.perform(on: cache)
 
         // When another caller asks while the old load is still blocked
         let fresh = try await cache.value(forKey: "k", expiry: .never) { bytes("new") }
-        gate.open()
+        loader.release()
 
         // Then it ran its own load, and the old load, finishing later, did not overwrite it
         #expect(fresh == bytes("new"))
@@ -200,14 +201,14 @@ struct MultiCacheLoadOnceTests {
     @Test func writeDuringALoadWinsOverTheLoadedValue() async throws {
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
+        let loader = HeldLoader()
         async let loaded = cache.value(forKey: "k", expiry: .never) {
-            try await gate.wait()
+            try await loader.hold()
             return bytes("loaded")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loader.waitUntilHeld()
         try await cache.setValue(bytes("written"), forKey: "k", expiry: .never)
-        gate.open()
+        loader.release()
         #expect(try await loaded == bytes("loaded"))
         #expect(try await cache.value(forKey: "k") == bytes("written"))
         #expect(try await tiers.slow.value(forKey: "k") == bytes("written"))
@@ -217,15 +218,15 @@ struct MultiCacheLoadOnceTests {
         // Given a load started by `starter`, joined by two more callers
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
+        let held = HeldLoader()
         let runs = Counter()
         let loader: @Sendable () async throws -> Data = {
             runs.increment()
-            try await gate.wait()
+            try await held.hold()
             return bytes("v")
         }
         let starter = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await held.waitUntilHeld()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 2 }
@@ -235,7 +236,7 @@ struct MultiCacheLoadOnceTests {
 
         // Then it gets CancellationError at once, while the load is still blocked
         await #expect(throws: CancellationError.self) { try await starter.value }
-        gate.open()
+        held.release()
         // And the others get the value from the one load, which is stored
         #expect(try await second.value == bytes("v"))
         #expect(try await third.value == bytes("v"))
@@ -247,19 +248,13 @@ struct MultiCacheLoadOnceTests {
         // Given two callers waiting on one blocked load whose loader honours cancellation
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
-        let loaderCancellations = Counter()
+        let held = HeldLoader()
         let loader: @Sendable () async throws -> Data = {
-            do {
-                try await gate.wait()
-            } catch {
-                loaderCancellations.increment()
-                throw error
-            }
+            try await held.hold()
             return bytes("stale")
         }
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await held.waitUntilHeld()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await waitUntil { cache.statistics.loadsShared == 1 }
 
@@ -270,7 +265,7 @@ struct MultiCacheLoadOnceTests {
         // Then both get CancellationError and the load's task is cancelled
         await #expect(throws: CancellationError.self) { try await first.value }
         await #expect(throws: CancellationError.self) { try await second.value }
-        try await waitUntil { loaderCancellations.value == 1 }
+        try await held.waitUntilCancelled()
         // And the next call runs a new load that succeeds and is stored
         let value = try await cache.value(forKey: "k", expiry: .never) { bytes("fresh") }
         #expect(value == bytes("fresh"))
@@ -308,14 +303,14 @@ struct MultiCacheLoadOnceTests {
         // Given a first load blocked in its loader
         let tiers = try TwoTiers()
         let cache = tiers.cache
-        let gate = Gate()
+        let loader = HeldLoader()
         let runs = Counter()
         async let first = cache.value(forKey: "k", expiry: .never) {
             runs.increment()
-            try await gate.wait()
+            try await loader.hold()
             return bytes("first")
         }
-        try await waitUntil { cache.statistics.loadsRun == 1 }
+        try await loader.waitUntilHeld()
         // And a second caller whose read is parked in the slow tier, after missing in the fast one
         tiers.slow.hold(.entry)
         async let second = cache.value(forKey: "k", expiry: .never) {
@@ -325,7 +320,7 @@ struct MultiCacheLoadOnceTests {
         await tiers.slow.waitUntilHeld(.entry)
 
         // When the first load finishes and stores, and the second caller's slow read then fails (a miss)
-        gate.open()
+        loader.release()
         #expect(try await first == bytes("first"))
         tiers.slow.failNext(.entry)
         tiers.slow.release(.entry)

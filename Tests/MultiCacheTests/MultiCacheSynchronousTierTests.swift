@@ -2,6 +2,7 @@ import CacheCore
 import CacheTesting
 import Foundation
 import MemoryCache
+import StrataTestSupport
 import Testing
 
 @testable import MultiCache
@@ -234,20 +235,18 @@ struct MultiCacheSynchronousTierTests {
         let memory = try MemoryCache<String, Int>(clock: clock)
         let slow = FaultInjectingCache<String, Int>(clock: clock)
         let cache = try MultiCache<String, Int>(tiers: [.init(memory), .init(slow)])
-        let gate = Gate()
-        let started = Counter()
+        let loader = HeldLoader()
         let caller = Task {
             try await cache.value(forKey: "k", expiry: .never) {
-                started.increment()
-                try await gate.wait()
+                try await loader.hold()
                 return 1
             }
         }
-        try await waitUntil { started.value == 1 }
+        try await loader.waitUntilHeld()
 
         // When the key is removed while the loader runs
         try await removal.perform(on: cache)
-        gate.open()
+        loader.release()
 
         // Then the caller gets the loaded value, but neither tier keeps it
         #expect(try await caller.value == 1)

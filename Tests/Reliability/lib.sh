@@ -71,13 +71,14 @@ readonly_inner() {
 }
 readonly_step() { with_tmpfs 2m readonly_inner; }
 
-# concurrency_step OPS: the Swift Testing concurrency suite under ThreadSanitizer, in its own build folder
-# (STRATA_TSAN_SCRATCH) so it does not force a rebuild of the normal debug build.
+# concurrency_step SCALE: the ConcurrencyTests target under ThreadSanitizer, sized by STRATA_STRESS_SCALE=SCALE
+# (1 runs each test at its written size), in its own build folder (STRATA_TSAN_SCRATCH) so it does not force
+# a rebuild of the normal debug build.
 concurrency_step() {
-    local ops=$1
+    local scale=$1
     local scratch=${STRATA_TSAN_SCRATCH:-$root/.build/tsan}
-    STRATA_RELIABILITY_OPS=$ops TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
-        swift test "${build_flags[@]}" --scratch-path "$scratch" --sanitize=thread --filter ReliabilityTests
+    STRATA_STRESS_SCALE=$scale TSAN_OPTIONS="halt_on_error=1 ${TSAN_OPTIONS:-}" \
+        swift test "${build_flags[@]}" --scratch-path "$scratch" --sanitize=thread --filter '^ConcurrencyTests\.'
 }
 
 finish() {

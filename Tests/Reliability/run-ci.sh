@@ -15,5 +15,5 @@ run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 16
 run_step hostile "$torture" hostile --strata "$strata" --rounds 40 --seed "${STRATA_SEED:-$RANDOM}"
-run_step concurrency concurrency_step 4000
+run_step concurrency concurrency_step 1
 finish

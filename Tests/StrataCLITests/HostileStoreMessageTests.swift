@@ -1,5 +1,6 @@
 import DiskCache
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import strata
@@ -82,12 +83,12 @@ import Darwin
             ])
     }
 
-    @Test(.enabled(if: ReadOnlyBindMount.available, ReadOnlyBindMount.requirement))
+    @Test(.enabled(if: Mounts.available, Comment(rawValue: Mounts.requirement)))
     func clearThatCannotRemoveAnEntryNamesItWithoutATypeDump() throws {
         // Given a store whose one fan-out folder cannot be changed (read-only even for root)
         let harness = try StrataHarness()
         let fanOut = try Self.storeWithOneEntry(harness)
-        let mount = try ReadOnlyBindMount(fanOut)
+        let mount = try Mounts.bindReadOnly(URL(fileURLWithPath: fanOut), at: URL(fileURLWithPath: fanOut))
         defer { mount.unmount() }
 
         // When the store is cleared
@@ -104,12 +105,12 @@ import Darwin
         #expect(!line.contains("Error Domain"))
     }
 
-    @Test(.enabled(if: ReadOnlyBindMount.available, ReadOnlyBindMount.requirement))
+    @Test(.enabled(if: Mounts.available, Comment(rawValue: Mounts.requirement)))
     func execOnAStoreItCannotChangeRunsTheCommandWithoutCaching() throws {
         // Given a store this process can only read
         let harness = try StrataHarness()
         _ = try Self.storeWithOneEntry(harness)
-        let mount = try ReadOnlyBindMount(harness.store.path)
+        let mount = try Mounts.bindReadOnly(harness.store, at: harness.store)
         defer { mount.unmount() }
         let command = ["exec", "--", "/bin/sh", "-c", "echo out; echo err >&2; exit 0"]
 

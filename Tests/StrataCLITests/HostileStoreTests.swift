@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import strata
@@ -12,66 +13,14 @@ import Musl
 import Darwin
 #endif
 
-/// Items an attacker with write access to the store folder plants (Docs/Security.md, "A hostile store
-/// folder"), and what every command must do about them: never change anything outside the store, never
-/// hang (each run is bounded), never crash, exit with a documented status, keep other entries readable.
-enum PlantedItem: String, CaseIterable, Sendable {
-    case temporaryFolderLink, entriesFolderLink, fanOutFolderLink, locksFolderLink, quarantineFolderLink
-    case checkRecordLink, storeLockLink, statisticsLink, entryLink
-    case entryFIFO, checkRecordFIFO, statisticsFIFO, storeLockFIFO, keyLockFIFO
-    case entrySparse, checkRecordSparse, statisticsSparse, statisticsOverflow
-
+/// What every command must do about a hostile item in the store folder (Docs/Security.md, "A hostile
+/// store folder"): never change anything outside the store, never hang (each run is bounded), never crash,
+/// exit with a documented status, keep other entries readable.
+extension HostileItem {
     /// Whether the store can still be opened (a damaged key-check record stops every command, exit 3).
-    var storeOpens: Bool { ![.checkRecordLink, .checkRecordFIFO, .checkRecordSparse].contains(self) }
+    var storeOpens: Bool { !isOnCheckRecord }
     /// Whether the other entries survive the planting itself.
     var keepsOtherEntries: Bool { storeOpens && self != .entriesFolderLink }
-
-    func plant(store: URL, canary: URL, victim: String, victimLock: String) throws {
-        let root = store.path
-        let entry = root + "/entries/" + victim.prefix(2) + "/" + victim
-        let target = canary.path
-        func link(_ path: String, _ destination: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: destination)
-        }
-        func fifo(_ path: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            #expect(mkfifo(path, 0o600) == 0)
-        }
-        func sparse(_ path: String) throws {
-            try? FileManager.default.removeItem(atPath: path)
-            try Data("STRE".utf8).write(to: URL(fileURLWithPath: path))
-            #expect(truncate(path, 200 << 30) == 0)
-        }
-        switch self {
-        case .temporaryFolderLink: try link(root + "/tmp", target)
-        case .entriesFolderLink: try link(root + "/entries", target)
-        case .fanOutFolderLink: try link(root + "/entries/" + victim.prefix(2), target)
-        case .locksFolderLink: try link(root + "/locks", target)
-        case .quarantineFolderLink:
-            try link(root + "/quarantine", target)
-            try? FileManager.default.removeItem(atPath: entry)
-            try FileManager.default.createDirectory(atPath: entry + "/inner", withIntermediateDirectories: true)
-        case .checkRecordLink: try link(root + "/store.check", target + "/notes.txt")
-        case .storeLockLink: try link(root + "/store.lock", target + "/notes.txt")
-        case .statisticsLink: try link(root + "/store.stats", target + "/notes.txt")
-        case .entryLink: try link(entry, target + "/notes.txt")
-        case .entryFIFO: try fifo(entry)
-        case .checkRecordFIFO: try fifo(root + "/store.check")
-        case .statisticsFIFO: try fifo(root + "/store.stats")
-        case .storeLockFIFO: try fifo(root + "/store.lock")
-        case .keyLockFIFO: try fifo(victimLock)
-        case .entrySparse: try sparse(entry)
-        case .checkRecordSparse: try sparse(root + "/store.check")
-        case .statisticsSparse: try sparse(root + "/store.stats")
-        case .statisticsOverflow:
-            let near = "9223372036854775806"
-            let json =
-                "{\"format\":1,\"counters\":{\"hits\":\(near),\"misses\":\(near),\"insertions\":\(near),"
-                + "\"evictions\":-7,\"expirations\":0,\"corruptEntriesRemoved\":0,\"readFailures\":0}}"
-            try Data(json.utf8).write(to: URL(fileURLWithPath: root + "/store.stats"))
-        }
-    }
 }
 
 @Suite struct HostileStoreTests {
@@ -84,42 +33,11 @@ enum PlantedItem: String, CaseIterable, Sendable {
     /// A command that runs longer than this is taken for a hang.
     static let timeout = 30.0
 
-    /// Files and folders below `url`, with the contents of each file.
-    static func snapshot(_ url: URL) -> [String: Data] {
-        var result: [String: Data] = [:]
-        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
-        while let relative = walker.nextObject() as? String {
-            let path = url.appendingPathComponent(relative).path
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            result[relative] = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : Data()
-        }
-        return result
-    }
+    /// Entry file names below the store, relative to their fan-out folder.
+    static func entryNames(_ harness: StrataHarness) -> Set<String> { entryFileNames(inStore: harness.store) }
 
-    /// A canary folder outside the store, full of things a careless sweep would take.
-    static func makeCanary(in harness: StrataHarness) throws -> URL {
-        let canary = harness.root.appendingPathComponent("canary", isDirectory: true)
-        try FileManager.default.createDirectory(
-            at: canary.appendingPathComponent("ab"), withIntermediateDirectories: true)
-        for name in ["1-dead-1.tmp", "notes.txt", "ab/" + String(repeating: "ab", count: 32), "store.stats"] {
-            let file = canary.appendingPathComponent(name)
-            try Data("canary \(name)".utf8).write(to: file)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
-        }
-        return canary
-    }
-
-    /// Entry file names below the store, relative to `entries/`.
-    static func entryNames(_ harness: StrataHarness) -> Set<String> {
-        let entries = harness.store.appendingPathComponent("entries").path
-        let files = (try? FileManager.default.subpathsOfDirectory(atPath: entries)) ?? []
-        return Set(files.filter { $0.count == 67 }.map { String($0.dropFirst(3)) })
-    }
-
-    @Test(arguments: PlantedItem.allCases)
-    func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: PlantedItem) throws {
+    @Test(arguments: HostileItem.allCases)
+    func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: HostileItem) throws {
         // Given a store with "victim" and "keep" (in another fan-out folder) and a locked key file
         let harness = try StrataHarness()
         #expect(try harness.run(["set", "victim", "v"]).status == 0)
@@ -143,11 +61,9 @@ enum PlantedItem: String, CaseIterable, Sendable {
         try #require(!keep.isEmpty, "no key name landed outside the victim's fan-out folder")
         let keepValue = try harness.run(["get", keep]).outputText
         let victimNow = victim  // a key's file name never changes within one store
-        let lockFolder = harness.store.appendingPathComponent("locks").path
-        let victimLock = lockFolder + "/" + victimNow + ".lock"
-        let canary = try Self.makeCanary(in: harness)
-        let before = Self.snapshot(canary)
-        try item.plant(store: harness.store, canary: canary, victim: victimNow, victimLock: victimLock)
+        let canary = try Canary(in: harness.root)
+        let before = canary.snapshot()
+        try item.plant(store: harness.store, canary: canary, victim: victimNow)
 
         for command in Self.commands {
             // When a command runs on the store
@@ -158,7 +74,7 @@ enum PlantedItem: String, CaseIterable, Sendable {
             #expect([0, 1, 3].contains(result.status), "\(command) with \(item): \(result.errorText)")
             #expect(result.errorLines.allSatisfy { $0.hasPrefix("strata: ") }, "\(command) with \(item)")
             #expect(!result.errorText.contains("FileError("), "\(command) with \(item)")
-            #expect(Self.snapshot(canary) == before, "\(command) changed the canary through \(item)")
+            #expect(canary.snapshot() == before, "\(command) changed the canary through \(item)")
             if !item.storeOpens { #expect(result.status == 3, "\(command) with \(item)") }
             if item.keepsOtherEntries && command != ["clear"] {
                 let other = try #require(try harness.start(["get", keep]).wait(timeout: Self.timeout))

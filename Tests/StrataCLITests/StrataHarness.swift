@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// What one run of the built `strata` binary produced.
@@ -18,22 +19,16 @@ struct StrataResult: Sendable {
 /// Output goes to files rather than pipes, so the harness never deadlocks on large outputs.
 final class StrataHarness: Sendable {
     /// The scratch folder: `store/`, `data/` (key files) and any file a test creates.
-    let root: URL
+    var root: URL { folder.url }
+    private let folder = TemporaryFolder(label: "cli-tests")
     /// The store folder given with `--store`.
     let store: URL
     /// The base64 master key passed as `STRATA_KEY`.
     let key: String
 
     init() throws {
-        root = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-cli-tests-\(UUID().uuidString)", isDirectory: true)
-        store = root.appendingPathComponent("store", isDirectory: true)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        store = folder.url.appendingPathComponent("store", isDirectory: true)
         key = Self.randomKey()
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: root)
     }
 
     /// A fresh base64 master key of 32 random bytes.

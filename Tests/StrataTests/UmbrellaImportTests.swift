@@ -1,18 +1,18 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
-// Only `import Strata` above: this file compiles only if the umbrella re-exports every cache module
-// and CacheCore with them.
+// Only `import Strata` above (and the tests' own support): this file compiles only if the umbrella
+// re-exports every cache module and CacheCore with them.
 @Suite struct UmbrellaImportTests {
+    let folder = TemporaryFolder(label: "umbrella")
+
     @Test func oneImportBringsEveryTierAndTheCoreTypes() async throws {
         let memory = try MemoryCache<String, Data>(countLimit: 10)
-        let folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-umbrella-\(UUID().uuidString)", isDirectory: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let disk = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "umbrella", directory: folder, keySource: .key(Data(repeating: 7, count: 32)))
+                name: "umbrella", directory: folder.url, keySource: .key(Data(repeating: 7, count: 32)))
         )
         let cache: any Cache<String, Data> = try MultiCache<String, Data>([memory, disk])
 

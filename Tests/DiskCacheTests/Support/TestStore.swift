@@ -1,29 +1,13 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import StrataTestSupport
 
 @testable import DiskCache
 
-/// A unique temporary folder per test, removed when the test's suite value goes away.
-final class TemporaryFolder: Sendable {
-    let url: URL
-
-    init() {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-disk-tests-\(UUID().uuidString)", isDirectory: true)
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
+extension TemporaryFolder {
     /// The store folder the factory uses inside this temporary folder.
     var store: URL { url.appendingPathComponent("store", isDirectory: true) }
-
-    deinit {
-        // A cache kept alive by a completion-handler task may flush its counters while the folder is
-        // being removed; retry so no test leaves files behind.
-        for _ in 0..<3 where FileManager.default.fileExists(atPath: url.path) {
-            try? FileManager.default.removeItem(at: url)
-        }
-    }
 }
 
 /// Collects observer events from any thread.

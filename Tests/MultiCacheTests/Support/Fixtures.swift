@@ -4,6 +4,7 @@ import DiskCache
 import Foundation
 import MemoryCache
 import MultiCache
+import StrataTestSupport
 
 /// A MemoryCache over a DiskCache, each behind a `FaultInjectingCache` so a test can fail or hold any
 /// call of either tier, and a MultiCache over them, all on one manual clock.
@@ -35,11 +36,10 @@ func makeMemoryTier(clock: ManualClock) throws -> any Cache<String, Data> {
 
 /// The slow tier of the tests: a DiskCache in a fresh temporary folder, removed when the cache goes away.
 func makeSlowTier(clock: ManualClock) throws -> any Cache<String, Data> {
-    let folder = FileManager.default.temporaryDirectory
-        .appendingPathComponent("strata-multicache-tests-\(UUID().uuidString)", isDirectory: true)
+    let folder = TemporaryFolder(label: "multicache-tests")
     let disk = try DiskCache<String, Data>(
         configuration: DiskCacheConfiguration(
-            name: "multicache-tests", directory: folder, keySource: .key(testMasterKey), clock: clock))
+            name: "multicache-tests", directory: folder.url, keySource: .key(testMasterKey), clock: clock))
     return FolderOwningCache(disk, folder: folder)
 }
 
@@ -49,18 +49,16 @@ private let testMasterKey = Data((0..<32).map { UInt8($0) })
 /// `text` as UTF-8 bytes.
 func bytes(_ text: String) -> Data { Data(text.utf8) }
 
-/// Forwards to a disk tier and deletes its folder when the last reference goes away, so each test cleans
-/// up after itself without teardown code.
+/// Forwards to a disk tier and keeps its folder, deleted when the last reference goes away, so each test
+/// cleans up after itself without teardown code.
 private final class FolderOwningCache: Cache {
     private let base: DiskCache<String, Data>
-    private let folder: URL
+    private let folder: TemporaryFolder
 
-    init(_ base: DiskCache<String, Data>, folder: URL) {
+    init(_ base: DiskCache<String, Data>, folder: TemporaryFolder) {
         self.base = base
         self.folder = folder
     }
-
-    deinit { try? FileManager.default.removeItem(at: folder) }
 
     var clock: any CacheClock { base.clock }
 

@@ -1,6 +1,7 @@
 import CacheCore
 import DiskCache
 import Foundation
+import StrataTestSupport
 
 /// Scenario 2: damaged, swapped and foreign files never yield another value or a crash; each bad entry file
 /// is removed and counted; every other key stays readable.
@@ -19,7 +20,7 @@ enum Corruption {
         let mutations = try options.int("mutations", default: 2000)
         let keyCount = try options.int("keys", default: 64)
         var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try Store.scratchDirectory("corruption")
+        let work = try TemporaryFolder.make(label: "reliability-corruption")
         defer { try? FileManager.default.removeItem(at: work) }
         let directory = work.appendingPathComponent("store")
         let events = EventCounter()

@@ -1,6 +1,7 @@
 import CacheCore
 import DiskCache
 import Foundation
+import StrataTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +22,7 @@ enum CrashConsistency {
         let keyCount = try options.int("keys", default: 64)
         let windowMicroseconds = try options.int("window-ms", default: 200) * 1000
         var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try Store.scratchDirectory("crash")
+        let work = try TemporaryFolder.make(label: "reliability-crash")
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("store")
         let state = work.appendingPathComponent("state.json")

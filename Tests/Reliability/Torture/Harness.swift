@@ -126,14 +126,6 @@ enum Store {
         let name = (relativePath as NSString).lastPathComponent
         return name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
-
-    /// A fresh empty folder under the system temporary directory.
-    static func scratchDirectory(_ label: String) throws -> URL {
-        let url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("strata-reliability-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
 }
 
 /// Counts observer events of each kind; safe to call from any thread.

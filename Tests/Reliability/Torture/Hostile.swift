@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,7 @@ enum Hostile {
         let rounds = try options.int("rounds", default: 60)
         let strata = try options.url("strata")
         var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try Store.scratchDirectory("hostile")
+        let work = try TemporaryFolder.make(label: "reliability-hostile")
         defer { try? FileManager.default.removeItem(at: work) }
         var environment = ProcessInfo.processInfo.environment
         environment["STRATA_KEY"] = Store.masterKeyBase64
@@ -37,8 +38,8 @@ enum Hostile {
         for round in 0..<rounds {
             let folder = work.appendingPathComponent("round-\(round)")
             let store = folder.appendingPathComponent("store")
-            let canary = try makeCanary(in: folder)
-            let before = snapshot(canary)
+            let canary = try Canary(in: folder)
+            let before = canary.snapshot()
             func strataRun(_ arguments: [String]) throws -> (status: Int32, signaled: Bool, stdout: Data, stderr: Data)
             {
                 try runProcess(strata, ["--store", store.path] + arguments, environment: environment, timeout: 30)
@@ -48,7 +49,7 @@ enum Hostile {
             ] {
                 _ = try strataRun(setup)
             }
-            let entries = entryNames(store)
+            let entries = entryFileNames(inStore: store)
             let victim = try entryName(of: "victim", in: store, strata: strata, environment: environment) ?? ""
             let place = places.randomElement(using: &generator) ?? "tmp"
             let kind = kinds.randomElement(using: &generator) ?? "link"
@@ -68,7 +69,7 @@ enum Hostile {
             } else if ![0, 1, 3].contains(result.status) {
                 report.fail("\(label): exit status \(result.status): \(String(decoding: result.stderr, as: UTF8.self))")
             }
-            if snapshot(canary) != before {
+            if canary.snapshot() != before {
                 canaryChanges += 1
                 report.fail("\(label): the canary outside the store changed")
             }
@@ -91,17 +92,11 @@ enum Hostile {
 
     /// The entry file name of `key`: the one entry file that `rm` makes disappear (then written back).
     static func entryName(of key: String, in store: URL, strata: URL, environment: [String: String]) throws -> String? {
-        let before = entryNames(store)
+        let before = entryFileNames(inStore: store)
         _ = try runProcess(strata, ["--store", store.path, "rm", key], environment: environment, timeout: 30)
-        let after = entryNames(store)
+        let after = entryFileNames(inStore: store)
         _ = try runProcess(strata, ["--store", store.path, "set", key, "v"], environment: environment, timeout: 30)
         return before.subtracting(after).first
-    }
-
-    static func entryNames(_ store: URL) -> Set<String> {
-        let entries = store.appendingPathComponent("entries").path
-        let files = (try? FileManager.default.subpathsOfDirectory(atPath: entries)) ?? []
-        return Set(files.filter { $0.count == 67 }.map { String($0.dropFirst(3)) })
     }
 
     static func sharesFanOut(_ names: Set<String>) -> Bool {
@@ -120,41 +115,17 @@ enum Hostile {
         }
     }
 
-    static func plant(_ kind: String, at path: String, canary: URL) throws {
-        try? FileManager.default.removeItem(atPath: path)
+    static func plant(_ kind: String, at path: String, canary: Canary) throws {
         switch kind {
-        case "link": try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: canary.path)
-        case "fifo": guard mkfifo(path, 0o600) == 0 else { throw HarnessError("mkfifo \(path) failed") }
-        case "sparse":
-            try Data("STRE".utf8).write(to: URL(fileURLWithPath: path))
-            guard truncate(path, 200 << 30) == 0 else { throw HarnessError("truncate \(path) failed") }
-        case "file": try Data("stray".utf8).write(to: URL(fileURLWithPath: path))
-        default: try FileManager.default.createDirectory(atPath: path + "/inner", withIntermediateDirectories: true)
+        case "link": try Plant.link(at: path, to: canary.url.path)
+        case "fifo": try Plant.fifo(at: path)
+        case "sparse": try Plant.sparse(at: path, size: 200 << 30, prefix: Data("STRE".utf8))
+        case "file":
+            try? FileManager.default.removeItem(atPath: path)
+            try Data("stray".utf8).write(to: URL(fileURLWithPath: path))
+        default:
+            try? FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createDirectory(atPath: path + "/inner", withIntermediateDirectories: true)
         }
-    }
-
-    static func makeCanary(in folder: URL) throws -> URL {
-        let canary = folder.appendingPathComponent("canary", isDirectory: true)
-        try FileManager.default.createDirectory(
-            at: canary.appendingPathComponent("ab"), withIntermediateDirectories: true)
-        for name in ["1-dead-1.tmp", "notes.txt", "ab/" + String(repeating: "ab", count: 32), "store.stats"] {
-            let file = canary.appendingPathComponent(name)
-            try Data("canary \(name)".utf8).write(to: file)
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: file.path)
-        }
-        return canary
-    }
-
-    static func snapshot(_ url: URL) -> [String: Data] {
-        var result: [String: Data] = [:]
-        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return result }
-        while let relative = walker.nextObject() as? String {
-            let path = url.appendingPathComponent(relative).path
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            result[relative] = (info.st_mode & S_IFMT) == S_IFREG ? FileManager.default.contents(atPath: path) : Data()
-        }
-        return result
     }
 }

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import StrataTestSupport
 
 /// Scenario 5: several `strata` processes share one store: set, get, rm and exec run concurrently for a
 /// while, and afterwards no read was corrupt, `strata verify` is clean and the store is within its byte limit.
@@ -39,7 +40,7 @@ enum MultiProcess {
         let keyCount = try options.int("keys", default: 24)
         let maxBytes = try options.int("max-bytes", default: 262_144)
         let seed = UInt64(try options.int("seed", default: 1))
-        let work = try Store.scratchDirectory("multiprocess")
+        let work = try TemporaryFolder.make(label: "reliability-multiprocess")
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("store")
         var environment = ProcessInfo.processInfo.environment

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 /// Self-verifying cache values: every byte is derived from the key and a version, so any reader can tell a
 /// right value from a stale, foreign or damaged one without asking the writer.
@@ -97,20 +98,5 @@ enum Payload {
         var value: UInt64 = 0
         for shift in 0..<byteCount { value |= UInt64(bytes[offset + shift]) << (8 * UInt64(shift)) }
         return value
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seedable generator, so every run can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 import CacheCore
 import DiskCache
 import Foundation
+import StrataTestSupport
 
 /// Scenario 7: after `removeAll()` and after `strata clear`, nothing under the store decrypts under any key
 /// the process held, and no plaintext of the written values is on disk.
@@ -16,7 +17,7 @@ enum Privacy {
         let report = Report(scenario: "privacy")
         let keyCount = try options.int("keys", default: 32)
         let strata = try options.url("strata")
-        let work = try Store.scratchDirectory("privacy")
+        let work = try TemporaryFolder.make(label: "reliability-privacy")
         defer { try? FileManager.default.removeItem(at: work) }
         let marker = "STRATA-PRIVACY-MARKER-\(UInt32.random(in: 0...UInt32.max))"
         let keys = (0..<keyCount).map { "secret-\($0)" }

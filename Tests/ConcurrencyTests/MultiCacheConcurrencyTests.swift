@@ -1,6 +1,7 @@
 import CacheCore
 import MemoryCache
 import MultiCache
+import StrataTestSupport
 import Testing
 
 /// MultiCache over two MemoryCache tiers under 8 concurrent tasks mixing load-once reads, plain reads,
@@ -19,12 +20,12 @@ import Testing
         let fast = try MemoryCache<Int, Tagged>(countLimit: Self.fastLimit)
         let slow = try MemoryCache<Int, Tagged>(countLimit: Self.slowLimit)
         let cache = try MultiCache<Int, Tagged>(tiers: [.init(fast, name: "fast"), .init(slow, name: "slow")])
-        let history = History()
-        let operations = StressSize.operationsPerTask
+        let history = History<Int>()
+        let operations = StressScale.scaled(4_000)
 
         // When: 8 tasks race through the mix.
         let tally = try await withThrowingTaskGroup(of: Tally.self) { group in
-            for _ in 0..<StressSize.tasks {
+            for _ in 0..<concurrentTasks {
                 group.addTask {
                     var tally = Tally()
                     for _ in 0..<operations {
@@ -51,15 +52,16 @@ import Testing
         #expect(statistics.loadsRun > 0)
     }
 
-    private static func step(cache: MultiCache<Int, Tagged>, history: History, tally: inout Tally) async throws {
+    private static func step(cache: MultiCache<Int, Tagged>, history: History<Int>, tally: inout Tally) async throws {
         let key = Int.random(in: 0..<keys)
         let roll = Int.random(in: 0..<1_000)
         if roll < 500 {
             let fence = history.fence(for: key)
+            let call = history.beginCall()
             tally.loadCalls += 1
             do {
                 let value = try await cache.value(forKey: key, expiry: .never) {
-                    let id = history.beginLoad()
+                    let id = history.loadedValue(owner: call)
                     // Give other tasks a chance to join this load or to remove the key while it runs.
                     await Task.yield()
                     if id % 29 == 0 { throw LoadFailed() }
@@ -81,17 +83,17 @@ import Testing
                 tally.judge(value, key: key, fence: fence, history: history, path: "read")
             }
         } else if roll < 800 {
-            let id = history.beginWrite()
-            try await cache.setValue(Tagged(key: key, id: id, bytes: 1), forKey: key, expiry: .never)
-            history.endWrite(id)
+            let (id, value) = history.beginMutation(key: key, writes: true)
+            try await cache.setValue(Tagged(key: key, id: value ?? 0, bytes: 1), forKey: key, expiry: .never)
+            history.endMutation(id)
         } else if roll < 995 {
-            let start = history.tick()
+            let (id, _) = history.beginMutation(key: key, writes: false)
             try await cache.removeEntry(forKey: key)
-            history.removalFinished(key: key, startedAt: start)
+            history.endMutation(id)
         } else {
-            let start = history.tick()
+            let (id, _) = history.beginMutation(key: nil, writes: false)
             try await cache.removeAll()
-            history.removalFinished(key: nil, startedAt: start)
+            history.endMutation(id)
         }
     }
 
@@ -105,7 +107,7 @@ import Testing
         var limitBreaches = 0
         var unexpectedErrors: [String] = []
 
-        mutating func judge(_ value: Tagged, key: Int, fence: Int, history: History, path: String) {
+        mutating func judge(_ value: Tagged, key: Int, fence: UInt64, history: History<Int>, path: String) {
             if value.key != key { wrongKey += 1 }
             if !history.mayAppear(value.id, under: fence) {
                 resurrected += 1

@@ -1,10 +1,11 @@
 import CacheCore
 import MemoryCache
+import StrataTestSupport
 import Testing
 
 /// MemoryCache under 8 concurrent tasks: no data race (run under `--sanitize=thread`), no limit ever
 /// exceeded, no value returned for another key.
-@Suite struct MemoryCacheConcurrencyTests {
+@Suite struct MemoryCacheStressTests {
     private static let countLimit = 200
     private static let costLimit = 20_000
 
@@ -13,11 +14,11 @@ import Testing
         // Given: a cache small enough that most writes evict, with one LRU table or several shards.
         let cache = try MemoryCache<Int, Tagged>(
             countLimit: Self.countLimit, costLimit: Self.costLimit, shardCount: shardCount, cost: { $0.bytes })
-        let operations = StressSize.operationsPerTask
+        let operations = StressScale.scaled(4_000)
 
         // When: 8 tasks mix reads, writes, removals, trims and wipes.
         let tallies = try await withThrowingTaskGroup(of: Tally.self) { group in
-            for task in 0..<StressSize.tasks {
+            for task in 0..<concurrentTasks {
                 group.addTask {
                     var generator = SystemRandomNumberGenerator()
                     var tally = Tally()
@@ -52,7 +53,7 @@ import Testing
         }
 
         // Then: every operation ran, nothing wrong came back, and no snapshot was over a limit.
-        #expect(tallies.operations == StressSize.tasks * operations)
+        #expect(tallies.operations == concurrentTasks * operations)
         #expect(tallies.wrongValues == 0)
         #expect(tallies.limitBreaches == 0)
         #expect(tallies.hits > 0)
