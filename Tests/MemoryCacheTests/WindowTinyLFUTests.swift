@@ -223,6 +223,20 @@ import Testing
         #expect(sketch.frequency(4_242) <= 7)
     }
 
+    @Test func bufferedHitsAreCountedAtTheLatestWhenTheBufferFillsOrDrains() {
+        var sketch = FrequencySketch(capacity: 1_000)
+        defer { sketch.deallocate() }
+        for _ in 0..<3 { sketch.recordAccess(42) }
+        #expect(sketch.frequency(42) == 0)
+        sketch.drain()
+        #expect(sketch.frequency(42) == 3)
+        #expect(sketch.pendingCount == 0)
+        // A full buffer counts itself: 16 hits of key 9 with no explicit drain.
+        for _ in 0..<FrequencySketch.bufferSize { sketch.recordAccess(9) }
+        #expect(sketch.pendingCount == 0)
+        #expect(sketch.frequency(9) == 15)
+    }
+
     @Test func sketchHalvesByItselfAfterItsSampleOfIncrements() {
         var sketch = FrequencySketch(capacity: 8)
         defer { sketch.deallocate() }

@@ -12,7 +12,7 @@ extension LRUTable {
     /// shard shares.
     @inlinable
     func touchByFrequency(_ slot: Int32, hash: UInt32) {
-        frequencyPolicy.sketch.increment(hash)
+        frequencyPolicy.sketch.recordAccess(hash)
         let region = region(of: slot)
         if region == PolicyRegion.probation {
             promote(slot)
@@ -87,6 +87,8 @@ extension LRUTable {
             frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
         }
         if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions() }
+        // Buffered hits are counted before this insertion and before any admission decision below.
+        frequencyPolicy.sketch.drain()
         frequencyPolicy.sketch.increment(hash)
         var candidates = frequencyPolicy.candidates
         frequencyPolicy.candidates = []

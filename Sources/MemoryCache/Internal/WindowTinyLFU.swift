@@ -99,22 +99,19 @@ struct WindowTinyLFU {
     // MARK: - Regions
 
     @inlinable
-    func count(of region: UInt32) -> Int {
-        switch region {
-        case PolicyRegion.window: counts.0
-        case PolicyRegion.probation: counts.1
-        case PolicyRegion.protected: counts.2
-        default: counts.3
-        }
-    }
+    func count(of region: UInt32) -> Int { sizes(of: region).count }
 
     @inlinable
-    func cost(of region: UInt32) -> Int {
+    func cost(of region: UInt32) -> Int { sizes(of: region).cost }
+
+    /// The entry count and total cost of `region`.
+    @inlinable
+    func sizes(of region: UInt32) -> (count: Int, cost: Int) {
         switch region {
-        case PolicyRegion.window: costs.0
-        case PolicyRegion.probation: costs.1
-        case PolicyRegion.protected: costs.2
-        default: costs.3
+        case PolicyRegion.window: (counts.0, costs.0)
+        case PolicyRegion.probation: (counts.1, costs.1)
+        case PolicyRegion.protected: (counts.2, costs.2)
+        default: (counts.3, costs.3)
         }
     }
 
@@ -122,18 +119,10 @@ struct WindowTinyLFU {
     @inlinable
     mutating func adjust(_ region: UInt32, count: Int, cost: Int) {
         switch region {
-        case PolicyRegion.window:
-            counts.0 &+= count
-            costs.0 &+= cost
-        case PolicyRegion.probation:
-            counts.1 &+= count
-            costs.1 &+= cost
-        case PolicyRegion.protected:
-            counts.2 &+= count
-            costs.2 &+= cost
-        default:
-            counts.3 &+= count
-            costs.3 &+= cost
+        case PolicyRegion.window: (counts.0, costs.0) = (counts.0 &+ count, costs.0 &+ cost)
+        case PolicyRegion.probation: (counts.1, costs.1) = (counts.1 &+ count, costs.1 &+ cost)
+        case PolicyRegion.protected: (counts.2, costs.2) = (counts.2 &+ count, costs.2 &+ cost)
+        default: (counts.3, costs.3) = (counts.3 &+ count, costs.3 &+ cost)
         }
     }
 
