@@ -29,4 +29,21 @@ import Testing
         clock.advance(by: 10)
         #expect(try await cache.value(forKey: "k") == nil)
     }
+
+    @Test func synchronousMethodsAreReachableFromAsyncCodeAsFunctionValues() async throws {
+        // Given a store opened inside an async function
+        let cache = try DiskCache<String, Data>(
+            configuration: DiskCacheConfiguration(
+                name: "async", directory: folder.url, masterKeySource: .key(Data(repeating: 7, count: 32))))
+
+        // When the synchronous methods are named as synchronous function values (this file compiles only
+        // while that picks them: a bare call in async code picks the async twin)
+        let write: (Data, String, Expiry?) throws -> Void = cache.setValue(_:forKey:expiry:)
+        let read: (String) throws -> Data? = cache.value(forKey:)
+        try write(Data("sync".utf8), "k", nil)
+
+        // Then they work on the same store as the async twins
+        #expect(try read("k") == Data("sync".utf8))
+        #expect(try await cache.value(forKey: "k") == Data("sync".utf8))
+    }
 }
