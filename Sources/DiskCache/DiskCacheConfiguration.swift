@@ -130,8 +130,22 @@ public struct DiskCacheConfiguration: Sendable {
         }
         if directory == nil {
             guard !name.isEmpty, name != ".", name != "..", !name.contains("/"), !name.contains("\0") else {
+                // Control characters (a NUL among them) are escaped so the message stays one readable line.
+                let shown = name.unicodeScalars.map {
+                    $0.properties.generalCategory == .control ? "\\u{\(String($0.value, radix: 16))}" : String($0)
+                }.joined()
                 throw CacheError(
-                    .invalidArgument, "store name '\(name)' must be one folder name (no '/', not '.' or '..')")
+                    .invalidArgument, "store name '\(shown)' must be one folder name (no '/', not '.' or '..')")
+            }
+        }
+        if case .keyFile(let url) = masterKeySource {
+            // A master key beside the ciphertext it seals protects nothing (Docs/Security.md).
+            let store = resolvedDirectory.standardizedFileURL.path
+            let keyPath = url.standardizedFileURL.path
+            if keyPath == store || keyPath.hasPrefix(store.hasSuffix("/") ? store : store + "/") {
+                throw CacheError(
+                    .invalidArgument,
+                    "the master key file must live outside the store's folder, not inside it", path: keyPath)
             }
         }
     }

@@ -385,16 +385,20 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         }
         // The replaced and evicted values are released here, after the lock is dropped.
         withExtendedLifetime(released) {}
-        if let limit { throw Self.entryTooLarge(cost: cost, limit: limit) }
+        if let limit { throw Self.entryTooLarge(cost: cost, limit: limit, cacheLimit: costLimit, shards: shardCount) }
     }
 
-    /// The error of an entry whose cost alone exceeds its shard's cost limit.
+    /// The error of an entry whose cost alone exceeds its shard's cost limit `limit`; a sharded cache
+    /// names the cache's limit `cacheLimit` and its `shards` too, since each shard holds only its share.
     @usableFromInline
-    static func entryTooLarge(cost: Int, limit: Int) -> CacheError {
-        CacheError(
+    static func entryTooLarge(cost: Int, limit: Int, cacheLimit: Int?, shards: Int) -> CacheError {
+        let bound =
+            shards > 1
+            ? "its shard's share (\(limit)) of the cache's cost limit of \(cacheLimit ?? limit) over \(shards) shards"
+            : "the cache's cost limit of \(limit)"
+        return CacheError(
             .entryTooLarge,
-            "entry of cost \(cost) exceeds the cache's cost limit of \(limit); it was not stored and the earlier "
-                + "entry for its key was removed")
+            "entry of cost \(cost) exceeds \(bound); it was not stored and the earlier entry for its key was removed")
     }
 
     /// Runs `body` on the table that owns `key`, with that table's lock held.

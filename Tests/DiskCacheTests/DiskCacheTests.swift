@@ -318,6 +318,26 @@ private struct Profile: Codable, Hashable, Sendable {
         #expect(error?.code == .invalidArgument)
     }
 
+    @Test func aMasterKeyFileInsideTheStoreFolderIsRejectedBeforeAnythingIsCreated() throws {
+        // Given a configuration whose master key file would sit beside the ciphertext it seals
+        let keyFile = folder.store.appendingPathComponent("keys/store.key")
+        let configuration = DiskCacheConfiguration(
+            name: "tests", directory: folder.store, masterKeySource: .keyFile(keyFile))
+
+        // When the store is opened, then it is refused and no key file is written
+        let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+        #expect(!FileManager.default.fileExists(atPath: keyFile.path))
+    }
+
+    @Test func aStoreNameWithAControlCharacterIsQuotedEscaped() throws {
+        let configuration = DiskCacheConfiguration(name: "a\u{0}b", masterKeySource: .key(TestKeys.primary))
+        let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("'a\\u{0}b'") == true)
+        #expect(error?.message.contains("\u{0}") == false)
+    }
+
     @Test func defaultDirectoryFollowsXDGCacheHome() throws {
         let configuration = DiskCacheConfiguration(name: "thumbs", masterKeySource: .key(TestKeys.primary))
         let expected = DiskCacheLocation.cachesFolder()

@@ -26,6 +26,13 @@ import Testing
         #expect(cache.statistics.evictions == 0)
     }
 
+    @Test func aShardedCacheNamesItsShareAndTheCachesLimit() throws {
+        let cache = try MemoryCache<String, Int>(costLimit: 100, shardCount: 4)
+        let error = try #require(throws: CacheError.self) { try cache.setValue(1, forKey: "k", cost: 30) }
+        #expect(error.code == .entryTooLarge)
+        #expect(error.message.contains("share (25) of the cache's cost limit of 100 over 4 shards"))
+    }
+
     @Test func theSubscriptDropsAnOversizedValueWithoutReporting() throws {
         let cache = try MemoryCache<String, Int>(costLimit: 10, cost: { $0 })
         cache["k"] = 5

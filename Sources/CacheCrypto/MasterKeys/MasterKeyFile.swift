@@ -38,9 +38,9 @@ package enum MasterKeyFile {
                     // user; and `link(2)` cannot replace the link, so creation would never succeed either.
                     throw CacheError(
                         .invalidMasterKey,
-                        "the key file is a symbolic link to a missing file (\(target)); restore the file it points "
-                            + "to, or remove the link so a new key is created (entries written under the old key "
-                            + "are then lost)",
+                        "the master key file is a symbolic link to a missing file (\(target)); restore the file it "
+                            + "points to, or remove the link: a new master key is then created for a folder that holds "
+                            + "no store yet (a store sealed under the old one must be removed too)",
                         path: path)
                 }
                 return nil
