@@ -87,6 +87,26 @@ struct StoreCommandTests {
         #expect(remaining.count <= 2)
     }
 
+    @Test func readCommandsNeverEvictBecauseOfALimitAndWritesApplyIt() throws {
+        // Given five entries stored without limits
+        let harness = try StrataHarness()
+        for index in 0..<5 { #expect(try harness.run(["set", "k\(index)", "v"]).status == 0) }
+
+        // When read commands run with an entry limit of 1
+        #expect(try harness.run(["--max-entries", "1", "get", "k0"]).outputText == "v")
+        #expect(try harness.run(["--max-entries", "1", "ls"]).outputText.split(separator: "\n").count == 5)
+        let stats = try harness.run(["--max-entries", "1", "stats"]).outputText
+
+        // Then every entry is still there and stats shows the limit it was given
+        let limitLine = stats.split(separator: "\n").first { $0.hasPrefix("max entries") }
+        #expect(limitLine?.split(separator: " ").last == "1")
+        #expect(try harness.run(["ls"]).outputText.split(separator: "\n").count == 5)
+
+        // And a write with that limit applies it
+        #expect(try harness.run(["--max-entries", "1", "set", "k5", "w"]).status == 0)
+        #expect(try harness.run(["ls"]).outputText.split(separator: "\n").count <= 1)
+    }
+
     private static func files(under directory: URL) -> [(url: URL, size: Int)] {
         guard let enumerator = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else {
             return []

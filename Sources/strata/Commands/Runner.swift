@@ -53,7 +53,7 @@ enum Runner {
         }
 
         let location = try StoreLocation(globals: invocation.globals, environment: environment)
-        let store = try location.open()
+        let store = try location.open(applyingLimits: invocation.command.appliesLimits)
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath
@@ -69,7 +69,7 @@ enum Runner {
         case .list(let json):
             return try StoreCommands(store: store, storePath: path).list(json: json)
         case .stats(let json):
-            return try StoreCommands(store: store, storePath: path).stats(json: json)
+            return try StoreCommands(store: store, storePath: path, limits: location.configuration).stats(json: json)
         case .trim:
             return try StoreCommands(store: store, storePath: path).trim()
         case .verify:

@@ -6,6 +6,9 @@ import Foundation
 struct StoreCommands {
     var store: DiskCache<String, Data>
     var storePath: String
+    /// The configuration whose limits `stats` shows: the invocation's, even when the store was opened
+    /// without them.
+    var limits: DiskCacheConfiguration? = nil
 
     /// `strata clear`: rotates the key epoch, then deletes every entry.
     ///
@@ -36,7 +39,7 @@ struct StoreCommands {
     func stats(json: Bool) throws(CLIFailure) -> Int32 {
         let report = StatsReport(
             store: storePath, statistics: store.statistics, count: store.count, totalBytes: store.totalBytes,
-            configuration: store.configuration)
+            configuration: limits ?? store.configuration)
         try printOutput(json ? report.json : report.text)
         return ExitStatus.success
     }

@@ -47,6 +47,16 @@ enum Command {
     /// `--help` or `help [COMMAND]`: help for one command, or general help when `nil`.
     case help(command: String?)
     case version
+
+    /// Whether the store is opened with this invocation's `--max-size`/`--max-entries`: only commands
+    /// that add entries or trim apply them. A read must not evict what it came for, nor pay the scan that
+    /// applying a limit at open costs (O(*n*) in the entries).
+    var appliesLimits: Bool {
+        switch self {
+        case .set, .exec, .trim: true
+        case .get, .remove, .clear, .list, .stats, .verify, .help, .version: false
+        }
+    }
 }
 
 /// A parsed command line: the command plus the global options.

@@ -63,9 +63,16 @@ struct StoreLocation {
 
     /// Opens the store.
     ///
+    /// - Parameter applyingLimits: Whether the store gets this invocation's limits (and so is brought
+    ///   within them at open); `false` opens it unlimited.
     /// - Returns: A store of `Data` values under `String` keys.
     /// - Throws: `CLIFailure.store` naming the store and the cause (wrong key, unreadable folder, …).
-    func open() throws(CLIFailure) -> DiskCache<String, Data> {
+    func open(applyingLimits: Bool = true) throws(CLIFailure) -> DiskCache<String, Data> {
+        var configuration = configuration
+        if !applyingLimits {
+            configuration.byteLimit = nil
+            configuration.countLimit = nil
+        }
         do {
             return try DiskCache(configuration: configuration, codec: .data)
         } catch {
