@@ -52,8 +52,13 @@ def swift_file(name, origin, body):
     imports = [line for line in body if re.match(r"^(@testable )?import \w+", line)]
     code = [line for line in body if line not in imports]
     top_level = [line for line in code if line and not line[0].isspace() and not line.startswith(("//", "}"))]
-    header = [f"// {origin}", "import CacheTesting", "import Foundation", "import Strata", "import Testing"]
-    header += [line for line in imports if line not in header]
+    # A block with imports of its own is checked with those alone, so an example that forgets
+    # `import Foundation` fails here as it would in a reader's file; a fragment without imports continues
+    # an earlier example and gets the usual ones.
+    if imports:
+        header = [f"// {origin}"] + imports
+    else:
+        header = [f"// {origin}", "import CacheTesting", "import Foundation", "import Strata", "import Testing"]
     declarations = top_level and all(DECLARATION.match(line) for line in top_level)
     if declarations and any(line.startswith("extension") for line in top_level):
         return "\n".join(header + [""] + code) + "\n"

@@ -71,7 +71,7 @@ enum Runner {
         case .stats(let json):
             return try StoreCommands(store: store, storePath: path, limits: location.configuration).stats(json: json)
         case .trim:
-            return try StoreCommands(store: store, storePath: path).trim()
+            return try StoreCommands(store: store, storePath: path, limits: location.configuration).trim()
         case .verify:
             return try StoreCommands(store: store, storePath: path).verify()
         case .exec(let options):

@@ -50,7 +50,17 @@ struct StoreCommands {
     /// - Throws: `CLIFailure.store` when the store fails.
     func trim() throws(CLIFailure) -> Int32 {
         let expired = try storeCall { try store.removeExpired() }
-        let evicted = try storeCall { try store.trim() }
+        // The store was opened without the invocation's limits (opening with them would evict before this
+        // count could see it); evict down to their low-water marks here, as the library's `trim()` does.
+        let limits = limits ?? store.configuration
+        let lowWater = { (limit: Int) in Int((Double(limit) * limits.lowWaterFraction).rounded(.down)) }
+        var evicted = 0
+        if let byteLimit = limits.byteLimit {
+            evicted += try storeCall { try store.trim(toBytes: lowWater(byteLimit)) }
+        }
+        if let countLimit = limits.countLimit {
+            evicted += try storeCall { try store.trim(toCount: lowWater(countLimit)) }
+        }
         try printOutput("removed \(expired) expired, evicted \(evicted)\n")
         return ExitStatus.success
     }

@@ -49,12 +49,13 @@ enum Command {
     case version
 
     /// Whether the store is opened with this invocation's `--max-size`/`--max-entries`: only commands
-    /// that add entries or trim apply them. A read must not evict what it came for, nor pay the scan that
-    /// applying a limit at open costs (O(*n*) in the entries).
+    /// that add entries apply them. A read must not evict what it came for, nor pay the scan that
+    /// applying a limit at open costs (O(*n*) in the entries); `trim` opens without them and applies them
+    /// itself, so that it can count what it evicts.
     var appliesLimits: Bool {
         switch self {
-        case .set, .exec, .trim: true
-        case .get, .remove, .clear, .list, .stats, .verify, .help, .version: false
+        case .set, .exec: true
+        case .get, .remove, .clear, .list, .stats, .trim, .verify, .help, .version: false
         }
     }
 }
