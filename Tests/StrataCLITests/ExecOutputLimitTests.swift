@@ -44,6 +44,26 @@ struct ExecOutputLimitTests {
         #expect(try harness.run(["ls"]).outputText.contains("big"))
     }
 
+    @Test func aReplayIntoAClosedPipeEndsQuietlyWith141() throws {
+        // Given a kept run whose output is larger than a pipe holds
+        let harness = try StrataHarness()
+        let command = ["exec", "--", "head", "-c", "4194304", "/dev/zero"]
+        #expect(try harness.run(command).status == 0)
+        let script = #"""
+            { timeout 60 "$STRATA" --store "$STORE" exec -- head -c 4194304 /dev/zero; echo $? > "$ROOT/status"; } \
+                | head -c 10 > "$ROOT/head"
+            """#
+
+        // When its replay's reader goes away after 10 bytes
+        let result = try harness.runShell(script)
+
+        // Then the replay ends as the run would: 141, nothing on stderr, the result still kept
+        #expect(harness.contents("head") == Data(count: 10))
+        #expect(String(decoding: harness.contents("status"), as: UTF8.self) == "141\n")
+        #expect(result.standardError.isEmpty)
+        #expect(try harness.run(["ls"]).outputText.contains("exec: head -c 4194304 /dev/zero"))
+    }
+
     @Test func outputOverTheCapIsShownWholeButNotKept() throws {
         // Given a command writing 5000 bytes, run twice with a 1000-byte cap
         let harness = try StrataHarness()

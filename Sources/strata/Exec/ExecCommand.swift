@@ -10,7 +10,8 @@ import Foundation
 /// 2. Take the store's cross-process lock for the key (`DiskCache.withLock(forKey:)`), look again
 ///    (another process may have just stored it), and only if still missing run the command, echoing
 ///    its output live, store the result (exit 0 only unless `--cache-failures`), release the lock.
-/// A replay returns the recorded exit status; a run returns the command's own.
+/// A replay returns the recorded exit status; a run returns the command's own. Either one whose stdout
+/// reader went away returns 141 (128 + SIGPIPE).
 struct ExecCommand {
     var options: ExecOptions
     var store: DiskCache<String, Data>
@@ -186,7 +187,9 @@ struct ExecCommand {
     }
 
     private func replay(_ record: ExecRecord) -> Int32 {
-        StandardStreams.write(record.standardOutput, to: STDOUT_FILENO)
+        // A reader that went away ends the replay as it ends a run (and `cat`): quietly, with the status a
+        // shell reports for SIGPIPE, so `set -o pipefail` scripts see the same thing either way.
+        guard StandardStreams.write(record.standardOutput, to: STDOUT_FILENO) else { return 128 + SIGPIPE }
         StandardStreams.write(record.standardError, to: STDERR_FILENO)
         return record.status
     }
