@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache", "RedisCache"]),
         .executableTarget(
             name: "strata",
-            dependencies: ["CacheCore", "DiskCache"]
+            dependencies: ["CacheCore", "DiskCache", "RedisCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
         .testTarget(

@@ -6,6 +6,8 @@ import Foundation
 struct StoreCommands {
     var store: DiskCache<String, Data>
     var storePath: String
+    /// The Redis tier under the store, if any.
+    var shared = SharedTier.disabled
 
     /// `strata clear`: rotates the key epoch, then deletes every entry.
     ///
@@ -13,6 +15,7 @@ struct StoreCommands {
     /// - Throws: `CLIFailure.store` when the wipe fails.
     func clear() throws(CLIFailure) -> Int32 {
         try storeCall { try store.removeAll() }
+        shared.removeAll()
         return ExitStatus.success
     }
 
