@@ -22,6 +22,7 @@ enum StrataBench {
         DiskOpen.scenario,
         DiskPeer.scenario,
         DiskValueMemory.scenario,
+        RedisTierRows.scenario,
     ]
 
     static func main() {
