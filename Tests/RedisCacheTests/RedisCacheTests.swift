@@ -248,6 +248,29 @@ struct RedisCacheTests {
         await cache.close()
     }
 
+    @Test func theACLInTheDocsIsEnough() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        // The ACL of Docs/RedisCache.md, "Running Redis for it"
+        let rule =
+            "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +ping +get +mget +set "
+            + "+unlink +incr"
+        let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
+        #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
+        var configuration = try RedisTier.configuration(port: server.port)
+        configuration.username = "strata"
+        configuration.password = "secret"
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .minutes(1))
+        #expect(try await cache.value(forKey: "k") == Data("v".utf8))
+        try await cache.removeEntry(forKey: "k")
+        try await cache.setEntry(CacheEntry(value: Data(), expiresAt: Date(timeIntervalSince1970: 0)), forKey: "k")
+        try await cache.removeAll()
+        #expect(try await cache.value(forKey: "k") == nil)
+        await cache.close()
+        await raw.connection.close()
+    }
+
     @Test func valuesOverTheMaximumAreRefused() async throws {
         let server = try RedisServer()
         var configuration = try RedisTier.configuration(port: server.port)
