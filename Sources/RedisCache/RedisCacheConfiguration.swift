@@ -44,7 +44,7 @@ public struct RedisCacheConfiguration: Sendable {
     /// `CacheError.Code.entryTooLarge`. Default 1 MiB.
     public var maximumValueSize: Int
     /// The server-side time to live given to entries without an expiry, and the longest any entry is
-    /// kept. Default 7 days.
+    /// kept: 1 ms to 100 years. Default 7 days.
     public var maximumTimeToLive: Duration
     /// How long a cached namespace epoch is trusted by writes before it is read again; reads refresh it
     /// for free. Default 1 s.
@@ -109,8 +109,9 @@ public struct RedisCacheConfiguration: Sendable {
             throw CacheError(
                 .invalidArgument, "maximumValueSize must be 1 byte to 512 MiB, got \(maximumValueSize)")
         }
-        guard maximumTimeToLive >= .milliseconds(1) else {
-            throw CacheError(.invalidArgument, "maximumTimeToLive must be at least 1 ms")
+        // The upper bound keeps every PX argument far inside Int64 milliseconds.
+        guard maximumTimeToLive >= .milliseconds(1), maximumTimeToLive <= .seconds(100 * 365 * 86_400) else {
+            throw CacheError(.invalidArgument, "maximumTimeToLive must be 1 ms to 100 years")
         }
         for (name, value) in [
             ("connectTimeout", connectTimeout), ("readTimeout", readTimeout), ("writeTimeout", writeTimeout),
