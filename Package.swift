@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         // The Redis tier (Docs/RedisCache.md): RESP3 over POSIX sockets, no outside packages.
-        .target(name: "RedisCache", dependencies: ["CacheCore"]),
+        .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
         // What the test targets and the reliability tools share (seeded generator, temporary folders, the
         // history oracle, the stress knob, gates, hostile items, mounts); in no product, like
@@ -43,10 +43,11 @@ let package = Package(
         .target(name: "StrataTestSupport", dependencies: ["CacheCore"], path: "Tests/StrataTestSupport"),
         // The umbrella: `import Strata` re-exports the cache modules and CacheCrypto.
         .target(
-            name: "Strata", dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache"]),
+            name: "Strata",
+            dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache", "RedisCache"]),
         .executableTarget(
             name: "strata",
-            dependencies: ["CacheCore", "DiskCache"]
+            dependencies: ["CacheCore", "DiskCache", "RedisCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
@@ -63,7 +64,10 @@ let package = Package(
             name: "MultiCacheTests",
             dependencies: ["MultiCache", "MemoryCache", "DiskCache", "CacheTesting", "StrataTestSupport"]
         ),
-        .testTarget(name: "RedisCacheTests", dependencies: ["RedisCache"]),
+        .testTarget(
+            name: "RedisCacheTests",
+            dependencies: ["RedisCache", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting", "StrataTestSupport"]
+        ),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting", "StrataTestSupport"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataTestSupport"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),

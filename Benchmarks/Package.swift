@@ -35,6 +35,7 @@ let package = Package(
                 .product(name: "MemoryCache", package: "Strata"),
                 .product(name: "DiskCache", package: "Strata"),
                 .product(name: "MultiCache", package: "Strata"),
+                .product(name: "RedisCache", package: "Strata"),
             ]
         ),
     ]

@@ -17,6 +17,9 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
         /// A stored entry failed to authenticate or parse, was written under an earlier key epoch, or sat
         /// under another key's file name, and was removed (a miss).
         public static let corruptEntryRemoved = Kind("corruptEntryRemoved")
+        /// A stored entry failed to authenticate or parse and was left in place (a miss): a shared tier
+        /// (Redis) never deletes what it cannot open, since another holder of the namespace may have written it.
+        public static let corruptEntryKept = Kind("corruptEntryKept")
         /// A file could not be read for a passing reason (permissions, I/O) and was left in place.
         public static let readFailed = Kind("readFailed")
         /// A tier of a composite cache threw on a read and was skipped.

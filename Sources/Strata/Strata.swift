@@ -5,3 +5,4 @@
 @_exported import DiskCache
 @_exported import MemoryCache
 @_exported import MultiCache
+@_exported import RedisCache

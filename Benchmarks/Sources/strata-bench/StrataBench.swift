@@ -23,6 +23,7 @@ enum StrataBench {
         DiskOpen.scenario,
         DiskPeer.scenario,
         DiskValueMemory.scenario,
+        RedisTierRows.scenario,
     ]
 
     static func main() {

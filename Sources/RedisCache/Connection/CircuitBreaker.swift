@@ -9,17 +9,17 @@
 ///
 /// Time and randomness are passed in, so tests decide them without sleeping. Thread safety: a value type;
 /// the connection keeps it under its lock.
-public struct CircuitBreaker: Sendable, Equatable {
+package struct CircuitBreaker: Sendable, Equatable {
     /// Consecutive failures that open the breaker. Default 3.
-    public var failureThreshold: Int
+    package var failureThreshold: Int
     /// The backoff ceiling after the first failure. Default 50 ms.
-    public var minimumDelay: Duration
+    package var minimumDelay: Duration
     /// The largest backoff ceiling. Default 1 s.
-    public var maximumDelay: Duration
+    package var maximumDelay: Duration
     /// Failures since the last success.
-    public private(set) var consecutiveFailures = 0
+    package private(set) var consecutiveFailures = 0
     /// The earliest time of the next attempt, on the caller's time line; `nil` before any failure.
-    public private(set) var nextAttempt: Duration?
+    package private(set) var nextAttempt: Duration?
 
     /// The shortest wait between attempts.
     static let floor = Duration.milliseconds(5)
@@ -30,7 +30,7 @@ public struct CircuitBreaker: Sendable, Equatable {
     ///   - failureThreshold: Consecutive failures that open it (at least 1).
     ///   - minimumDelay: Backoff ceiling after the first failure.
     ///   - maximumDelay: Largest backoff ceiling.
-    public init(
+    package init(
         failureThreshold: Int = 3, minimumDelay: Duration = .milliseconds(50), maximumDelay: Duration = .seconds(1)
     ) {
         self.failureThreshold = max(1, failureThreshold)
@@ -39,13 +39,13 @@ public struct CircuitBreaker: Sendable, Equatable {
     }
 
     /// Whether requests should fail at once with ``RedisError/Code/unavailable``.
-    public var isOpen: Bool { consecutiveFailures >= failureThreshold }
+    package var isOpen: Bool { consecutiveFailures >= failureThreshold }
 
     /// The backoff ceiling after `failures` consecutive failures: `min(maximumDelay, minimumDelay · 2ⁿ⁻¹)`.
     ///
     /// - Parameter failures: Consecutive failures so far (at least 1).
     /// - Returns: The largest wait before the next attempt.
-    public func ceiling(afterFailures failures: Int) -> Duration {
+    package func ceiling(afterFailures failures: Int) -> Duration {
         var ceiling = minimumDelay
         for _ in 1..<max(1, failures) {
             ceiling *= 2
@@ -57,7 +57,7 @@ public struct CircuitBreaker: Sendable, Equatable {
     /// Whether an attempt may start at `now`.
     ///
     /// - Parameter now: The current time on the caller's time line.
-    public func allowsAttempt(at now: Duration) -> Bool {
+    package func allowsAttempt(at now: Duration) -> Bool {
         nextAttempt.map { now >= $0 } ?? true
     }
 
@@ -68,7 +68,7 @@ public struct CircuitBreaker: Sendable, Equatable {
     ///   - randomFraction: A uniform random number in `0...1` that picks the wait inside the ceiling.
     /// - Returns: The wait chosen before the next attempt.
     @discardableResult
-    public mutating func recordFailure(at now: Duration, randomFraction: Double) -> Duration {
+    package mutating func recordFailure(at now: Duration, randomFraction: Double) -> Duration {
         consecutiveFailures += 1
         let ceiling = ceiling(afterFailures: consecutiveFailures)
         let wait = max(Self.floor, ceiling * min(1, max(0, randomFraction)))
@@ -77,7 +77,7 @@ public struct CircuitBreaker: Sendable, Equatable {
     }
 
     /// Records a success: the breaker closes and the backoff starts over.
-    public mutating func recordSuccess() {
+    package mutating func recordSuccess() {
         consecutiveFailures = 0
         nextAttempt = nil
     }

@@ -3,33 +3,33 @@ extension RedisConnection {
     ///
     /// The deadline defaults are cache-grade: a cache that waits longer than a few tens of milliseconds
     /// for a remote tier is slower than recomputing. Thread safety: a value type; `Sendable`.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The server's host name or address. Default `127.0.0.1`.
-        public var host: String
+        package var host: String
         /// The server's TCP port. Default 6379.
-        public var port: Int
+        package var port: Int
         /// The ACL user for `HELLO … AUTH`; `nil` with a password means `default`.
-        public var username: String?
+        package var username: String?
         /// The password; `nil` sends no credentials.
-        public var password: String?
+        package var password: String?
         /// The name set with `HELLO … SETNAME`, shown by `CLIENT LIST`. Default `strata`.
-        public var clientName: String
+        package var clientName: String
         /// How long `connect(2)` may take. Default 250 ms.
-        public var connectTimeout: Duration
+        package var connectTimeout: Duration
         /// How long a written request may wait for its reply. Default 50 ms.
-        public var readTimeout: Duration
+        package var readTimeout: Duration
         /// How long a queued request may wait to be written. Default 100 ms.
-        public var writeTimeout: Duration
+        package var writeTimeout: Duration
         /// How long the connection may be idle before a keep-alive `PING`. Default 500 ms.
-        public var keepAliveInterval: Duration
+        package var keepAliveInterval: Duration
         /// Backoff and breaker settings (its counters start at zero).
-        public var breaker: CircuitBreaker
+        package var breaker: CircuitBreaker
         /// Caps on each reply.
-        public var decoderLimits: RESPDecoder.Limits
+        package var decoderLimits: RESPDecoder.Limits
         /// Called on the I/O thread with each push (`>`) the server sends, such as client-tracking
         /// `invalidate` messages; it must return quickly and must not call back into the connection
         /// synchronously. Default: pushes are dropped.
-        public var pushHandler: (@Sendable (RESPValue) -> Void)?
+        package var pushHandler: (@Sendable (RESPValue) -> Void)?
 
         /// Creates a configuration.
         ///
@@ -45,7 +45,7 @@ extension RedisConnection {
         ///   - keepAliveInterval: Idle time before a `PING`.
         ///   - breaker: Backoff and breaker settings.
         ///   - decoderLimits: Caps on each reply.
-        public init(
+        package init(
             host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
             clientName: String = "strata", connectTimeout: Duration = .milliseconds(250),
             readTimeout: Duration = .milliseconds(50), writeTimeout: Duration = .milliseconds(100),
@@ -68,32 +68,32 @@ extension RedisConnection {
     }
 
     /// Counters of one connection's life. Thread safety: a value type, read as one snapshot.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Successful connects and handshakes, the first included.
-        public var connects = 0
+        package var connects = 0
         /// Connects after the first (after a loss).
-        public var reconnects = 0
+        package var reconnects = 0
         /// Times a deadline closed the connection.
-        public var deadlineMisses = 0
+        package var deadlineMisses = 0
         /// Times the breaker opened.
-        public var breakerOpenings = 0
+        package var breakerOpenings = 0
         /// Requests refused at once while the breaker was open.
-        public var rejectedWhileOpen = 0
+        package var rejectedWhileOpen = 0
         /// `send(2)` calls that moved request bytes; with many concurrent callers far fewer than the
         /// requests, since everything queued is written together. Updated each time the I/O thread wakes.
-        public var writes = 0
+        package var writes = 0
         /// Keep-alive `PING`s sent.
-        public var keepAlivePings = 0
+        package var keepAlivePings = 0
         /// System calls made by callers' threads to queue requests (wake-ups of the I/O thread); a
         /// refused request makes none.
-        public var callerSystemCalls = 0
+        package var callerSystemCalls = 0
 
         /// Creates zeroed counters.
-        public init() {}
+        package init() {}
     }
 
     /// What the connection is doing now.
-    public enum State: Sendable, Equatable {
+    package enum State: Sendable, Equatable {
         /// No socket; the next request or background attempt connects.
         case disconnected
         /// Connected and handshaken; requests are sent at once.

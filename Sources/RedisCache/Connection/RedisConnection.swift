@@ -31,7 +31,7 @@ import CacheCore
 /// Thread safety: every method may be called from any thread or task. All socket I/O happens on one
 /// dedicated thread per connection; `async` callers are resumed from it and never block the cooperative
 /// pool. Error replies are thrown as ``RedisError`` (see ``RedisError/reply(_:)``).
-public final class RedisConnection: Sendable {
+package final class RedisConnection: Sendable {
     private let core: ConnectionCore
 
     /// Creates a connection and starts its I/O thread; it connects lazily, on the first request.
@@ -39,7 +39,7 @@ public final class RedisConnection: Sendable {
     /// - Parameter configuration: Server, credentials and deadlines.
     /// - Throws: ``RedisError`` with code ``RedisError/Code/connectFailed`` when the process has no file
     ///   descriptor left for the I/O thread's wake-up pipe.
-    public init(configuration: Configuration) throws(RedisError) {
+    package init(configuration: Configuration) throws(RedisError) {
         guard let wakePipe = WakePipe() else {
             throw RedisError(.connectFailed, "cannot create the I/O thread's wake-up pipe (out of descriptors?)")
         }
@@ -52,16 +52,16 @@ public final class RedisConnection: Sendable {
     }
 
     /// The settings this connection was created with.
-    public var configuration: Configuration { core.configuration }
+    package var configuration: Configuration { core.configuration }
 
     /// What the connection is doing now.
-    public var state: State { core.withState { $0.state } }
+    package var state: State { core.withState { $0.state } }
 
     /// A snapshot of the counters.
-    public var statistics: Statistics { core.withState { $0.statistics } }
+    package var statistics: Statistics { core.withState { $0.statistics } }
 
     /// The breaker's current counters (consecutive failures, next attempt).
-    public var breaker: CircuitBreaker { core.withState { $0.breaker } }
+    package var breaker: CircuitBreaker { core.withState { $0.breaker } }
 
     /// Sends `command` and waits for its reply.
     ///
@@ -70,7 +70,7 @@ public final class RedisConnection: Sendable {
     /// - Throws: ``RedisError`` for an error reply (typed by ``RedisError/reply(_:)``), a missed deadline,
     ///   a lost connection, an open breaker or a malformed reply; `CancellationError` at once when the task
     ///   is cancelled (the connection stays up).
-    public func send(_ command: RESPCommand) async throws -> RESPValue {
+    package func send(_ command: RESPCommand) async throws -> RESPValue {
         try Task.checkCancellation()
         let ticket = Locked(Ticket.waiting)
         return try await withTaskCancellationHandler {
@@ -100,13 +100,13 @@ public final class RedisConnection: Sendable {
     ///   - completion: Called exactly once, on the connection's I/O thread or (for a request refused at
     ///     once) on the caller's thread, with the reply or the error ``send(_:)`` would throw. It must
     ///     return quickly.
-    public func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void) {
+    package func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void) {
         _ = core.submit(command, completion: completion)
     }
 
     /// Closes the connection: requests still pending fail with ``RedisError/Code/connectionClosed``,
     /// later ones are refused. Returns once the I/O thread has closed its socket and exited.
-    public func close() async {
+    package func close() async {
         core.close()
         await core.waitForTermination()
     }

@@ -9,14 +9,14 @@
 /// ```
 ///
 /// Thread safety: a value type; `Sendable`.
-public struct RESPCommand: Sendable, Equatable {
+package struct RESPCommand: Sendable, Equatable {
     /// The command name followed by its arguments.
-    public var arguments: [[UInt8]]
+    package var arguments: [[UInt8]]
 
     /// Creates a command from raw byte arguments.
     ///
     /// - Parameter arguments: The name, then each argument; each is sent as one bulk string.
-    public init(arguments: [[UInt8]]) {
+    package init(arguments: [[UInt8]]) {
         self.arguments = arguments
     }
 
@@ -25,21 +25,21 @@ public struct RESPCommand: Sendable, Equatable {
     /// - Parameters:
     ///   - name: The command name, such as `GET`.
     ///   - arguments: The arguments.
-    public init(_ name: String, _ arguments: String...) {
+    package init(_ name: String, _ arguments: String...) {
         self.arguments = [Array(name.utf8)] + arguments.map { Array($0.utf8) }
     }
 
     /// Appends one argument.
     ///
     /// - Parameter argument: The bytes to send as the next bulk string.
-    public mutating func append(_ argument: [UInt8]) {
+    package mutating func append(_ argument: [UInt8]) {
         arguments.append(argument)
     }
 
     /// Appends one text argument as its UTF-8 bytes.
     ///
     /// - Parameter argument: The text to send as the next bulk string.
-    public mutating func append(_ argument: String) {
+    package mutating func append(_ argument: String) {
         arguments.append(Array(argument.utf8))
     }
 }

@@ -5,19 +5,19 @@ extension RESPDecoder {
     /// closed. The defaults fit the Redis tier: values up to 1 MiB plus an envelope, shallow replies.
     ///
     /// Thread safety: a value type; `Sendable`.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// The largest blob, blob error or verbatim string accepted, in bytes. Default 1 MiB + 64 KiB.
-        public var maximumBulkLength: Int
+        package var maximumBulkLength: Int
         /// The deepest nesting of arrays, maps, sets, attributes and pushes accepted; a top-level
         /// aggregate has depth 1. Default 16.
-        public var maximumDepth: Int
+        package var maximumDepth: Int
         /// The most elements (for maps and attributes: pairs) one aggregate may announce. Default 1,048,576.
-        public var maximumAggregateCount: Int
+        package var maximumAggregateCount: Int
         /// The longest line of a simple string, simple error, number or header accepted, in bytes,
         /// CRLF excluded. Default 64 KiB.
-        public var maximumLineLength: Int
+        package var maximumLineLength: Int
         /// The most bytes one reply may occupy while it is incomplete, in bytes. Default 64 MiB.
-        public var maximumFrameLength: Int
+        package var maximumFrameLength: Int
 
         /// Creates limits.
         ///
@@ -27,7 +27,7 @@ extension RESPDecoder {
         ///   - maximumAggregateCount: Most elements (or pairs) per aggregate.
         ///   - maximumLineLength: Longest line, in bytes.
         ///   - maximumFrameLength: Most bytes of one incomplete reply, in bytes.
-        public init(
+        package init(
             maximumBulkLength: Int = 1 << 20 + 64 << 10, maximumDepth: Int = 16,
             maximumAggregateCount: Int = 1 << 20, maximumLineLength: Int = 64 << 10,
             maximumFrameLength: Int = 64 << 20

@@ -19,9 +19,9 @@
 /// ```
 ///
 /// Thread safety: a value type with no shared state; confine each instance to one thread or task.
-public struct RESPDecoder: Sendable {
+package struct RESPDecoder: Sendable {
     /// The caps this decoder enforces.
-    public let limits: Limits
+    package let limits: Limits
     private var buffer: [UInt8] = []
     private var start = 0
     private var failure: RedisError?
@@ -29,18 +29,18 @@ public struct RESPDecoder: Sendable {
     /// Creates a decoder with nothing buffered.
     ///
     /// - Parameter limits: The caps on one reply.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
     }
 
     /// The bytes received but not yet returned as part of a reply.
-    public var bufferedByteCount: Int { buffer.count - start }
+    package var bufferedByteCount: Int { buffer.count - start }
 
     /// Buffers bytes read from the connection.
     ///
     /// - Parameter bytes: The next bytes of the stream.
     /// - Complexity: Amortized O(n) in `bytes.count`.
-    public mutating func append(_ bytes: some Collection<UInt8>) {
+    package mutating func append(_ bytes: some Collection<UInt8>) {
         if start > 0, start >= buffer.count / 2 {
             buffer.removeFirst(start)
             start = 0
@@ -55,7 +55,7 @@ public struct RESPDecoder: Sendable {
     ///   valid RESP or exceed ``limits``; every later call throws it again.
     /// - Complexity: O(n) in the buffered bytes; a reply that arrives in many pieces is parsed again from
     ///   its start on each call.
-    public mutating func next() throws(RedisError) -> RESPValue? {
+    package mutating func next() throws(RedisError) -> RESPValue? {
         if let failure { throw failure }
         var parser = RESPParser(bytes: buffer, position: start, limits: limits)
         do throws(RedisError) {

@@ -3,14 +3,14 @@
 /// `*<count>\r\n` followed by `$<length>\r\n<bytes>\r\n` per argument
 /// (https://github.com/redis/redis-specifications/blob/master/protocol/RESP3.md, "Blob string" and
 /// "Array reply"). Stateless; thread-safe.
-public enum RESPEncoder {
+package enum RESPEncoder {
     /// Appends the wire form of `command` to `buffer`.
     ///
     /// - Parameters:
     ///   - command: The command to encode.
     ///   - buffer: The bytes to append to; several commands appended one after another are pipelined.
     /// - Complexity: O(n) in the total size of the arguments.
-    public static func encode(_ command: RESPCommand, into buffer: inout [UInt8]) {
+    package static func encode(_ command: RESPCommand, into buffer: inout [UInt8]) {
         buffer.reserveCapacity(buffer.count + 16 + command.arguments.reduce(0) { $0 + $1.count + 16 })
         buffer.append(UInt8(ascii: "*"))
         appendDecimal(command.arguments.count, to: &buffer)
@@ -27,7 +27,7 @@ public enum RESPEncoder {
     /// - Parameter command: The command to encode.
     /// - Returns: The bytes to send.
     /// - Complexity: O(n) in the total size of the arguments.
-    public static func encode(_ command: RESPCommand) -> [UInt8] {
+    package static func encode(_ command: RESPCommand) -> [UInt8] {
         var buffer: [UInt8] = []
         encode(command, into: &buffer)
         return buffer

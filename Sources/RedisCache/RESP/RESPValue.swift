@@ -6,20 +6,20 @@
 /// should treat them. Byte payloads stay bytes: a Redis string is binary-safe and need not be UTF-8.
 ///
 /// Thread safety: a value type; `Sendable`.
-public enum RESPValue: Sendable, Equatable {
+package enum RESPValue: Sendable, Equatable {
     /// One key and its value inside a ``map(_:)`` or ``attribute(_:_:)``.
-    public struct Pair: Sendable, Equatable {
+    package struct Pair: Sendable, Equatable {
         /// The field.
-        public var key: RESPValue
+        package var key: RESPValue
         /// The value of the field.
-        public var value: RESPValue
+        package var value: RESPValue
 
         /// Creates a pair.
         ///
         /// - Parameters:
         ///   - key: The field.
         ///   - value: The value of the field.
-        public init(key: RESPValue, value: RESPValue) {
+        package init(key: RESPValue, value: RESPValue) {
             self.key = key
             self.value = value
         }
@@ -61,7 +61,7 @@ public enum RESPValue: Sendable, Equatable {
 extension RESPValue {
     /// The text of a simple, bulk or verbatim string, decoded as UTF-8; `nil` for other types or invalid
     /// UTF-8.
-    public var string: String? {
+    package var string: String? {
         switch self {
         case .simpleString(let text): return text
         case .bulkString(let bytes), .verbatimString(_, let bytes):
@@ -74,7 +74,7 @@ extension RESPValue {
     }
 
     /// The message of a simple or blob error; `nil` for other types.
-    public var errorMessage: String? {
+    package var errorMessage: String? {
         switch self {
         case .simpleError(let message): return message
         case .blobError(let bytes): return String(decoding: bytes, as: UTF8.self)

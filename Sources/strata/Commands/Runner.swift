@@ -31,7 +31,7 @@ enum Runner {
             switch error {
             case .usage(let message, let command):
                 StandardStreams.printError("strata: \(oneLine(message))\n\(HelpText.usage(for: command))")
-            case .store(let message), .launch(let message, _):
+            case .store(let message), .launch(let message, _), .badSetting(let message):
                 StandardStreams.printError("strata: \(oneLine(message))")
             case .outputClosed:
                 break  // the reader chose to stop reading; nothing to report
@@ -53,19 +53,24 @@ enum Runner {
         }
 
         let location = try StoreLocation(globals: invocation.globals, environment: environment)
+        // Parsed before the store opens, so a bad URL changes nothing.
+        let sharedConfiguration = try SharedTier.configuration(
+            url: invocation.globals.redisURL ?? environment["STRATA_REDIS_URL"], location: location)
         let store = try location.open(applyingLimits: invocation.command.appliesLimits)
+        let shared = SharedTier(configuration: sharedConfiguration)
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath
         switch invocation.command {
         case .set(let key, let value, let timeToLive):
-            return try ValueCommands(store: store, storePath: path).set(key: key, value: value, timeToLive: timeToLive)
+            return try ValueCommands(store: store, storePath: path, shared: shared).set(
+                key: key, value: value, timeToLive: timeToLive)
         case .get(let key):
-            return try ValueCommands(store: store, storePath: path).get(key: key)
+            return try ValueCommands(store: store, storePath: path, shared: shared).get(key: key)
         case .remove(let key):
-            return try ValueCommands(store: store, storePath: path).remove(key: key)
+            return try ValueCommands(store: store, storePath: path, shared: shared).remove(key: key)
         case .clear:
-            return try StoreCommands(store: store, storePath: path).clear()
+            return try StoreCommands(store: store, storePath: path, shared: shared).clear()
         case .list(let json):
             return try StoreCommands(store: store, storePath: path).list(json: json)
         case .stats(let json):
@@ -75,7 +80,7 @@ enum Runner {
         case .verify:
             return try StoreCommands(store: store, storePath: path).verify()
         case .exec(let options):
-            let command = ExecCommand(options: options, store: store, storePath: path)
+            let command = ExecCommand(options: options, store: store, storePath: path, shared: shared)
             if invocation.globals.isBackgroundRefresh {
                 try command.refreshInBackground()
                 return ExitStatus.success

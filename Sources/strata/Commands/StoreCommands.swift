@@ -9,6 +9,8 @@ struct StoreCommands {
     /// The configuration whose limits `stats` shows: the invocation's, even when the store was opened
     /// without them.
     var limits: DiskCacheConfiguration? = nil
+    /// The Redis tier under the store, if any.
+    var shared = SharedTier.disabled
 
     /// `strata clear`: rotates the key epoch, then deletes every entry.
     ///
@@ -16,6 +18,7 @@ struct StoreCommands {
     /// - Throws: `CLIFailure.store` when the wipe fails.
     func clear() throws(CLIFailure) -> Int32 {
         try storeCall { try store.removeAll() }
+        shared.removeAll()
         return ExitStatus.success
     }
 

@@ -6,6 +6,8 @@ import Foundation
 struct ValueCommands {
     var store: DiskCache<String, Data>
     var storePath: String
+    /// The Redis tier under the store, if any.
+    var shared = SharedTier.disabled
 
     /// The line `set` prints on stderr before it reads a value from a terminal, so that a `strata set KEY`
     /// typed without a value does not seem to hang; `nil` when stdin is a pipe or a file (scripts see
@@ -45,6 +47,8 @@ struct ValueCommands {
         let expiry: Expiry = timeToLive.map { .seconds($0) } ?? .never
         do {
             try store.setValue(bytes, forKey: key, expiry: expiry)
+            shared.setEntry(
+                CacheEntry(value: bytes, expiresAt: expiry.expirationDate(from: store.clock.now)), forKey: key)
         } catch let error as CacheError where error.code == .entryTooLarge {
             // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
             // the sentence holds whether or not there was one.
@@ -77,7 +81,7 @@ struct ValueCommands {
         try refuseReserved(key, command: "get")
         let value: Data?
         do {
-            value = try store.value(forKey: key)
+            value = try store.value(forKey: key) ?? sharedValue(forKey: key)
         } catch {
             throw CLIFailure.read(error, store: storePath)
         }
@@ -98,7 +102,15 @@ struct ValueCommands {
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
+        shared.removeEntry(forKey: key)
         return ExitStatus.success
+    }
+
+    /// A local miss asks the Redis tier; a hit is written back into the store with its remaining lifetime.
+    private func sharedValue(forKey key: String) -> Data? {
+        guard let entry = shared.entry(forKey: key) else { return nil }
+        try? store.setEntry(entry, forKey: key)
+        return entry.value
     }
 
     private func refuseReserved(_ key: String, command: String) throws(CLIFailure) {

@@ -16,6 +16,8 @@ struct ExecCommand {
     var options: ExecOptions
     var store: DiskCache<String, Data>
     var storePath: String
+    /// The Redis tier under the store, if any: results are shared through it.
+    var shared = SharedTier.disabled
 
     /// The default cap on collected output when `--max-output` is not given: 1 GiB (2^30 bytes).
     static let defaultOutputLimit = 1 << 30
@@ -115,6 +117,11 @@ struct ExecCommand {
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
+        if data == nil, let entry = shared.entry(forKey: key) {
+            // Another machine's result: kept locally with its remaining lifetime.
+            try? store.setEntry(entry, forKey: key)
+            return ExecRecord(serialized: entry.value)
+        }
         return data.flatMap(ExecRecord.init(serialized:))
     }
 
@@ -157,7 +164,9 @@ struct ExecCommand {
             standardError: result.standardError)
         let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
         do {
-            try store.setValue(serialized, forKey: key, expiry: expiry)
+            let entry = CacheEntry(value: serialized, expiresAt: expiry.expirationDate(from: now))
+            try store.setEntry(entry, forKey: key)
+            shared.setEntry(entry, forKey: key)
         } catch {
             if warns {
                 if case .store(let message) = CLIFailure.store(error, store: storePath) {

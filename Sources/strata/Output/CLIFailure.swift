@@ -9,6 +9,9 @@ enum CLIFailure: Error {
     /// The command line is wrong; the message is followed by the usage of `command` (or the general
     /// usage when `nil`). Exit status 2.
     case usage(String, command: String?)
+    /// A setting outside the command line proper is malformed (a bad `--redis` or `STRATA_REDIS_URL`); the
+    /// message is one line, without the usage. Exit status 2.
+    case badSetting(String)
     /// The store or its key cannot be used. The message names the store and the cause. Exit status 3.
     case store(String)
     /// `exec` could not start the command. Exit status 126 or 127.
@@ -29,7 +32,7 @@ enum CLIFailure: Error {
     /// The exit status this failure ends the process with.
     var exitStatus: Int32 {
         switch self {
-        case .usage: return ExitStatus.usage
+        case .usage, .badSetting: return ExitStatus.usage
         case .store: return ExitStatus.storeFailure
         case .launch(_, let status): return status
         case .outputClosed: return ExitStatus.outputClosed

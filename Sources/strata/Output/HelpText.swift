@@ -84,6 +84,8 @@ enum HelpText {
               --store DIR          use the store in DIR (default: the "strata" store in the user's caches folder)
               --max-size SIZE      byte limit: 500MB, 1.5G (powers of 1000), 2GiB (powers of 1024), 4096, none
               --max-entries N      entry limit, or none; 0 keeps nothing
+              --redis URL          share values and exec results through Redis under the store:
+                                   redis://[user:password@]host:port/namespace (same master key everywhere)
               -h, --help           show help;  strata help COMMAND for one command
               -V, --version        print the version
 
@@ -92,6 +94,7 @@ enum HelpText {
 
             environment:
               STRATA_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
+              STRATA_REDIS_URL     the --redis URL when the option is not given
 
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error
@@ -119,7 +122,7 @@ enum HelpText {
         if let command, let line = usageLines[command] {
             return "usage: \(line)\n       (strata help \(command) for details)"
         }
-        return "usage: strata [--store DIR] [--max-size SIZE] [--max-entries N] COMMAND [ARGS]\n"
+        return "usage: strata [--store DIR] [--max-size SIZE] [--max-entries N] [--redis URL] COMMAND [ARGS]\n"
             + "       commands: \(ArgumentParser.commandNames.joined(separator: ", ")); strata --help for details"
     }
 }

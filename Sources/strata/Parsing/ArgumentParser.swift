@@ -27,6 +27,7 @@ struct ArgumentParser {
         "store": OptionSpec(takesValue: true, scope: .global),
         "max-size": OptionSpec(takesValue: true, scope: .global),
         "max-entries": OptionSpec(takesValue: true, scope: .global),
+        "redis": OptionSpec(takesValue: true, scope: .global),
         "help": OptionSpec(takesValue: false, scope: .global),
         "version": OptionSpec(takesValue: false, scope: .global),
         "background-refresh": OptionSpec(takesValue: false, scope: .global),
@@ -181,6 +182,9 @@ struct ArgumentParser {
             case "store":
                 guard !text.isEmpty else { throw .usage("option --store needs a folder", command: nil) }
                 globals.storePath = text
+            case "redis":
+                guard !text.isEmpty else { throw .usage("option --redis needs a URL", command: nil) }
+                globals.redisURL = text
             case "max-size":
                 globals.maxBytes = try unit(name, nil, text) { () throws(UnitError) in try Units.size(text) }
             case "max-entries":

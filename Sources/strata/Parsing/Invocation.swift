@@ -8,6 +8,8 @@ struct GlobalOptions {
     var maxBytes: Int?
     /// `--max-entries`: the entry limit, `nil` for unlimited.
     var maxEntries: Int?
+    /// `--redis URL`: a Redis tier stacked under the store (`STRATA_REDIS_URL` when not given).
+    var redisURL: String?
     /// Hidden `--background-refresh`: this process is a detached `exec --stale` refresh.
     var isBackgroundRefresh = false
 }

@@ -1,0 +1,118 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A `redis-server` child on a free loopback port for the Redis rows, and `redis-benchmark` runs against
+/// it: the baseline of every Redis row is measured right before Strata's, in the same run.
+final class RedisBenchServer: @unchecked Sendable {
+    // @unchecked Sendable is sound: both stored properties are set in `init` and never change.
+    let port: Int
+    private let process: Process
+
+    /// Why the Redis rows cannot run.
+    struct Unavailable: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func executable(_ name: String) -> String? {
+        ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    init() throws {
+        guard let server = Self.executable("redis-server") else {
+            throw Unavailable(description: "redis-server is not installed")
+        }
+        port = try Self.freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: server)
+        process.arguments = [
+            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<2000 where !Self.accepts(port) { usleep(5_000) }
+        guard Self.accepts(port) else { throw Unavailable(description: "redis-server did not start on \(port)") }
+    }
+
+    deinit {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// One `redis-benchmark` result row.
+    struct BenchmarkRow {
+        var requestsPerSecond: Double
+        var p50Milliseconds: Double
+        var p99Milliseconds: Double
+    }
+
+    /// Runs `redis-benchmark --csv` with `arguments` and returns the row for `test` (`GET`, `SET`, `INCR`).
+    func benchmark(_ arguments: [String], test: String) throws -> BenchmarkRow {
+        guard let tool = Self.executable("redis-benchmark") else {
+            throw Unavailable(description: "redis-benchmark is not installed")
+        }
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = ["-h", "127.0.0.1", "-p", String(port), "--csv"] + arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: ",").map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+            guard fields.count >= 7, fields[0] == test, let rps = Double(fields[1]), let p50 = Double(fields[4]),
+                let p99 = Double(fields[6])
+            else { continue }
+            return BenchmarkRow(requestsPerSecond: rps, p50Milliseconds: p50, p99Milliseconds: p99)
+        }
+        throw Unavailable(description: "redis-benchmark printed no \(test) row")
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard bound else { throw Unavailable(description: "no free loopback port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+/// Per-operation latencies in nanoseconds, and the percentiles of them.
+struct Latencies {
+    var samples: [Double] = []
+
+    func percentile(_ fraction: Double) -> Double {
+        let sorted = samples.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count - 1) * fraction))]
+    }
+}

@@ -1,0 +1,180 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+/// The sealed form of one entry in Redis (Docs/RedisCache.md, "The envelope").
+///
+/// ```
+/// offset  size  field
+///      0     1  version (1)
+///      1     1  flags: bit 0 = has expiry, bit 1 = has cost; other bits 0
+///      2     8  epoch, UInt64 big-endian
+///     10     8  expiry: IEEE 754 bits of seconds since 1970, big-endian (0 without expiry)
+///     18     8  cost, Int64 big-endian (0 without cost)
+///     26    12  nonce (random)
+///     38     n  AES-256-GCM ciphertext of: key length (UInt32 big-endian), canonical key bytes, value bytes
+///   38+n    16  tag
+/// ```
+///
+/// The associated data is the 26-byte header, then the namespace's length (one byte) and bytes, then the
+/// Redis key name, so a value copied to another key or namespace, replayed under a later epoch or given
+/// another expiry or cost fails to open. The full canonical key inside is compared on open, so even a
+/// collision of the 128-bit names cannot serve another key's value.
+///
+/// Thread safety: stateless functions over values; the prepared subkey may be shared.
+enum Envelope {
+    static let version: UInt8 = 1
+    static let headerByteCount = 26
+    static let nonceByteCount = 12
+    static let tagByteCount = 16
+    /// Everything but the plaintext.
+    static let overhead = headerByteCount + nonceByteCount + tagByteCount + 4
+
+    /// What the header says.
+    struct Header: Equatable {
+        var epoch: UInt64
+        var expiresAt: Date?
+        var cost: Int?
+    }
+
+    /// Seals `value` for `keyBytes` under `redisKey`.
+    ///
+    /// - Throws: ``CryptoFailure`` when the library or the random generator fails.
+    static func seal(
+        value: Data, keyBytes: Data, header: Header, namespace: String, redisKey: [UInt8],
+        subkey: any PreparedAESGCMSubkey
+    ) throws -> [UInt8] {
+        let headerBytes = encode(header)
+        let associatedData = self.associatedData(header: headerBytes, namespace: namespace, redisKey: redisKey)
+        var keyPart = Data(capacity: 4 + keyBytes.count)
+        keyPart.append(contentsOf: bigEndian(UInt32(keyBytes.count)))
+        keyPart.append(keyBytes)
+        let plaintextCount = keyPart.count + value.count
+        var output = [UInt8](repeating: 0, count: headerByteCount + nonceByteCount + plaintextCount + tagByteCount)
+        try output.withUnsafeMutableBytes { buffer in
+            buffer.copyBytes(from: headerBytes)
+            let nonce = UnsafeMutableRawBufferPointer(
+                rebasing: buffer[headerByteCount..<headerByteCount + nonceByteCount])
+            try CryptoBackend.fillRandom(nonce)
+            let cipherStart = headerByteCount + nonceByteCount
+            let ciphertext = UnsafeMutableRawBufferPointer(rebasing: buffer[cipherStart..<cipherStart + plaintextCount])
+            let tag = UnsafeMutableRawBufferPointer(rebasing: buffer[(cipherStart + plaintextCount)...])
+            try associatedData.withUnsafeBytes { ad in
+                try keyPart.withUnsafeBytes { first in
+                    try value.withUnsafeBytes { second in
+                        try subkey.seal(
+                            nonce: UnsafeRawBufferPointer(nonce), associatedData: ad, first: first, second: second,
+                            ciphertext: ciphertext, tag: tag)
+                    }
+                }
+            }
+        }
+        return output
+    }
+
+    /// Why an envelope did not open.
+    enum Failure: Error, Equatable, CustomStringConvertible {
+        /// Too short, an unknown version or flags: not an envelope of this format.
+        case malformed(String)
+        /// The tag did not verify: tampered, copied from another key, another namespace or master key.
+        case authenticationFailed
+        /// It opened but holds another key's bytes.
+        case keyMismatch
+
+        var description: String {
+            switch self {
+            case .malformed(let reason): return "malformed envelope: \(reason)"
+            case .authenticationFailed: return "the envelope does not authenticate (altered, moved or replayed)"
+            case .keyMismatch: return "the envelope holds another key"
+            }
+        }
+    }
+
+    /// Reads the header only (no crypto).
+    static func header(of bytes: [UInt8]) throws(Failure) -> Header {
+        guard bytes.count >= headerByteCount + nonceByteCount + 4 + tagByteCount else {
+            throw .malformed("\(bytes.count) bytes")
+        }
+        guard bytes[0] == version else { throw .malformed("version \(bytes[0])") }
+        let flags = bytes[1]
+        guard flags & ~0b11 == 0 else { throw .malformed("flags \(flags)") }
+        let epoch = readUInt64(bytes, at: 2)
+        let expiryBits = readUInt64(bytes, at: 10)
+        let cost = Int64(bitPattern: readUInt64(bytes, at: 18))
+        let expiry = Double(bitPattern: expiryBits)
+        guard flags & 1 == 0 || expiry.isFinite else { throw .malformed("expiry") }
+        return Header(
+            epoch: epoch, expiresAt: flags & 1 == 0 ? nil : Date(timeIntervalSince1970: expiry),
+            cost: flags & 2 == 0 ? nil : Int(cost))
+    }
+
+    /// Opens `bytes` sealed for `keyBytes` under `redisKey` and returns the value bytes.
+    ///
+    /// - Throws: ``Failure`` when the bytes are not an envelope for this key; ``CryptoFailure`` for a
+    ///   library failure.
+    static func open(
+        _ bytes: [UInt8], keyBytes: Data, namespace: String, redisKey: [UInt8], subkey: any PreparedAESGCMSubkey
+    ) throws -> Data {
+        let associatedData = self.associatedData(
+            header: bytes[0..<headerByteCount], namespace: namespace, redisKey: redisKey)
+        let cipherStart = headerByteCount + nonceByteCount
+        let plaintextCount = bytes.count - cipherStart - tagByteCount
+        let keyPartCount = 4 + keyBytes.count
+        guard plaintextCount >= keyPartCount else {
+            // Shorter than this key's bytes: it cannot hold this key whatever it decrypts to.
+            throw Failure.keyMismatch
+        }
+        var keyPart = [UInt8](repeating: 0, count: keyPartCount)
+        var value = Data(count: plaintextCount - keyPartCount)
+        try bytes.withUnsafeBytes { buffer in
+            try associatedData.withUnsafeBytes { ad in
+                try keyPart.withUnsafeMutableBytes { first in
+                    try value.withUnsafeMutableBytes { second in
+                        do {
+                            try subkey.open(
+                                nonce: UnsafeRawBufferPointer(rebasing: buffer[headerByteCount..<cipherStart]),
+                                associatedData: ad,
+                                ciphertext: UnsafeRawBufferPointer(
+                                    rebasing: buffer[cipherStart..<cipherStart + plaintextCount]),
+                                tag: UnsafeRawBufferPointer(rebasing: buffer[(cipherStart + plaintextCount)...]),
+                                first: first, second: second)
+                        } catch CryptoFailure.authenticationFailed {
+                            throw Failure.authenticationFailed
+                        }
+                    }
+                }
+            }
+        }
+        let storedCount = keyPart.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+        guard storedCount == keyBytes.count, keyPart.dropFirst(4).elementsEqual(keyBytes) else {
+            throw Failure.keyMismatch
+        }
+        return value
+    }
+
+    private static func encode(_ header: Header) -> [UInt8] {
+        var bytes: [UInt8] = [version, (header.expiresAt == nil ? 0 : 1) | (header.cost == nil ? 0 : 2)]
+        bytes += bigEndian(header.epoch)
+        bytes += bigEndian(header.expiresAt?.timeIntervalSince1970.bitPattern ?? 0)
+        bytes += bigEndian(UInt64(bitPattern: Int64(header.cost ?? 0)))
+        return bytes
+    }
+
+    private static func associatedData(
+        header: some Collection<UInt8>, namespace: String, redisKey: [UInt8]
+    ) -> [UInt8] {
+        var bytes = Array(header)
+        bytes.append(UInt8(truncatingIfNeeded: namespace.utf8.count))
+        bytes += namespace.utf8
+        bytes += redisKey
+        return bytes
+    }
+
+    private static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    }
+
+    private static func readUInt64(_ bytes: [UInt8], at offset: Int) -> UInt64 {
+        bytes[offset..<offset + 8].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}

@@ -1,0 +1,208 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+// The steps the public operations share: naming, sending with typed errors, the epoch, the key check and
+// opening an envelope.
+extension RedisCache {
+    /// A key's canonical bytes; a key that cannot be encoded is `invalidArgument`.
+    static func canonicalBytes(of key: Key) throws -> Data {
+        do {
+            return try key.canonicalBytes
+        } catch {
+            throw CacheError(.invalidArgument, "cannot encode the key: \(error)", cause: error)
+        }
+    }
+
+    /// The Redis key for a key's canonical bytes.
+    func entryName(_ keyBytes: Data) throws -> [UInt8] {
+        do {
+            return try keys.entryKey(for: keyBytes)
+        } catch {
+            throw CacheError(.crypto, "cannot name the key: \(error)", cause: error)
+        }
+    }
+
+    /// Sends `command`, turning transport failures into `CacheError`s that name the server.
+    func send(_ command: RESPCommand) async throws -> RESPValue {
+        do {
+            return try await connection.send(command)
+        } catch let error as RedisError {
+            let code: CacheError.Code =
+                switch error.code {
+                case .outOfMemory: .outOfSpace
+                case .authenticationFailed: .permissionDenied
+                default: .io
+                }
+            throw CacheError(
+                code, "Redis at \(configuration.host):\(configuration.port): \(error)", cause: error)
+        }
+    }
+
+    /// Milliseconds for `PX`: the time left before `expiresAt` rounded up (so the server never drops an
+    /// entry the envelope still calls live), capped by the maximum TTL; `nil` when already expired.
+    func timeToLive(for expiresAt: Date?) -> Int64? {
+        let cap = configuration.maximumTimeToLive.timeInterval * 1000
+        guard let expiresAt else { return Int64(cap.rounded(.up)) }
+        let remaining = expiresAt.timeIntervalSince(clock.now) * 1000
+        guard remaining > 0 else { return nil }
+        return Int64(min(remaining, cap).rounded(.up))
+    }
+
+    /// The epoch in a reply: a missing counter is epoch 0.
+    static func epochValue(_ reply: RESPValue) throws -> UInt64 {
+        switch reply {
+        case .null:
+            return 0
+        case .bulkString(let bytes):
+            guard let value = UInt64(String(decoding: bytes, as: UTF8.self)) else {
+                throw CacheError(.corruptEntry, "the namespace's epoch counter holds something other than a number")
+            }
+            return value
+        case .integer(let value) where value >= 0:
+            return UInt64(value)
+        default:
+            throw CacheError(.io, "unexpected reply for the epoch counter: \(reply)")
+        }
+    }
+
+    /// Records an epoch read from the server and returns the effective one: never lower than one seen
+    /// before, so a counter lost to eviction cannot bring entries of a cleared epoch back.
+    func noteEpoch(_ epoch: UInt64) -> UInt64 {
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.epoch = max(state.epoch, epoch)
+            state.epochReadAt = now
+            return state.epoch
+        }
+    }
+
+    /// The epoch to seal a write with: the cached one while fresh, else read again.
+    func epochForWriting() async throws -> UInt64 {
+        let interval = configuration.epochRefreshInterval
+        let cached = state.withLock { state -> UInt64? in
+            guard let readAt = state.epochReadAt, ContinuousClock.now - readAt < interval else { return nil }
+            return state.epoch
+        }
+        if let cached { return cached }
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
+        return noteEpoch(try Self.epochValue(reply))
+    }
+
+    /// Checks once per instance that the namespace's key-check record belongs to this master key, and
+    /// writes the record when the namespace has none.
+    ///
+    /// - Throws: `CacheError` `.wrongMasterKey` when another master key sealed the namespace.
+    func verifyMasterKey() async throws {
+        if state.withLock({ $0.masterKeyVerified }) { return }
+        for _ in 0..<3 {
+            let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]))
+            switch reply {
+            case .null:
+                let record = try checkRecord()
+                let set = try await send(
+                    RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, record, Array("NX".utf8)]))
+                // `nil` means another process wrote one first: read and judge it.
+                if set == .null { continue }
+            case .bulkString(let bytes):
+                switch try checkOutcome(bytes) {
+                case .matches:
+                    break
+                case .otherMasterKey:
+                    throw Self.wrongMasterKeyError(namespace: keys.namespace)
+                case .damaged:
+                    // Only this master key's fingerprint gets here: the record is ours, so rewriting it
+                    // loses nothing.
+                    _ = try await send(RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]))
+                    report(.corruptEntryKept, "the namespace's key-check record was damaged and was rewritten")
+                }
+            default:
+                throw CacheError(.io, "unexpected reply for the key-check record: \(reply)")
+            }
+            state.withLock { $0.masterKeyVerified = true }
+            return
+        }
+        throw CacheError(.io, "the namespace's key-check record keeps changing; is another process deleting it?")
+    }
+
+    static func wrongMasterKeyError(namespace: String) -> CacheError {
+        CacheError(
+            .wrongMasterKey,
+            "the namespace \"\(namespace)\" was sealed with a different master key; nothing was read or deleted")
+    }
+
+    private func checkRecord() throws -> [UInt8] {
+        do { return try keys.makeCheckRecord() } catch {
+            throw CacheError(.crypto, "cannot seal the key-check record: \(error)", cause: error)
+        }
+    }
+
+    private func checkOutcome(_ bytes: [UInt8]) throws -> NamespaceKeys.CheckOutcome {
+        do { return try keys.evaluate(checkRecord: bytes) } catch {
+            throw CacheError(.crypto, "cannot check the master key: \(error)", cause: error)
+        }
+    }
+
+    /// Opens a stored envelope; every way it can fail to be this key's live value is a miss.
+    func open(_ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64) async throws -> CacheEntry<Value>?
+    {
+        let plaintext: Data
+        let header: Envelope.Header
+        do {
+            header = try Envelope.header(of: bytes)
+            guard header.epoch == currentEpoch else {
+                state.withLock { $0.staleEpochEntries += 1 }
+                return countMiss()
+            }
+            plaintext = try Envelope.open(
+                bytes, keyBytes: keyBytes, namespace: keys.namespace, redisKey: name, subkey: keys.sealing)
+        } catch let failure as Envelope.Failure {
+            try await confirmMasterKey()
+            state.withLock { $0.corruptEntries += 1 }
+            report(
+                .corruptEntryKept,
+                "an entry of namespace \"\(keys.namespace)\" did not open (\(failure)); read as a miss")
+            return countMiss()
+        } catch {
+            throw CacheError(.crypto, "cannot open the entry: \(error)", cause: error)
+        }
+        if let expiresAt = header.expiresAt, clock.now >= expiresAt {
+            // Expired on this tier's clock (the server's TTL may still run, on its own clock): removed, so
+            // that a clock set back cannot bring it back. It opened, so it is this namespace's own entry.
+            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+            state.withLock {
+                $0.statistics.expirations += 1
+                $0.statistics.misses += 1
+            }
+            return nil
+        }
+        let value: Value
+        do {
+            value = try codec.decode(plaintext)
+        } catch {
+            throw CacheError(.codec, "cannot decode the value: \(error)", cause: error)
+        }
+        state.withLock { $0.statistics.hits += 1 }
+        return CacheEntry(value: value, expiresAt: header.expiresAt, cost: header.cost)
+    }
+
+    /// After an entry failed to open: throws `wrongMasterKey` when the namespace's key-check record now
+    /// belongs to another master key (it was replaced since this instance checked it), so that a key
+    /// change is never mistaken for corruption.
+    private func confirmMasterKey() async throws {
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]))
+        if case .bulkString(let bytes) = reply, try checkOutcome(bytes) == .otherMasterKey {
+            state.withLock { $0.masterKeyVerified = false }
+            throw Self.wrongMasterKeyError(namespace: keys.namespace)
+        }
+    }
+
+    func countMiss() -> CacheEntry<Value>? {
+        state.withLock { $0.statistics.misses += 1 }
+        return nil
+    }
+
+    func report(_ kind: CacheEvent.Kind, _ message: String) {
+        configuration.observer?(CacheEvent(kind, message))
+    }
+}

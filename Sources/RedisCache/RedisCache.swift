@@ -1,0 +1,263 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+/// A cache tier on a Redis (≥ 6.2) or Valkey server, shared by every process that names the same server,
+/// namespace and master key; values are sealed with AES-256-GCM before they leave the process.
+///
+/// ```swift
+/// var configuration = try RedisCacheConfiguration(url: "redis://127.0.0.1:6379/thumbnails")
+/// configuration.masterKeySource = .keyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
+/// let redis = try RedisCache<String, Data>(configuration: configuration)
+/// try await redis.setValue(bytes, forKey: "avatar:42", expiry: .minutes(10))
+/// let cached = try await redis.value(forKey: "avatar:42")
+/// ```
+///
+/// - **What Redis sees.** Key names are `strata:v1:<namespace>:k:` and a 128-bit keyed HMAC of the key's
+///   canonical bytes; values are sealed envelopes (epoch, expiry, cost, nonce, ciphertext, tag) whose
+///   ciphertext holds the full key and the value. Nothing of a key or value is in plaintext.
+/// - **Reads** are one `MGET` of the epoch counter and the entry. A value that does not open (tampered,
+///   copied to another key or namespace, given another expiry) is a miss, counted in
+///   ``RedisCacheHealth/corruptEntries`` and reported to the observer, and is never deleted.
+/// - **Writes** are one `SET … PX <remaining ms>`, the time left before the entry's absolute expiry on
+///   the tier's clock (entries without one get ``RedisCacheConfiguration/maximumTimeToLive``). An entry
+///   already expired is not written and removes the key. Encoded values over
+///   ``RedisCacheConfiguration/maximumValueSize`` are refused with `CacheError.Code.entryTooLarge`.
+/// - **`removeAll()`** is one `INCR` of the namespace's epoch: O(1) at any size. Entries sealed under an
+///   older epoch no longer open and leave with their TTL or Redis's eviction.
+/// - **A wrong master key** is told from damage by a key-check record in the namespace: every operation
+///   then throws `CacheError.Code.wrongMasterKey`, and nothing is deleted.
+/// - **Failures.** Commands have deadlines (connect 250 ms, read 50 ms, write 100 ms by default); a server
+///   that keeps failing opens a circuit breaker, and operations then fail at once, without a system call,
+///   until a background probe reconnects. Failures are `CacheError` `.io` (`.outOfSpace` for `-OOM`,
+///   `.permissionDenied` for refused credentials) with the `RedisError` as ``CacheError/cause``.
+///
+/// Thread safety: every method may be called from any task or thread at once. Requests share one
+/// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.
+public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
+    /// The settings the cache was created with.
+    public let configuration: RedisCacheConfiguration
+    /// The clock that decides expiry.
+    public var clock: any CacheClock { configuration.clock }
+
+    let keys: NamespaceKeys
+    let codec: RedisValueCodec<Value>
+    let connection: RedisConnection
+    let state = Locked(TierState())
+
+    /// Creates the tier. It connects on first use, not here.
+    ///
+    /// - Parameters:
+    ///   - configuration: Server, namespace, master key and limits.
+    ///   - codec: Turns values into bytes and back.
+    /// - Throws: `CacheError` `.invalidArgument` for a bad setting; what loading the master key throws
+    ///   (`.invalidMasterKey`, `.permissionDenied`, `.io`, …); `.io` when no connection thread can start.
+    public init(configuration: RedisCacheConfiguration, codec: RedisValueCodec<Value>) throws {
+        try configuration.validate()
+        let master = try MasterKeyLoader.load(
+            configuration.masterKeySource, storeName: configuration.masterKeyStoreName)
+        do {
+            keys = try NamespaceKeys(namespace: configuration.namespace, master: master)
+        } catch let error as CacheError {
+            throw error
+        } catch {
+            throw CacheError(.crypto, "cannot derive the namespace's subkeys: \(error)", cause: error)
+        }
+        self.configuration = configuration
+        self.codec = codec
+        var connectionConfiguration = RedisConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, clientName: "strata",
+            connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
+            writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval)
+        connectionConfiguration.decoderLimits.maximumBulkLength =
+            configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
+        do {
+            connection = try RedisConnection(configuration: connectionConfiguration)
+        } catch {
+            throw CacheError(.io, "cannot start the Redis connection: \(error)", cause: error)
+        }
+    }
+
+    /// The longest canonical key, in bytes (64 KiB); longer keys are refused with `entryTooLarge`.
+    public static var maximumKeySize: Int { 64 << 10 }
+
+    /// Counters since this instance was created: hits, misses, insertions, expirations (reads that found
+    /// an expired entry). `count` and `totalCost` are 0: the server's share of a namespace is not counted.
+    public var statistics: CacheStatistics { state.withLock { $0.statistics } }
+
+    /// Connection and integrity counters, beside ``statistics``.
+    public var health: RedisCacheHealth {
+        let connectionStatistics = connection.statistics
+        let open = connection.state == .unavailable
+        return state.withLock { state in
+            RedisCacheHealth(
+                connects: connectionStatistics.connects, reconnects: connectionStatistics.reconnects,
+                deadlineMisses: connectionStatistics.deadlineMisses,
+                breakerOpenings: connectionStatistics.breakerOpenings,
+                rejectedWhileOpen: connectionStatistics.rejectedWhileOpen, isBreakerOpen: open,
+                corruptEntries: state.corruptEntries, staleEpochEntries: state.staleEpochEntries)
+        }
+    }
+
+    /// Closes the connection; later operations fail with `CacheError.Code.io`. Returns once its thread
+    /// has exited. Optional: the connection also closes when the cache is released.
+    public func close() async {
+        await connection.close()
+    }
+
+    /// Returns the live entry for `key`, or `nil` on a miss.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The entry with its absolute expiry and cost; `nil` when absent, expired, sealed under an
+    ///   older epoch, or unopenable (counted as corrupt).
+    /// - Throws: `CacheError` `.wrongMasterKey` when the namespace belongs to another master key; `.io` when
+    ///   the server cannot be reached in time; `.codec` when the codec fails; `CancellationError`.
+    /// - Complexity: One round trip (`MGET`), plus O(*m*) decryption of the value.
+    public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        try await verifyMasterKey()
+        let keyBytes = try Self.canonicalBytes(of: key)
+        let name = try entryName(keyBytes)
+        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), keys.epochKey, name]))
+        guard case .array(let items) = reply, items.count == 2 else {
+            throw CacheError(.io, "the Redis server answered MGET with \(reply)")
+        }
+        let epoch = noteEpoch(try Self.epochValue(items[0]))
+        guard case .bulkString(let bytes) = items[1] else { return countMiss() }
+        return try await open(bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch)
+    }
+
+    /// Reads the value stored under `key`: ``entry(forKey:)`` without the metadata.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value, or `nil` when ``entry(forKey:)`` finds none.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func value(forKey key: Key) async throws -> Value? {
+        try await valueThroughEntry(forKey: key)
+    }
+
+    /// Stores `value` under `key` until `expiry` (`nil`: ``Expiry/never``, capped by
+    /// ``RedisCacheConfiguration/maximumTimeToLive`` on the server), through ``setEntry(_:forKey:)``.
+    ///
+    /// - Parameters:
+    ///   - value: The value to store.
+    ///   - key: The key.
+    ///   - expiry: When the entry expires, resolved against ``clock`` now.
+    /// - Throws: What ``setEntry(_:forKey:)`` throws.
+    /// - Complexity: That of ``setEntry(_:forKey:)``.
+    public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil) async throws {
+        try await setValueThroughEntry(value, forKey: key, expiry: expiry)
+    }
+
+    /// Stores `entry` under `key` with `SET … PX`, the time left before its expiry.
+    ///
+    /// An entry already expired is not written and removes the key.
+    ///
+    /// - Parameters:
+    ///   - entry: The value with its absolute expiry and cost.
+    ///   - key: The key.
+    /// - Throws: `CacheError` `.entryTooLarge` for a value over ``RedisCacheConfiguration/maximumValueSize``
+    ///   or a key over ``maximumKeySize``; `.codec`; `.outOfSpace` when the server refuses with `-OOM`;
+    ///   `.wrongMasterKey`; `.io`; `CancellationError`.
+    /// - Complexity: One round trip, two when the cached epoch is older than
+    ///   ``RedisCacheConfiguration/epochRefreshInterval``; O(*m*) encryption.
+    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
+        try await verifyMasterKey()
+        let keyBytes = try Self.canonicalBytes(of: key)
+        guard keyBytes.count <= Self.maximumKeySize else {
+            throw CacheError(
+                .entryTooLarge, "the key's canonical bytes (\(keyBytes.count)) exceed \(Self.maximumKeySize) bytes")
+        }
+        let value: Data
+        do {
+            value = try codec.encode(entry.value)
+        } catch {
+            throw CacheError(.codec, "cannot encode the value: \(error)", cause: error)
+        }
+        guard value.count <= configuration.maximumValueSize else {
+            throw CacheError(
+                .entryTooLarge,
+                "a value of \(value.count) bytes exceeds the Redis tier's maximum of \(configuration.maximumValueSize)")
+        }
+        let name = try entryName(keyBytes)
+        guard let milliseconds = timeToLive(for: entry.expiresAt) else {
+            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+            return
+        }
+        let epoch = try await epochForWriting()
+        let sealed: [UInt8]
+        do {
+            sealed = try Envelope.seal(
+                value: value, keyBytes: keyBytes,
+                header: Envelope.Header(epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost),
+                namespace: keys.namespace, redisKey: name, subkey: keys.sealing)
+        } catch {
+            throw CacheError(.crypto, "cannot seal the entry: \(error)", cause: error)
+        }
+        _ = try await send(
+            RESPCommand(arguments: [
+                Array("SET".utf8), name, sealed, Array("PX".utf8), Array(String(milliseconds).utf8),
+            ]))
+        state.withLock { $0.statistics.insertions += 1 }
+    }
+
+    /// Removes the entry for `key` with `UNLINK`.
+    ///
+    /// - Parameter key: The key.
+    /// - Throws: `CacheError` `.wrongMasterKey`; `.io`; `CancellationError`.
+    /// - Complexity: One round trip.
+    public func removeEntry(forKey key: Key) async throws {
+        try await verifyMasterKey()
+        let name = try entryName(try Self.canonicalBytes(of: key))
+        _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+    }
+
+    /// Removes every entry of the namespace, for every process sharing it, with one `INCR` of its epoch.
+    ///
+    /// Entries sealed under the older epoch no longer open, in this process or any other; Redis drops
+    /// them with their TTL or by eviction. Writes sealed by a process that has not yet seen the new
+    /// epoch are misses too.
+    ///
+    /// - Throws: `CacheError` `.wrongMasterKey` (the epoch of another key holder's namespace is never
+    ///   advanced); `.io`; `CancellationError`.
+    /// - Complexity: O(1) at any number of entries: one round trip.
+    public func removeAll() async throws {
+        try await verifyMasterKey()
+        let reply = try await send(RESPCommand(arguments: [Array("INCR".utf8), keys.epochKey]))
+        guard case .integer(let value) = reply, value >= 0 else {
+            throw CacheError(.io, "the Redis server answered INCR with \(reply)")
+        }
+        _ = noteEpoch(UInt64(value))
+    }
+
+    /// What one instance keeps between calls.
+    struct TierState {
+        var statistics = CacheStatistics()
+        var corruptEntries = 0
+        var staleEpochEntries = 0
+        var epoch: UInt64 = 0
+        var epochReadAt: ContinuousClock.Instant?
+        var masterKeyVerified = false
+    }
+}
+
+extension RedisCache where Value == Data {
+    /// Creates a tier that stores `Data` unchanged.
+    ///
+    /// - Parameter configuration: Server, namespace, master key and limits.
+    /// - Throws: What ``init(configuration:codec:)`` throws.
+    public convenience init(configuration: RedisCacheConfiguration) throws {
+        try self.init(configuration: configuration, codec: .data)
+    }
+}
+
+extension RedisCache where Value: Codable {
+    /// Creates a tier that stores `Codable` values as JSON.
+    ///
+    /// - Parameter configuration: Server, namespace, master key and limits.
+    /// - Throws: What ``init(configuration:codec:)`` throws.
+    public convenience init(configuration: RedisCacheConfiguration) throws {
+        try self.init(configuration: configuration, codec: .json())
+    }
+}

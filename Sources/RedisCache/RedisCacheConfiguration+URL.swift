@@ -1,0 +1,63 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+extension RedisCacheConfiguration {
+    /// The namespace a URL without a path gets.
+    public static let defaultNamespace = "default"
+
+    /// Creates a configuration from a `redis://[user:password@]host[:port][/namespace]` URL.
+    ///
+    /// The port defaults to 6379 and the namespace to ``defaultNamespace``. User and password are
+    /// percent-decoded; a password without a user (`redis://:secret@host`) authenticates as `default`.
+    /// Everything else keeps its default and can be changed afterwards.
+    ///
+    /// ```swift
+    /// let configuration = try RedisCacheConfiguration(url: "redis://ci:secret@10.0.0.5:6379/builds")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - url: The URL.
+    ///   - masterKeySource: Where the master key comes from.
+    /// - Throws: `CacheError` `.invalidArgument` with a one-line reason: not a URL, a scheme other than
+    ///   `redis` (`rediss` is refused: TLS is not supported), no host, a port outside 1...65535, a query or
+    ///   fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
+    public init(url: String, masterKeySource: MasterKeySource = .platformDefault) throws(CacheError) {
+        guard let components = URLComponents(string: url), components.scheme != nil else {
+            throw CacheError(
+                .invalidArgument, "\"\(url)\" is not a URL; expected redis://[user:password@]host:port/namespace")
+        }
+        guard components.scheme?.lowercased() == "redis" else {
+            throw CacheError(
+                .invalidArgument,
+                "unsupported scheme \"\(components.scheme ?? "")\" in a Redis URL; expected redis:// (TLS is not supported)"
+            )
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw CacheError(.invalidArgument, "the Redis URL \"\(Self.redacted(url))\" has no host")
+        }
+        let port = components.port ?? 6379
+        guard (1...65_535).contains(port) else {
+            throw CacheError(.invalidArgument, "the Redis URL's port must be 1...65535, got \(port)")
+        }
+        guard components.query == nil, components.fragment == nil else {
+            throw CacheError(.invalidArgument, "a Redis URL takes no query or fragment")
+        }
+        var path = components.path
+        if path.hasPrefix("/") { path.removeFirst() }
+        if path.hasSuffix("/") { path.removeLast() }
+        let namespace = path.isEmpty ? Self.defaultNamespace : path
+        try Self.validateNamespace(namespace)
+        let user = components.user.flatMap { $0.isEmpty ? nil : $0 }
+        self.init(
+            host: host, port: port, username: user, password: components.password, namespace: namespace,
+            masterKeySource: masterKeySource)
+    }
+
+    /// `url` with any password replaced by `***`, for messages.
+    static func redacted(_ url: String) -> String {
+        guard var components = URLComponents(string: url), components.password != nil else { return url }
+        components.password = "***"
+        return components.string ?? "redis://***"
+    }
+}

@@ -1,0 +1,143 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+/// Where a ``RedisCache`` finds its server, which namespace it owns there, how its entries are sealed and
+/// how long it waits.
+///
+/// ```swift
+/// var configuration = try RedisCacheConfiguration(url: "redis://127.0.0.1:6379/thumbnails")
+/// configuration.masterKeySource = .keyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
+/// let cache = try RedisCache<String, Data>(configuration: configuration)
+/// ```
+///
+/// Every process that names the same server, namespace and master key shares one cache.
+///
+/// Thread safety: a plain value; `Sendable`.
+public struct RedisCacheConfiguration: Sendable {
+    /// The server's host name or address. Default `127.0.0.1`.
+    public var host: String
+    /// The server's TCP port. Default 6379.
+    public var port: Int
+    /// The ACL user sent with `HELLO … AUTH`; `nil` with a password means `default`.
+    public var username: String?
+    /// The password; `nil` sends no credentials.
+    public var password: String?
+    /// The namespace: every Redis key this cache writes starts with `strata:v1:<namespace>:`. 1 to 64
+    /// characters from `A-Z a-z 0-9 . _ -`, checked when the cache is created.
+    public var namespace: String
+    /// Where the master key comes from (the same sources as the disk tier). A generated key file is
+    /// named for the namespace: ``MasterKeySource/defaultKeyFile`` is `redis.<namespace>.key` in the
+    /// per-user keys folder, and ``MasterKeySource/keychain(service:)`` uses the account
+    /// `redis.<namespace>`. Every process sharing the namespace needs the same key. Default
+    /// ``MasterKeySource/platformDefault``.
+    public var masterKeySource: MasterKeySource
+    /// How long `connect(2)` may take. Default 250 ms.
+    public var connectTimeout: Duration
+    /// How long a written command may wait for its reply. Default 50 ms.
+    public var readTimeout: Duration
+    /// How long a queued command may wait to be written. Default 100 ms.
+    public var writeTimeout: Duration
+    /// Idle time before a keep-alive `PING`. Default 500 ms.
+    public var keepAliveInterval: Duration
+    /// The largest encoded value this tier stores, in bytes; larger ones are refused with
+    /// `CacheError.Code.entryTooLarge`. Default 1 MiB.
+    public var maximumValueSize: Int
+    /// The server-side time to live given to entries without an expiry, and the longest any entry is
+    /// kept: 1 ms to 100 years. Default 7 days.
+    public var maximumTimeToLive: Duration
+    /// How long a cached namespace epoch is trusted by writes before it is read again; reads refresh it
+    /// for free. Default 1 s.
+    public var epochRefreshInterval: Duration
+    /// The clock that decides expiry. Default ``SystemClock``.
+    public var clock: any CacheClock
+    /// Receives corrupt entries and other events that do not fail a call; `nil` for none.
+    public var observer: CacheObserver?
+
+    /// The longest namespace, in characters.
+    public static let maximumNamespaceLength = 64
+
+    /// Creates a configuration.
+    ///
+    /// - Parameters:
+    ///   - host: Host name or address.
+    ///   - port: TCP port.
+    ///   - username: ACL user, or `nil`.
+    ///   - password: Password, or `nil`.
+    ///   - namespace: The namespace (validated when the cache is created).
+    ///   - masterKeySource: Where the master key comes from.
+    ///   - maximumValueSize: The largest encoded value, in bytes.
+    ///   - maximumTimeToLive: The server-side TTL cap.
+    ///   - clock: The expiry clock.
+    ///   - observer: The event observer.
+    public init(
+        host: String = "127.0.0.1", port: Int = 6379, username: String? = nil, password: String? = nil,
+        namespace: String, masterKeySource: MasterKeySource = .platformDefault,
+        maximumValueSize: Int = 1 << 20, maximumTimeToLive: Duration = .seconds(7 * 86_400),
+        clock: any CacheClock = SystemClock(), observer: CacheObserver? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.namespace = namespace
+        self.masterKeySource = masterKeySource
+        self.connectTimeout = .milliseconds(250)
+        self.readTimeout = .milliseconds(50)
+        self.writeTimeout = .milliseconds(100)
+        self.keepAliveInterval = .milliseconds(500)
+        self.maximumValueSize = maximumValueSize
+        self.maximumTimeToLive = maximumTimeToLive
+        self.epochRefreshInterval = .seconds(1)
+        self.clock = clock
+        self.observer = observer
+    }
+
+    /// The name a generated master key is stored under: `redis.<namespace>`.
+    var masterKeyStoreName: String { "redis.\(namespace)" }
+
+    /// Checks every setting a cache depends on.
+    ///
+    /// - Throws: `CacheError` `.invalidArgument` naming the first bad setting.
+    func validate() throws(CacheError) {
+        try Self.validateNamespace(namespace)
+        guard (1...65_535).contains(port) else {
+            throw CacheError(.invalidArgument, "the Redis port must be 1...65535, got \(port)")
+        }
+        guard !host.isEmpty else { throw CacheError(.invalidArgument, "the Redis host must not be empty") }
+        guard maximumValueSize > 0, maximumValueSize <= 512 << 20 else {
+            throw CacheError(
+                .invalidArgument, "maximumValueSize must be 1 byte to 512 MiB, got \(maximumValueSize)")
+        }
+        // The upper bound keeps every PX argument far inside Int64 milliseconds.
+        guard maximumTimeToLive >= .milliseconds(1), maximumTimeToLive <= .seconds(100 * 365 * 86_400) else {
+            throw CacheError(.invalidArgument, "maximumTimeToLive must be 1 ms to 100 years")
+        }
+        for (name, value) in [
+            ("connectTimeout", connectTimeout), ("readTimeout", readTimeout), ("writeTimeout", writeTimeout),
+            ("keepAliveInterval", keepAliveInterval),
+        ] where value <= .zero {
+            throw CacheError(.invalidArgument, "\(name) must be positive")
+        }
+    }
+
+    /// Checks that `namespace` is 1 to 64 characters from `A-Z a-z 0-9 . _ -`.
+    ///
+    /// - Throws: `CacheError` `.invalidArgument` with the rule.
+    static func validateNamespace(_ namespace: String) throws(CacheError) {
+        let allowed = namespace.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                return true
+            default:
+                return false
+            }
+        }
+        guard allowed, (1...maximumNamespaceLength).contains(namespace.utf8.count) else {
+            throw CacheError(
+                .invalidArgument,
+                "the namespace \"\(namespace)\" must be 1 to 64 characters from A-Z a-z 0-9 . _ -")
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// The Redis tier's own counters, beside its ``RedisCache/statistics``: how its connection fares and
+/// what it refused to serve.
+///
+/// Thread safety: a plain value; `Sendable`. A snapshot taken at one instant.
+public struct RedisCacheHealth: Sendable, Hashable {
+    /// Successful connects and handshakes, the first included.
+    public var connects: Int
+    /// Connects after the first (after a lost connection).
+    public var reconnects: Int
+    /// Times a deadline passed and closed the connection.
+    public var deadlineMisses: Int
+    /// Times the circuit breaker opened.
+    public var breakerOpenings: Int
+    /// Operations refused at once while the breaker was open.
+    public var rejectedWhileOpen: Int
+    /// Whether the breaker is open now (operations fail at once with `CacheError.Code.io`).
+    public var isBreakerOpen: Bool
+    /// Values that failed to open (tampered, copied to another key, damaged): each was a miss, reported
+    /// to the observer, and left in place.
+    public var corruptEntries: Int
+    /// Values sealed under an older epoch (before a `removeAll()`), read as misses.
+    public var staleEpochEntries: Int
+
+    /// Creates a snapshot.
+    public init(
+        connects: Int = 0, reconnects: Int = 0, deadlineMisses: Int = 0, breakerOpenings: Int = 0,
+        rejectedWhileOpen: Int = 0, isBreakerOpen: Bool = false, corruptEntries: Int = 0, staleEpochEntries: Int = 0
+    ) {
+        self.connects = connects
+        self.reconnects = reconnects
+        self.deadlineMisses = deadlineMisses
+        self.breakerOpenings = breakerOpenings
+        self.rejectedWhileOpen = rejectedWhileOpen
+        self.isBreakerOpen = isBreakerOpen
+        self.corruptEntries = corruptEntries
+        self.staleEpochEntries = staleEpochEntries
+    }
+}

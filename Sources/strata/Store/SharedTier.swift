@@ -1,0 +1,130 @@
+import CacheCore
+import CacheCrypto
+import DiskCache
+import Foundation
+import RedisCache
+
+/// The Redis tier `--redis URL` (or `STRATA_REDIS_URL`) stacks under the local store: a local miss asks
+/// Redis and writes a hit back into the store with its remaining lifetime; writes, removals and `clear` go
+/// to both. Every machine with the same server, namespace and master key shares `set`/`get` values and
+/// `exec` results.
+///
+/// The local store always decides the outcome. A Redis that cannot be reached, answers too late or refuses
+/// a write costs one warning line on stderr, once per run; the rest of the run uses the local store alone.
+/// Values over the tier's maximum (1 MiB) stay local without a warning.
+///
+/// The master key is the store's own: `STRATA_KEY`, the `--store` folder's key file, or the default
+/// store's key file.
+///
+/// Thread safety: the tool calls it from its main thread; the tier's `async` calls run on the cooperative
+/// pool while the main thread waits on a semaphore (the main thread is not a pool thread).
+struct SharedTier {
+    /// No Redis: every call does nothing.
+    static let disabled = SharedTier(configuration: nil)
+
+    private let cache: RedisCache<String, Data>?
+    private let isHealthy = Locked(true)
+
+    /// Parses the URL and resolves the master key; `nil` when no URL is given.
+    ///
+    /// - Throws: `CLIFailure.badSetting` (exit 2, one line) for a malformed URL.
+    static func configuration(url: String?, location: StoreLocation) throws(CLIFailure) -> RedisCacheConfiguration? {
+        guard let url, !url.isEmpty else { return nil }
+        var configuration: RedisCacheConfiguration
+        do {
+            configuration = try RedisCacheConfiguration(url: url)
+        } catch {
+            throw .badSetting("bad Redis URL: \(error.message)")
+        }
+        switch location.configuration.masterKeySource {
+        case .defaultKeyFile:
+            // The default store's key file, not a separate `redis.<namespace>.key`: one key per store.
+            guard let file = try? MasterKeyLoader.defaultKeyFileURL(storeName: location.configuration.name) else {
+                throw .badSetting("cannot locate the default key file for the Redis tier")
+            }
+            configuration.masterKeySource = .keyFile(file)
+        case let source:
+            configuration.masterKeySource = source
+        }
+        configuration.clock = location.configuration.clock
+        return configuration
+    }
+
+    /// Opens the tier; a tier that cannot be created is reported once and left out.
+    init(configuration: RedisCacheConfiguration?) {
+        guard let configuration else {
+            cache = nil
+            return
+        }
+        do {
+            cache = try RedisCache<String, Data>(configuration: configuration)
+        } catch {
+            cache = nil
+            Self.warn(about: error, host: "\(configuration.host):\(configuration.port)")
+        }
+    }
+
+    /// The entry Redis holds for `key`, or `nil` (a miss, or Redis unavailable).
+    func entry(forKey key: String) -> CacheEntry<Data>? {
+        call { try await $0.entry(forKey: key) } ?? nil
+    }
+
+    /// Stores `entry` in Redis; failures are warned about, values too large skipped.
+    func setEntry(_ entry: CacheEntry<Data>, forKey key: String) {
+        _ = call { try await $0.setEntry(entry, forKey: key) }
+    }
+
+    /// Removes `key` from Redis.
+    func removeEntry(forKey key: String) {
+        _ = call { try await $0.removeEntry(forKey: key) }
+    }
+
+    /// Clears the namespace for every machine sharing it (one `INCR`).
+    func removeAll() {
+        _ = call { try await $0.removeAll() }
+    }
+
+    /// Runs `body` against the tier and waits for it; `nil` when there is no healthy tier or it failed.
+    private func call<Result: Sendable>(
+        _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result
+    ) -> Result? {
+        guard let cache, isHealthy.value else { return nil }
+        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let result = await Swift.Result { try await body(cache) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        switch outcome.value {
+        case .success(let value):
+            return value
+        case .failure(let error as CacheError) where error.code == .entryTooLarge:
+            return nil
+        case .failure(let error):
+            isHealthy.withLock { $0 = false }
+            Self.warn(about: error, host: "\(cache.configuration.host):\(cache.configuration.port)")
+            return nil
+        case nil:
+            return nil
+        }
+    }
+
+    private static func warn(about error: any Error, host: String) {
+        let reason = (error as? CacheError)?.message ?? "\(error)"
+        let line = "strata: warning: Redis at \(host) not used for the rest of this run: \(reason)"
+        StandardStreams.printError(line.replacingOccurrences(of: "\n", with: " "))
+    }
+}
+
+extension Result where Failure == any Error {
+    /// Captures the outcome of an async throwing body.
+    fileprivate init(catching body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import RedisCache
+import Testing
+
+/// The URL initialiser and the namespace rule; no server needed.
+@Suite struct RedisCacheConfigurationTests {
+    @Test func aFullURLFillsEveryField() throws {
+        let configuration = try RedisCacheConfiguration(url: "redis://ci:s%40cret@10.0.0.5:6380/builds.v2")
+        #expect(configuration.host == "10.0.0.5")
+        #expect(configuration.port == 6380)
+        #expect(configuration.username == "ci")
+        #expect(configuration.password == "s@cret")
+        #expect(configuration.namespace == "builds.v2")
+    }
+
+    @Test func defaultsApplyToAShortURL() throws {
+        let configuration = try RedisCacheConfiguration(url: "redis://localhost")
+        #expect(configuration.host == "localhost")
+        #expect(configuration.port == 6379)
+        #expect(configuration.username == nil)
+        #expect(configuration.password == nil)
+        #expect(configuration.namespace == RedisCacheConfiguration.defaultNamespace)
+        let passwordOnly = try RedisCacheConfiguration(url: "redis://:pw@localhost:7000/")
+        #expect(passwordOnly.username == nil)
+        #expect(passwordOnly.password == "pw")
+    }
+
+    @Test(arguments: [
+        "", "localhost:6379", "http://localhost/x", "rediss://localhost/x", "redis://", "redis://:6379/x",
+        "redis://host:0/x", "redis://host:70000/x", "redis://host/a/b", "redis://host/x?db=1", "redis://host/x#f",
+        "redis://host/has space", "redis://host/" + String(repeating: "n", count: 65), "redis://host/ünï",
+    ])
+    func badURLsAreInvalidArguments(url: String) {
+        let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: url) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test func aPasswordNeverAppearsInAnError() {
+        let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: "redis://u:hunter2@/x") }
+        #expect(error?.message.contains("hunter2") == false)
+    }
+
+    @Test(arguments: [Duration.zero, .seconds(Int64.max), .seconds(101 * 365 * 86_400)])
+    func anOutOfRangeMaximumTimeToLiveIsRefused(timeToLive: Duration) {
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .key(Data(count: 32)))
+        configuration.maximumTimeToLive = timeToLive
+        let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+    }
+
+    @Test(arguments: ["", "a:b", "a b", "a/b", "é", String(repeating: "x", count: 65)])
+    func aBadNamespaceIsRefusedWhenTheCacheIsCreated(namespace: String) {
+        let configuration = RedisCacheConfiguration(namespace: namespace, masterKeySource: .key(Data(count: 32)))
+        let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+    }
+}

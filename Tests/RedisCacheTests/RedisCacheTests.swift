@@ -1,0 +1,305 @@
+import CacheTesting
+import Foundation
+import RedisCache
+import StrataTestSupport
+import Testing
+
+/// The tier on a real server: round trips, expiry against the server's TTL, the epoch `removeAll`, and
+/// what Redis gets to see.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+struct RedisCacheTests {
+    struct Profile: Codable, Equatable, Sendable {
+        var name: String
+        var scores: [Int]
+    }
+
+    struct ProfileKey: Codable, Hashable, Sendable, CacheKey {
+        var tenant: String
+        var id: Int
+    }
+
+    @Test func dataAndCodableValuesRoundTrip() async throws {
+        let server = try RedisServer()
+        let configuration = try RedisTier.configuration(port: server.port)
+        let data = try RedisCache<String, Data>(configuration: configuration)
+        let bytes = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try await data.setEntry(CacheEntry(value: bytes, cost: 17), forKey: "blob")
+        let entry = try await data.entry(forKey: "blob")
+        #expect(entry?.value == bytes)
+        #expect(entry?.cost == 17)
+        #expect(entry?.expiresAt == nil)
+
+        let profiles = try RedisCache<ProfileKey, Profile>(configuration: configuration)
+        let key = ProfileKey(tenant: "acme", id: 7)
+        try await profiles.setValue(Profile(name: "Ada", scores: [3, 1, 4]), forKey: key, expiry: .minutes(5))
+        #expect(try await profiles.value(forKey: key) == Profile(name: "Ada", scores: [3, 1, 4]))
+        #expect(try await profiles.value(forKey: ProfileKey(tenant: "acme", id: 8)) == nil)
+        #expect(profiles.statistics.hits == 1)
+        #expect(profiles.statistics.misses == 1)
+        #expect(profiles.statistics.insertions == 1)
+        await data.close()
+        await profiles.close()
+    }
+
+    @Test func theServersTimeToLiveFollowsTheAbsoluteExpiry() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let clock = ManualClock()
+        let cache = try RedisCache<String, Data>(
+            configuration: try RedisTier.configuration(port: server.port, clock: clock))
+        // Given an entry written with 60 s to live, and one without expiry
+        try await cache.setValue(Data("a".utf8), forKey: "soon", expiry: .seconds(60))
+        try await cache.setValue(Data("b".utf8), forKey: "never", expiry: .never)
+        let names = try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }
+        #expect(names.count == 2)
+        var ttls: [Int64] = []
+        for name in names {
+            if case .integer(let ttl) = try await raw.send([Array("PTTL".utf8), name]) { ttls.append(ttl) }
+        }
+        // Then the server holds them for 60 s and for the 7-day maximum
+        ttls.sort()
+        #expect(ttls.count == 2)
+        #expect(ttls.first.map { $0 > 50_000 && $0 <= 60_000 } == true)
+        #expect(ttls.last.map { $0 > 7 * 86_400_000 - 10_000 && $0 <= 7 * 86_400_000 } == true)
+        // When the tier's clock reaches the expiry, the entry is a miss and its key is gone
+        clock.advance(by: 59.999)
+        #expect(try await cache.value(forKey: "soon") == Data("a".utf8))
+        clock.advance(by: 0.001)
+        #expect(try await cache.value(forKey: "soon") == nil)
+        #expect(try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }.count == 1)
+        // And an entry already expired when set is not written, and removes the key
+        try await cache.setEntry(CacheEntry(value: Data("c".utf8), expiresAt: clock.now), forKey: "never")
+        #expect(try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }.isEmpty)
+        #expect(try await cache.value(forKey: "never") == nil)
+        await cache.close()
+        await raw.connection.close()
+    }
+
+    @Test func removeAllIsOneIncrAndMakesEveryEntryAMiss() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let cache = try RedisCache<Int, Data>(configuration: try RedisTier.configuration(port: server.port))
+        let count = StressScale.scaled(100_000)
+        let value = Data(repeating: 1, count: 16)
+        try await forEachConcurrently(0..<count) { try await cache.setValue(value, forKey: $0, expiry: .never) }
+        #expect(try await cache.value(forKey: count - 1) == value)
+        // When removeAll runs
+        let before = try await raw.totalCalls()
+        let incrBefore = try await raw.calls(of: "incr")
+        try await cache.removeAll()
+        // Then the server ran one command for it, an INCR
+        #expect(try await raw.totalCalls() - before == 1)
+        #expect(try await raw.calls(of: "incr") - incrBefore == 1)
+        #expect(try await raw.calls(of: "scan") == 0)
+        // And every entry is a miss, here and in another process's instance
+        let other = try RedisCache<Int, Data>(configuration: cache.configuration)
+        let hits = Locked(0)
+        try await forEachConcurrently(0..<count) { key in
+            if try await other.value(forKey: key) != nil { hits.withLock { $0 += 1 } }
+        }
+        #expect(hits.value == 0)
+        #expect(other.health.staleEpochEntries == count)
+        // And the tier keeps working
+        try await cache.setValue(value, forKey: 1, expiry: .never)
+        #expect(try await other.value(forKey: 1) == value)
+        await cache.close()
+        await other.close()
+        await raw.connection.close()
+    }
+
+    @Test func redisSeesNoPlaintextKeyOrValue() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let configuration = try RedisTier.configuration(port: server.port, namespace: "plain")
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        let markers = (0..<50).map { "MARKER-key-\($0)-e4b1" }
+        for (index, marker) in markers.enumerated() {
+            try await cache.setValue(Data("SECRET-value-\(index)-9f3c".utf8), forKey: marker, expiry: .minutes(1))
+        }
+        try await cache.removeAll()
+        let keys = try await raw.allKeys()
+        #expect(keys.count == 52)  // 50 entries, the epoch counter, the key-check record
+        for key in keys {
+            let name = String(decoding: key, as: UTF8.self)
+            #expect(name.hasPrefix("strata:v1:plain:"))
+            if name.hasPrefix("strata:v1:plain:k:") {
+                // 128 bits in base64url without padding
+                let hashed = name.dropFirst("strata:v1:plain:k:".count)
+                #expect(hashed.count == 22)
+                #expect(hashed.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            }
+            let stored = try await raw.get(key) ?? []
+            for needle in ["MARKER", "SECRET", "key-", "value-", "e4b1", "9f3c"] {
+                #expect(!key.contains(bytes: Array(needle.utf8)))
+                #expect(!stored.contains(bytes: Array(needle.utf8)))
+            }
+        }
+        await cache.close()
+        await raw.connection.close()
+    }
+
+    @Test func aWrongMasterKeyIsToldApartAndDeletesNothing() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let owner = try RedisCache<String, Data>(
+            configuration: try RedisTier.configuration(port: server.port, namespace: "shared"))
+        try await owner.setValue(Data("v".utf8), forKey: "k", expiry: .never)
+        let keysBefore = try await raw.allKeys().count
+        let stranger = try RedisCache<String, Data>(
+            configuration: try RedisTier.configuration(port: server.port, namespace: "shared"))
+        // Every operation of the other key's holder fails with wrongMasterKey
+        for operation in [
+            { _ = try await stranger.entry(forKey: "k") }, { try await stranger.removeAll() },
+            { try await stranger.removeEntry(forKey: "k") },
+            { try await stranger.setValue(Data("w".utf8), forKey: "k", expiry: .never) },
+        ] as [@Sendable () async throws -> Void] {
+            let error = await #expect(throws: CacheError.self) { try await operation() }
+            #expect(error?.code == .wrongMasterKey)
+        }
+        // And nothing was deleted or advanced: the owner still reads its entry
+        #expect(try await raw.allKeys().count == keysBefore)
+        #expect(try await raw.send("GET", "strata:v1:shared:epoch") == .null)
+        #expect(try await owner.value(forKey: "k") == Data("v".utf8))
+        #expect(owner.health.corruptEntries == 0)
+        await owner.close()
+        await stranger.close()
+        await raw.connection.close()
+    }
+
+    @Test func tamperedCopiedAndReplayedValuesAreCountedMisses() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let events = Locked<[CacheEvent.Kind]>([])
+        let configuration = try RedisTier.configuration(
+            port: server.port, namespace: "tamper", observer: { event in events.withLock { $0.append(event.kind) } })
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        try await cache.setValue(Data("alpha".utf8), forKey: "a", expiry: .never)
+        try await cache.setValue(Data("bravo".utf8), forKey: "b", expiry: .never)
+        let names = try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }
+        #expect(names.count == 2)
+        let name = { (key: String) async throws -> [UInt8] in
+            for name in names where try await cache.value(forKey: key) != nil {
+                // Find which name holds `key` by hiding each in turn.
+                let saved = try await raw.get(name) ?? []
+                _ = try await raw.send([Array("DEL".utf8), name])
+                let gone = try await cache.value(forKey: key) == nil
+                _ = try await raw.send([Array("SET".utf8), name, saved])
+                if gone { return name }
+            }
+            return []
+        }
+        let nameA = try await name("a")
+        let nameB = try await name("b")
+        let sealedA = try #require(try await raw.get(nameA))
+        let corruptBefore = cache.health.corruptEntries
+
+        // A flipped byte in the ciphertext
+        var flipped = sealedA
+        flipped[flipped.count - 20] ^= 0x01
+        _ = try await raw.send([Array("SET".utf8), nameA, flipped])
+        #expect(try await cache.value(forKey: "a") == nil)
+        // A's value copied under B's name
+        _ = try await raw.send([Array("SET".utf8), nameB, sealedA])
+        #expect(try await cache.value(forKey: "b") == nil)
+        // A's value with its header's cost changed
+        var recosted = sealedA
+        recosted[25] ^= 0x01
+        _ = try await raw.send([Array("SET".utf8), nameA, recosted])
+        #expect(try await cache.value(forKey: "a") == nil)
+        #expect(cache.health.corruptEntries - corruptBefore == 3)
+        #expect(events.value.filter { $0 == .corruptEntryKept }.count == 3)
+        // Nothing it could not open was deleted
+        #expect(try await raw.get(nameA) == recosted)
+
+        // An old-epoch value replayed after removeAll is a miss; with its epoch rewritten it does not open
+        _ = try await raw.send([Array("SET".utf8), nameA, sealedA])
+        #expect(try await cache.value(forKey: "a") == Data("alpha".utf8))
+        try await cache.removeAll()
+        _ = try await raw.send([Array("SET".utf8), nameA, sealedA])
+        #expect(try await cache.value(forKey: "a") == nil)
+        #expect(cache.health.staleEpochEntries == 1)
+        var reEpoched = sealedA
+        reEpoched[9] = 1  // the epoch's low byte: 0 → 1
+        _ = try await raw.send([Array("SET".utf8), nameA, reEpoched])
+        #expect(try await cache.value(forKey: "a") == nil)
+        #expect(cache.health.corruptEntries - corruptBefore == 4)
+        await cache.close()
+        await raw.connection.close()
+    }
+
+    @Test func aFullServerFailsTheWriteAsOutOfSpace() async throws {
+        let server = try RedisServer(extraArguments: ["--maxmemory", "1mb", "--maxmemory-policy", "noeviction"])
+        let cache = try RedisCache<Int, Data>(configuration: try RedisTier.configuration(port: server.port))
+        let value = Data(repeating: 7, count: 600 << 10)
+        try await cache.setValue(Data("small".utf8), forKey: -1, expiry: .never)
+        var failure: CacheError?
+        for key in 0..<8 {
+            do {
+                try await cache.setValue(value, forKey: key, expiry: .never)
+            } catch let error as CacheError {
+                failure = error
+                break
+            }
+        }
+        #expect(failure?.code == .outOfSpace)
+        #expect((failure?.cause as? RedisError)?.code == .outOfMemory)
+        // And reads still work
+        #expect(try await cache.value(forKey: -1) == Data("small".utf8))
+        await cache.close()
+    }
+
+    @Test func theACLInTheDocsIsEnough() async throws {
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        // The ACL of Docs/RedisCache.md, "Running Redis for it"
+        let rule =
+            "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +ping +get +mget +set "
+            + "+unlink +incr"
+        let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
+        #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
+        var configuration = try RedisTier.configuration(port: server.port)
+        configuration.username = "strata"
+        configuration.password = "secret"
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .minutes(1))
+        #expect(try await cache.value(forKey: "k") == Data("v".utf8))
+        try await cache.removeEntry(forKey: "k")
+        try await cache.setEntry(CacheEntry(value: Data(), expiresAt: Date(timeIntervalSince1970: 0)), forKey: "k")
+        try await cache.removeAll()
+        #expect(try await cache.value(forKey: "k") == nil)
+        await cache.close()
+        await raw.connection.close()
+    }
+
+    @Test func valuesOverTheMaximumAreRefused() async throws {
+        let server = try RedisServer()
+        var configuration = try RedisTier.configuration(port: server.port)
+        configuration.maximumValueSize = 1000
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        try await cache.setValue(Data(count: 1000), forKey: "fits", expiry: .never)
+        let error = await #expect(throws: CacheError.self) {
+            try await cache.setValue(Data(count: 1001), forKey: "big", expiry: .never)
+        }
+        #expect(error?.code == .entryTooLarge)
+        #expect(try await cache.value(forKey: "fits") == Data(count: 1000))
+        await cache.close()
+    }
+}
+
+/// Runs `body` for every element, at most 256 at a time.
+func forEachConcurrently<S: Sequence & Sendable>(
+    _ elements: S, _ body: @escaping @Sendable (S.Element) async throws -> Void
+) async throws where S.Element: Sendable {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        var running = 0
+        for element in elements {
+            if running == 256 {
+                try await group.next()
+                running -= 1
+            }
+            group.addTask { try await body(element) }
+            running += 1
+        }
+        try await group.waitForAll()
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+
+/// `strata --redis URL`: two stores on one Redis server share `exec` results and `set` values; a dead
+/// server costs one warning line; a bad URL is a one-line usage failure.
+@Suite(
+    .serialized, .enabled(if: CLIRedisServer.runs, "redis-server not found: CLI Redis tests skipped (CI fails instead)")
+)
+struct RedisSharingTests {
+    @Test func twoStoresShareAnExecResultAndAValueThroughOneServer() throws {
+        let server = try CLIRedisServer()
+        let first = try StrataHarness()
+        let second = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-share"
+        let marker = first.path("marker")
+        let command = ["exec", "--ttl", "10m", "--", "sh", "-c", "echo run >> \"$0\"; echo shared-output", marker]
+        // Both run in one folder (the working directory is part of an exec key), each with its own store
+        // and the same master key
+        let run = { (harness: StrataHarness, arguments: [String]) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", harness.store.path, "--redis", url] + arguments, stdin: nil,
+                environment: harness.environment(key: first.key, extra: [:]), directory: first.root
+            ).wait()
+        }
+        let ran = try run(first, command)
+        #expect(ran.status == 0)
+        #expect(ran.outputText == "shared-output\n")
+        #expect(ran.errorText == "")
+        let replayed = try run(second, command)
+        #expect(replayed.status == 0)
+        #expect(replayed.outputText == "shared-output\n")
+        #expect(replayed.errorText == "")
+        #expect(first.lineCount("marker") == 1)
+        // And a value set on one store is read on the other, then kept there
+        #expect(try run(first, ["set", "greeting", "hello"]).status == 0)
+        #expect(try run(second, ["get", "greeting"]).outputText == "hello")
+        server.stop()
+        let local = try run(second, ["get", "greeting"])
+        #expect(local.outputText == "hello")
+        #expect(local.errorText == "")
+    }
+
+    @Test func aDeadServerCostsOneWarningAndTheLocalStoreKeepsWorking() throws {
+        let server = try CLIRedisServer()
+        let port = server.port
+        server.stop()
+        let harness = try StrataHarness()
+        let url = "redis://127.0.0.1:\(port)/cli-dead"
+        let set = try harness.run(["--redis", url, "set", "k", "v"])
+        #expect(set.status == 0)
+        #expect(set.errorLines.count == 1)
+        #expect(set.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(port)") == true)
+        let get = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
+        #expect(get.status == 0)
+        #expect(get.outputText == "v")
+        let miss = try harness.run(["--redis", url, "get", "absent"])
+        #expect(miss.status == 1)
+        #expect(miss.errorLines.count == 1)
+    }
+
+    @Test(arguments: ["http://127.0.0.1/x", "redis://127.0.0.1:99999/x", "redis://127.0.0.1/a:b", "nonsense"])
+    func aBadURLIsOneLineAndExitTwo(url: String) throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["--redis", url, "get", "k"])
+        #expect(result.status == 2)
+        #expect(result.errorLines.count == 1)
+        #expect(result.errorLines.first?.hasPrefix("strata: bad Redis URL: ") == true)
+        let fromEnvironment = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
+        #expect(fromEnvironment.status == 2)
+    }
+}
+
+/// A `redis-server` child on a free loopback port for the CLI tests, stopped by pid.
+final class CLIRedisServer: Sendable {
+    static let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+    static let runs =
+        executable != nil || ProcessInfo.processInfo.environment["STRATA_CI"] != nil
+        || ProcessInfo.processInfo.environment["CI"] != nil
+
+    let port: Int
+    private let process: Process
+
+    init() throws {
+        guard let executable = Self.executable else { throw CocoaError(.fileNoSuchFile) }
+        var lastError: (any Error)?
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000...50_000)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = [
+                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            if Self.waitUntilAccepting(port: port, process: process) {
+                self.port = port
+                self.process = process
+                return
+            }
+            process.terminate()
+            process.waitUntilExit()
+            lastError = CocoaError(.fileReadUnknown)
+        }
+        throw lastError ?? CocoaError(.fileReadUnknown)
+    }
+
+    deinit { stop() }
+
+    /// Stops the server (SIGKILL by pid) and reaps it.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// Polls a TCP connect to the port for up to 10 s; a child process's start cannot be driven by a clock.
+    private static func waitUntilAccepting(port: Int, process: Process) -> Bool {
+        for _ in 0..<2000 {
+            guard process.isRunning else { return false }
+            #if canImport(Glibc)
+            let socket = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #else
+            let socket = socket(AF_INET, SOCK_STREAM, 0)
+            #endif
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
+            }
+            close(socket)
+            if connected { return true }
+            usleep(5_000)
+        }
+        return false
+    }
+}
