@@ -152,31 +152,20 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
     init(key: Data) throws {
         let keyCopy = key
         pool = ContextPool(
-            capacity: 16,
-            make: {
-                guard let cipher = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
-                    throw OpenSSLBackend.libraryFailure("EVP_CIPHER_fetch(AES-256-GCM)")
-                }
-                defer { EVP_CIPHER_free(cipher) }
-                guard let context = EVP_CIPHER_CTX_new() else {
-                    throw OpenSSLBackend.libraryFailure("EVP_CIPHER_CTX_new")
-                }
-                do {
+            capacity: 16, names: ("EVP_CIPHER_fetch(AES-256-GCM)", "EVP_CIPHER_CTX_new"),
+            fetch: { EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) }, releaseAlgorithm: { EVP_CIPHER_free($0) },
+            newContext: { _ in EVP_CIPHER_CTX_new() },
+            configure: { context, cipher in
+                try OpenSSLBackend.check(
+                    EVP_CipherInit_ex2(context, cipher, nil, nil, 1, nil), "EVP_CipherInit_ex2(aes-256-gcm)")
+                try OpenSSLBackend.check(
+                    EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, 12, nil), "EVP_CTRL_GCM_SET_IVLEN")
+                try keyCopy.withUnsafeBytes { keyBytes in
                     try OpenSSLBackend.check(
-                        EVP_CipherInit_ex2(context, cipher, nil, nil, 1, nil), "EVP_CipherInit_ex2(aes-256-gcm)")
-                    try OpenSSLBackend.check(
-                        EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, 12, nil), "EVP_CTRL_GCM_SET_IVLEN")
-                    try keyCopy.withUnsafeBytes { keyBytes in
-                        try OpenSSLBackend.check(
-                            EVP_CipherInit_ex2(
-                                context, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, 1, nil),
-                            "EVP_CipherInit_ex2(key)")
-                    }
-                } catch {
-                    EVP_CIPHER_CTX_free(context)
-                    throw error
+                        EVP_CipherInit_ex2(
+                            context, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, 1, nil),
+                        "EVP_CipherInit_ex2(key)")
                 }
-                return context
             },
             free: { EVP_CIPHER_CTX_free($0) })
     }

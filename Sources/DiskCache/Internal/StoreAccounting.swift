@@ -122,7 +122,9 @@ final class StoreAccounting: Sendable {
 
     /// Whether the index holds more than `limits` allow (`false` while there is no index).
     func exceeds(_ limits: Limits) -> Bool {
-        state.withLock { state in state.index.map { limits.areExceeded(count: $0.count, bytes: $0.totalBytes) } ?? false
+        state.withLock { state in
+            guard let index = state.index else { return false }
+            return limits.areExceeded(count: index.count, bytes: index.totalBytes)
         }
     }
 
