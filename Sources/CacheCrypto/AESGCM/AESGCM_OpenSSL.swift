@@ -170,13 +170,11 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
             free: { EVP_CIPHER_CTX_free($0) })
     }
 
-    func seal(
+    func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         try pool.withContext { context in
             try startSealing(context, nonce: nonce, associatedData: associatedData)
             try update(context, first, into: ciphertext.baseAddress, "EVP_EncryptUpdate")
@@ -185,13 +183,12 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         }
     }
 
-    func seal(
+    func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
         output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
     ) throws {
         let total = first.count + second.count
-        try validatePreparedAESGCM(nonce: nonce.count, tag: tag.count, ciphertext: total, plaintext: total)
         let pieceSize = max(1, min(chunkSize, total))
         let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { piece.deallocate() }
@@ -212,13 +209,11 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         }
     }
 
-    func open(
+    func openChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         do {
             try pool.withContext { context in
                 try OpenSSLBackend.check(
