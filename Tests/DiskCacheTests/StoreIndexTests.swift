@@ -69,4 +69,31 @@ import Testing
         #expect(state.index?.count == 0)
         #expect(state.activeScans == 0)
     }
+
+    @Test func limitsAreExceededOnlyPastEitherLimitAndLowWaterRoundsDown() {
+        let limits = StoreAccounting.Limits(bytes: 100, count: 10)
+
+        #expect(!limits.areExceeded(count: 10, bytes: 100))
+        #expect(limits.areExceeded(count: 11, bytes: 0))
+        #expect(limits.areExceeded(count: 0, bytes: 101))
+        #expect(!StoreAccounting.Limits(bytes: nil, count: nil).areExceeded(count: .max, bytes: .max))
+        let target = limits.lowWater(0.85)
+        #expect(target.bytes == 85 && target.count == 8)
+    }
+
+    @Test func accountingCountsInsertionsAndHitsButAHitNeverAddsAName() {
+        let accounting = StoreAccounting()
+        accounting.resetIndex(to: StoreIndex())
+
+        accounting.recordInsertion("a", size: 10, lastAccess: t0)
+        accounting.recordHit("a", lastAccess: t0.addingTimeInterval(1))
+        accounting.recordHit("unknown", lastAccess: t0)
+        accounting.recordRemoval("missing")
+
+        #expect(accounting.totals == (count: 1, bytes: 10))
+        #expect(accounting.pending.insertions == 1 && accounting.pending.hits == 2)
+        #expect(accounting.exceeds(StoreAccounting.Limits(bytes: 9, count: nil)))
+        accounting.subtractPending(accounting.pending)
+        #expect(accounting.pending.isZero)
+    }
 }
