@@ -82,13 +82,7 @@ extension MemoryCache {
     /// - Parameter count: The most entries to keep (a count of entries); a negative value counts as 0.
     /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCount count: Int) {
-        let count = max(count, 0)
-        for (shardIndex, shard) in shards.enumerated() {
-            var released = LRUTable<Key, Value>.Released()
-            let share = Self.share(of: count, forShard: shardIndex, of: shards.count) ?? 0
-            shard.withLock { $0.trim(toCount: share, into: &released) }
-            withExtendedLifetime(released) {}
-        }
+        trimShards(to: count) { table, share, released in table.trim(toCount: share, into: &released) }
     }
 
     /// Evicts least recently used entries until the total cost is at most `cost`; each counts as an
@@ -102,11 +96,20 @@ extension MemoryCache {
     ///   a negative value counts as 0.
     /// - Complexity: O(*s* + *k*) for *s* shards and *k* entries evicted.
     public func trim(toCost cost: Int) {
-        let cost = max(cost, 0)
+        trimShards(to: cost) { table, share, released in table.trim(toCost: share, into: &released) }
+    }
+
+    /// Trims every shard to its share of `limit` (a negative limit counts as 0) with `trim`, releasing the
+    /// evicted values after the shard's lock is dropped.
+    private func trimShards(
+        to limit: Int,
+        _ trim: (LRUTable<Key, Value>, Int, inout LRUTable<Key, Value>.Released) -> Void
+    ) {
+        let limit = max(limit, 0)
         for (shardIndex, shard) in shards.enumerated() {
             var released = LRUTable<Key, Value>.Released()
-            let share = Self.share(of: cost, forShard: shardIndex, of: shards.count) ?? 0
-            shard.withLock { $0.trim(toCost: share, into: &released) }
+            let share = Self.share(of: limit, forShard: shardIndex, of: shards.count) ?? 0
+            shard.withLock { trim($0, share, &released) }
             withExtendedLifetime(released) {}
         }
     }

@@ -6,13 +6,8 @@ import Testing
 @Suite struct StoreIndexTests {
     let t0 = Date(timeIntervalSinceReferenceDate: 1000)
 
-    private func makeState() throws -> DiskStore.State {
-        let key = Data(count: 32)
-        return DiskStore.State(
-            epoch: Epoch(
-                salt: Data(count: 32), id: 1, encryptionSubkey: key,
-                sealingSubkey: try CryptoBackend.prepareAESGCM(key: key)),
-            checkStatus: nil)
+    private func makeState() -> StoreAccounting.State {
+        StoreAccounting.State()
     }
 
     @Test func totalsCountAnOverwriteOnceAndOrderIsLeastRecentFirst() {
@@ -43,9 +38,9 @@ import Testing
         #expect(index.leastRecentlyUsedFirst() == ["z", "x", "y"])
     }
 
-    @Test func changesDuringAScanAreReplayedOntoItsResult() throws {
+    @Test func changesDuringAScanAreReplayedOntoItsResult() {
         // Given a scan in flight that will miss a write and still see a removed file
-        var state = try makeState()
+        var state = makeState()
         let generation = state.beginScan()
         state.indexRecord("new", size: 7, lastAccess: t0)
         state.indexRemove("old")
@@ -62,8 +57,8 @@ import Testing
         #expect(state.journal.isEmpty)
     }
 
-    @Test func aWipeDuringAScanDiscardsTheScan() throws {
-        var state = try makeState()
+    @Test func aWipeDuringAScanDiscardsTheScan() {
+        var state = makeState()
         let generation = state.beginScan()
 
         state.resetIndex(to: StoreIndex())
@@ -73,5 +68,32 @@ import Testing
         #expect(!installed)
         #expect(state.index?.count == 0)
         #expect(state.activeScans == 0)
+    }
+
+    @Test func limitsAreExceededOnlyPastEitherLimitAndLowWaterRoundsDown() {
+        let limits = StoreAccounting.Limits(bytes: 100, count: 10)
+
+        #expect(!limits.areExceeded(count: 10, bytes: 100))
+        #expect(limits.areExceeded(count: 11, bytes: 0))
+        #expect(limits.areExceeded(count: 0, bytes: 101))
+        #expect(!StoreAccounting.Limits(bytes: nil, count: nil).areExceeded(count: .max, bytes: .max))
+        let target = limits.lowWater(0.85)
+        #expect(target.bytes == 85 && target.count == 8)
+    }
+
+    @Test func accountingCountsInsertionsAndHitsButAHitNeverAddsAName() {
+        let accounting = StoreAccounting()
+        accounting.resetIndex(to: StoreIndex())
+
+        accounting.recordInsertion("a", size: 10, lastAccess: t0)
+        accounting.recordHit("a", lastAccess: t0.addingTimeInterval(1))
+        accounting.recordHit("unknown", lastAccess: t0)
+        accounting.recordRemoval("missing")
+
+        #expect(accounting.totals == (count: 1, bytes: 10))
+        #expect(accounting.pending.insertions == 1 && accounting.pending.hits == 2)
+        #expect(accounting.exceeds(StoreAccounting.Limits(bytes: 9, count: nil)))
+        accounting.subtractPending(accounting.pending)
+        #expect(accounting.pending.isZero)
     }
 }

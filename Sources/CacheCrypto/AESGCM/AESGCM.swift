@@ -97,6 +97,32 @@ extension AESGCMPrimitive {
 ///
 /// Thread safety: every conformer may be used from any number of threads at once.
 package protocol PreparedAESGCMSubkey: Sendable {
+    /// ``seal(nonce:associatedData:first:second:ciphertext:tag:)`` once the sizes were checked.
+    func sealChecked(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer,
+        ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
+    ) throws
+
+    /// ``seal(nonce:associatedData:first:second:chunkSize:output:tag:)`` once the sizes were checked; a
+    /// default seals into one buffer for back ends that cannot stream.
+    func sealChecked(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
+        output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
+    ) throws
+
+    /// ``open(nonce:associatedData:ciphertext:tag:first:second:)`` once the sizes were checked.
+    func openChecked(
+        nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
+        ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+        first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
+    ) throws
+}
+
+// The sizes are checked here, once, for every back end (`validatePreparedAESGCM`).
+extension PreparedAESGCMSubkey {
+
     /// Encrypts `first` followed by `second` into `ciphertext` and writes the tag.
     ///
     /// - Parameters:
@@ -109,11 +135,17 @@ package protocol PreparedAESGCMSubkey: Sendable {
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for wrong sizes; ``CryptoFailure/backend(_:)`` when the
     ///   library fails.
     /// - Complexity: O(n) in the size of the plaintext and associated data.
-    func seal(
+    package func seal(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
-    ) throws
+    ) throws {
+        try validatePreparedAESGCM(
+            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
+        try sealChecked(
+            nonce: nonce, associatedData: associatedData, first: first, second: second, ciphertext: ciphertext,
+            tag: tag)
+    }
 
     /// Encrypts `first` followed by `second` like ``seal(nonce:associatedData:first:second:ciphertext:tag:)``,
     /// but hands the ciphertext to `output` in pieces of at most `chunkSize` bytes instead of into one
@@ -125,11 +157,17 @@ package protocol PreparedAESGCMSubkey: Sendable {
     /// - Throws: What `output` throws, or what the one-buffer seal throws.
     /// - Complexity: O(n) in the size of the plaintext; memory O(`chunkSize`) in back ends that can stream
     ///   (OpenSSL), O(n) in the others (CryptoKit seals in one call).
-    func seal(
+    package func seal(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
         output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
-    ) throws
+    ) throws {
+        let total = first.count + second.count
+        try validatePreparedAESGCM(nonce: nonce.count, tag: tag.count, ciphertext: total, plaintext: total)
+        try sealChecked(
+            nonce: nonce, associatedData: associatedData, first: first, second: second, chunkSize: chunkSize,
+            output: output, tag: tag)
+    }
 
     /// Checks the tag and decrypts `ciphertext` into `first` (its first `first.count` bytes) and `second`
     /// (the rest).
@@ -147,23 +185,27 @@ package protocol PreparedAESGCMSubkey: Sendable {
     ///   ``CryptoFailure/invalidInput(_:)`` for wrong sizes; ``CryptoFailure/backend(_:)`` when the library
     ///   fails.
     /// - Complexity: O(n) in the size of the ciphertext and associated data.
-    func open(
+    package func open(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
-    ) throws
-}
+    ) throws {
+        try validatePreparedAESGCM(
+            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
+        try openChecked(
+            nonce: nonce, associatedData: associatedData, ciphertext: ciphertext, tag: tag, first: first,
+            second: second)
+    }
 
-extension PreparedAESGCMSubkey {
     /// The fallback for back ends that cannot stream: seals into one buffer, then hands it out in pieces.
-    package func seal(
+    package func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
         output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
     ) throws {
         let ciphertext = UnsafeMutableRawBufferPointer.allocate(byteCount: first.count + second.count, alignment: 16)
         defer { ciphertext.deallocate() }
-        try seal(
+        try sealChecked(
             nonce: nonce, associatedData: associatedData, first: first, second: second, ciphertext: ciphertext,
             tag: tag)
         var start = 0
@@ -191,13 +233,11 @@ package func validatePreparedAESGCM(nonce: Int, tag: Int, ciphertext: Int, plain
 private struct OneShotAESGCMSubkey<Provider: AESGCMPrimitive>: PreparedAESGCMSubkey {
     let key: Data
 
-    func seal(
+    func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         var plaintext = Data(first)
         plaintext.append(contentsOf: second)
         let sealed = try Provider.sealAESGCM(
@@ -206,13 +246,11 @@ private struct OneShotAESGCMSubkey<Provider: AESGCMPrimitive>: PreparedAESGCMSub
         tag.copyBytes(from: sealed.tag)
     }
 
-    func open(
+    func openChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         let plaintext = try Provider.openAESGCM(
             key: key, nonce: Data(nonce), ciphertext: Data(ciphertext), tag: Data(tag),
             associatedData: Data(associatedData))

@@ -152,42 +152,29 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
     init(key: Data) throws {
         let keyCopy = key
         pool = ContextPool(
-            capacity: 16,
-            make: {
-                guard let cipher = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) else {
-                    throw OpenSSLBackend.libraryFailure("EVP_CIPHER_fetch(AES-256-GCM)")
-                }
-                defer { EVP_CIPHER_free(cipher) }
-                guard let context = EVP_CIPHER_CTX_new() else {
-                    throw OpenSSLBackend.libraryFailure("EVP_CIPHER_CTX_new")
-                }
-                do {
+            capacity: 16, names: ("EVP_CIPHER_fetch(AES-256-GCM)", "EVP_CIPHER_CTX_new"),
+            fetch: { EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) }, releaseAlgorithm: { EVP_CIPHER_free($0) },
+            newContext: { _ in EVP_CIPHER_CTX_new() },
+            configure: { context, cipher in
+                try OpenSSLBackend.check(
+                    EVP_CipherInit_ex2(context, cipher, nil, nil, 1, nil), "EVP_CipherInit_ex2(aes-256-gcm)")
+                try OpenSSLBackend.check(
+                    EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, 12, nil), "EVP_CTRL_GCM_SET_IVLEN")
+                try keyCopy.withUnsafeBytes { keyBytes in
                     try OpenSSLBackend.check(
-                        EVP_CipherInit_ex2(context, cipher, nil, nil, 1, nil), "EVP_CipherInit_ex2(aes-256-gcm)")
-                    try OpenSSLBackend.check(
-                        EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_IVLEN, 12, nil), "EVP_CTRL_GCM_SET_IVLEN")
-                    try keyCopy.withUnsafeBytes { keyBytes in
-                        try OpenSSLBackend.check(
-                            EVP_CipherInit_ex2(
-                                context, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, 1, nil),
-                            "EVP_CipherInit_ex2(key)")
-                    }
-                } catch {
-                    EVP_CIPHER_CTX_free(context)
-                    throw error
+                        EVP_CipherInit_ex2(
+                            context, nil, keyBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), nil, 1, nil),
+                        "EVP_CipherInit_ex2(key)")
                 }
-                return context
             },
             free: { EVP_CIPHER_CTX_free($0) })
     }
 
-    func seal(
+    func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         try pool.withContext { context in
             try startSealing(context, nonce: nonce, associatedData: associatedData)
             try update(context, first, into: ciphertext.baseAddress, "EVP_EncryptUpdate")
@@ -196,13 +183,12 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         }
     }
 
-    func seal(
+    func sealChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         first: UnsafeRawBufferPointer, second: UnsafeRawBufferPointer, chunkSize: Int,
         output: (UnsafeRawBufferPointer) throws -> Void, tag: UnsafeMutableRawBufferPointer
     ) throws {
         let total = first.count + second.count
-        try validatePreparedAESGCM(nonce: nonce.count, tag: tag.count, ciphertext: total, plaintext: total)
         let pieceSize = max(1, min(chunkSize, total))
         let piece = UnsafeMutableRawBufferPointer.allocate(byteCount: pieceSize, alignment: 16)
         defer { piece.deallocate() }
@@ -223,13 +209,11 @@ final class OpenSSLAESGCMSubkey: PreparedAESGCMSubkey {
         }
     }
 
-    func open(
+    func openChecked(
         nonce: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer,
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
         first: UnsafeMutableRawBufferPointer, second: UnsafeMutableRawBufferPointer
     ) throws {
-        try validatePreparedAESGCM(
-            nonce: nonce.count, tag: tag.count, ciphertext: ciphertext.count, plaintext: first.count + second.count)
         do {
             try pool.withContext { context in
                 try OpenSSLBackend.check(

@@ -40,35 +40,26 @@ final class OpenSSLHMACSubkey: PreparedHMACSubkey {
     init(key: Data) throws {
         let keyCopy = key
         pool = ContextPool(
-            capacity: 16,
-            make: {
-                guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else {
-                    throw OpenSSLBackend.libraryFailure("EVP_MAC_fetch(HMAC)")
-                }
-                defer { EVP_MAC_free(mac) }
-                guard let context = EVP_MAC_CTX_new(mac) else { throw OpenSSLBackend.libraryFailure("EVP_MAC_CTX_new") }
-                do {
-                    try OpenSSLBackend.withCStrings([OSSL_MAC_PARAM_DIGEST, "SHA256"]) { names in
-                        let parameters = [
-                            OSSL_PARAM_construct_utf8_string(names[0], names[1], 0), OSSL_PARAM_construct_end(),
-                        ]
-                        // A NULL key would mean "keep the previous one", so an empty key gets a real pointer.
-                        // The key is passed in place: no extra copy of it is left in freed memory.
-                        try keyCopy.withUnsafeBytes { raw in
-                            var zero: UInt8 = 0
-                            try withUnsafeMutablePointer(to: &zero) { zeroPointer in
-                                let base =
-                                    raw.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(zeroPointer)
-                                try OpenSSLBackend.check(
-                                    EVP_MAC_init(context, base, raw.count, parameters), "EVP_MAC_init(HMAC-SHA256)")
-                            }
+            capacity: 16, names: ("EVP_MAC_fetch(HMAC)", "EVP_MAC_CTX_new"),
+            fetch: { EVP_MAC_fetch(nil, "HMAC", nil) }, releaseAlgorithm: { EVP_MAC_free($0) },
+            newContext: { EVP_MAC_CTX_new($0) },
+            configure: { context, _ in
+                try OpenSSLBackend.withCStrings([OSSL_MAC_PARAM_DIGEST, "SHA256"]) { names in
+                    let parameters = [
+                        OSSL_PARAM_construct_utf8_string(names[0], names[1], 0), OSSL_PARAM_construct_end(),
+                    ]
+                    // A NULL key would mean "keep the previous one", so an empty key gets a real pointer.
+                    // The key is passed in place: no extra copy of it is left in freed memory.
+                    try keyCopy.withUnsafeBytes { raw in
+                        var zero: UInt8 = 0
+                        try withUnsafeMutablePointer(to: &zero) { zeroPointer in
+                            let base =
+                                raw.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(zeroPointer)
+                            try OpenSSLBackend.check(
+                                EVP_MAC_init(context, base, raw.count, parameters), "EVP_MAC_init(HMAC-SHA256)")
                         }
                     }
-                } catch {
-                    EVP_MAC_CTX_free(context)
-                    throw error
                 }
-                return context
             },
             free: { EVP_MAC_CTX_free($0) })
     }

@@ -20,6 +20,39 @@ final class ContextPool: Sendable {
         self.free = free
     }
 
+    /// A pool of contexts made from an algorithm the library fetches: `fetch` runs for each new context
+    /// and its result is released once the context holds it (a context keeps its own reference), the
+    /// context comes from `newContext`, then `configure` sets it up (a key, parameters); a context whose
+    /// set-up fails is freed, never pooled.
+    ///
+    /// - Parameter names: The fetch and context-creation calls, for the error when either returns NULL.
+    convenience init(
+        capacity: Int, names: (fetch: String, newContext: String),
+        fetch: @escaping @Sendable () -> OpaquePointer?,
+        releaseAlgorithm: @escaping @Sendable (OpaquePointer) -> Void,
+        newContext: @escaping @Sendable (_ algorithm: OpaquePointer) -> OpaquePointer?,
+        configure: @escaping @Sendable (_ context: OpaquePointer, _ algorithm: OpaquePointer) throws -> Void,
+        free: @escaping @Sendable (OpaquePointer) -> Void
+    ) {
+        self.init(
+            capacity: capacity,
+            make: {
+                guard let algorithm = fetch() else { throw OpenSSLBackend.libraryFailure(names.fetch) }
+                defer { releaseAlgorithm(algorithm) }
+                guard let context = newContext(algorithm) else {
+                    throw OpenSSLBackend.libraryFailure(names.newContext)
+                }
+                do {
+                    try configure(context, algorithm)
+                } catch {
+                    free(context)
+                    throw error
+                }
+                return context
+            },
+            free: free)
+    }
+
     /// Runs `body` with a context no other thread is using.
     ///
     /// A context whose use threw is freed rather than returned, so a half-finished operation never

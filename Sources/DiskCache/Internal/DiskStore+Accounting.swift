@@ -1,8 +1,8 @@
 import CacheCore
 import Foundation
 
-// Accounting and trimming: the in-memory index of sizes and recency, the limits it enforces, and the
-// statistics counters persisted in `store.stats`.
+// Accounting and trimming on disk: the folder scans that build the index (StoreAccounting.swift), the
+// trims that enforce its limits, and the statistics counters persisted in `store.stats`.
 extension DiskStore {
     // MARK: - Index
 
@@ -58,34 +58,29 @@ extension DiskStore {
     /// - Parameter foreignItem: Called for each foreign item met when the index is built now (see
     ///   ``scanEntries(foreignItem:)``); not called when the index already exists.
     func ensureIndex(foreignItem: ((String, FileStatus) -> Void)? = nil) throws {
-        let generation: Int? = state.withLock { $0.index == nil ? $0.beginScan() : nil }
-        guard let generation else { return }
+        guard let generation = accounting.beginScanIfMissing() else { return }
         let scan: [String: (size: Int, modified: Date)]
         do {
             scan = try scanEntries(foreignItem: foreignItem)
         } catch {
-            state.withLock { $0.endScan() }
+            accounting.endScan()
             throw error
         }
-        _ = state.withLock { $0.finishScan(scan, generation: generation, onlyIfMissing: true) }
+        accounting.finishScan(scan, generation: generation, onlyIfMissing: true)
     }
 
     func lowWater(_ limit: Int) -> Int {
-        Int((Double(limit) * configuration.lowWaterFraction).rounded(.down))
+        StoreAccounting.Limits.lowWater(limit, configuration.lowWaterFraction)
     }
 
     /// After a write: when a limit is exceeded, trims to the low-water marks, sparing `protected`.
     func enforceLimits(protecting protected: String?) throws {
-        let byteLimit = configuration.byteLimit
-        let countLimit = configuration.countLimit
-        guard byteLimit != nil || countLimit != nil else { return }
+        let limits = StoreAccounting.Limits(bytes: configuration.byteLimit, count: configuration.countLimit)
+        guard !limits.isEmpty else { return }
         try ensureIndex()
-        let over = state.withLock { state -> Bool in
-            guard let index = state.index else { return false }
-            return index.totalBytes > (byteLimit ?? .max) || index.count > (countLimit ?? .max)
-        }
-        guard over else { return }
-        try trim(toBytes: byteLimit.map(lowWater), toCount: countLimit.map(lowWater), protecting: protected)
+        guard accounting.exceeds(limits) else { return }
+        let target = limits.lowWater(configuration.lowWaterFraction)
+        try trim(toBytes: target.bytes, toCount: target.count, protecting: protected)
     }
 
     /// Removes least-recently-used entries until the store holds at most `bytes` bytes and `count`
@@ -99,35 +94,31 @@ extension DiskStore {
             try requireWritable("trim")
             let lock = try storeLock(in: try folders())
             defer { release(lock) }
-            let generation = state.withLock { $0.beginScan() }
+            let generation = accounting.beginScan()
             let scan: [String: (size: Int, modified: Date)]
             do {
                 scan = try scanEntries()
             } catch {
-                state.withLock { $0.endScan() }
+                accounting.endScan()
                 throw error
             }
-            let snapshot = state.withLock { state -> (order: [String], count: Int, bytes: Int)? in
-                guard state.finishScan(scan, generation: generation, onlyIfMissing: false), let index = state.index
-                else { return nil }
-                return (index.leastRecentlyUsedFirst(), index.count, index.totalBytes)
-            }
             // A wipe ran meanwhile: there is nothing left to trim.
-            guard let (order, initialCount, initialBytes) = snapshot else { return 0 }
-            let targetBytes = bytes ?? .max
-            let targetCount = count ?? .max
-            var heldCount = initialCount
-            var heldBytes = initialBytes
+            guard let index = accounting.finishScan(scan, generation: generation, onlyIfMissing: false) else {
+                return 0
+            }
+            let target = StoreAccounting.Limits(bytes: bytes, count: count)
+            var heldCount = index.count
+            var heldBytes = index.totalBytes
             var removed = 0
-            for name in order {
-                guard heldBytes > targetBytes || heldCount > targetCount else { break }
+            for name in index.leastRecentlyUsedFirst() {
+                guard target.areExceeded(count: heldCount, bytes: heldBytes) else { break }
                 guard name != protected, let size = scan[name]?.size,
                     let folder = try? fanOutFolder(for: name, in: try folders(), creating: false),
                     withNameLock(
                         name,
                         {
                             guard (try? folder.unlink(name)) != nil else { return false }
-                            state.withLock { $0.indexRemove(name) }
+                            accounting.recordRemoval(name)
                             return true
                         })
                 else { continue }
@@ -135,7 +126,7 @@ extension DiskStore {
                 heldCount -= 1
                 removed += 1
             }
-            state.withLock { $0.pending.evictions += removed }
+            accounting.count { $0.evictions += removed }
             return removed
         }
     }
@@ -144,7 +135,7 @@ extension DiskStore {
 
     /// Persisted counters plus this process's unflushed ones.
     func statistics() -> CacheStatistics {
-        let pending = state.withLock { $0.pending }
+        let pending = accounting.pending
         let (persisted, isClean) = readStatisticsFile()
         if !isClean && !isReadOnly {
             // Statistics are advisory: damaged counters counted as zero, and the file is written again clean.
@@ -175,7 +166,7 @@ extension DiskStore {
                 .readFailed, "cannot scan the store for its size; the totals leave out what could not be read",
                 path: (failure as? CacheError)?.path ?? layout.entriesFolder, error: failure)
         }
-        return state.withLock { ($0.index?.count ?? 0, $0.index?.totalBytes ?? 0) }
+        return accounting.totals
     }
 
     /// The counters in `store.stats` (zero when it is missing), and whether the file was clean (absent or
@@ -205,7 +196,7 @@ extension DiskStore {
     /// - Parameter force: Write the file even with nothing to add (to replace damaged contents).
     func flushStatistics(force: Bool = false) throws {
         try translatingErrors {
-            let snapshot = state.withLock { $0.pending }
+            let snapshot = accounting.pending
             // Counters are advisory: a store opened read-only keeps them in memory, without an error.
             guard !snapshot.isZero || force, !isReadOnly else { return }
             let lock: FileLock?
@@ -225,7 +216,7 @@ extension DiskStore {
             } catch  where FileError.isNotFound(error) {
                 return
             }
-            state.withLock { $0.pending = $0.pending - snapshot }
+            accounting.subtractPending(snapshot)
         }
     }
 }

@@ -81,12 +81,9 @@ extension DiskStore {
             {
                 stamp = FileTime.normalized(now)
             }
-            // Recency only: a hit never adds the name or sets its size, so a removal or a newer write that
-            // ran since the open (each updating the index itself) is never undone (DiskStore+NameLocks.swift).
-            state.withLock {
-                $0.index?.touch(name, lastAccess: stamp)
-                $0.pending.hits += 1
-            }
+            // Recency only (StoreAccounting.recordHit), so a removal or a newer write that ran since the open
+            // is never undone (DiskStore+NameLocks.swift).
+            accounting.recordHit(name, lastAccess: stamp)
             return record
         }
     }
@@ -210,12 +207,7 @@ extension DiskStore {
                     keyLength: keyBytes.count, valueLength: valueBytes.count)
                 do {
                     let folder = try fanOutFolder(for: name, in: try folders(), creating: true)
-                    let commit = {
-                        self.state.withLock {
-                            $0.indexRecord(name, size: size, lastAccess: stamp)
-                            $0.pending.insertions += 1
-                        }
-                    }
+                    let commit = { self.accounting.recordInsertion(name, size: size, lastAccess: stamp) }
                     try writeAtomically(in: folder, name: name, modified: now, replacing: true, commit: commit) {
                         fd, path in
                         try EntryRecord.write(
@@ -227,7 +219,7 @@ extension DiskStore {
                     // The store folder (or one of its folders) was deleted from outside: recreate it with the
                     // same epoch, retry.
                     try createFolders()
-                    _ = try establishCheckRecord(preferredSalt: state.withLock { $0.epoch.salt })
+                    _ = try establishCheckRecord(preferredSalt: epoch.salt)
                 }
             }
             try enforceLimits(protecting: name)
@@ -255,13 +247,13 @@ extension DiskStore {
         do {
             folder = try fanOutFolder(for: name, in: try folders(), creating: false)
         } catch  where FileError.isNotFound(error) {
-            state.withLock { $0.indexRemove(name) }
+            accounting.recordRemoval(name)
             return  // no fan-out folder (or no store): nothing to remove
         } catch let error as FileError where error.isForeignItem {
             // A link or file where the fan-out folder belongs: moved aside, never followed.
             let folders = try folders()
             try moveAside(String(name.prefix(2)), in: folders.entries, root: folders.root)
-            state.withLock { $0.indexRemove(name) }
+            accounting.recordRemoval(name)
             return
         }
         do {
@@ -269,7 +261,7 @@ extension DiskStore {
         } catch {
             guard try quarantineIfDirectory(name, in: folder) else { throw error }
         }
-        state.withLock { $0.indexRemove(name) }
+        accounting.recordRemoval(name)
     }
 
     // MARK: - Per-key locks

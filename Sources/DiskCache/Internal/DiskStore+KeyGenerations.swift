@@ -1,15 +1,14 @@
 import CacheCore
-import CacheCrypto
 import Foundation
 
-// Key generations (epochs) and the key-check record, `store.check`: reading and checking it, creating it
-// once per store, and noticing when another process started a new generation (`removeAll()`).
+// Wiring key generations (KeyGenerations.swift) to the store: where `store.check` is read from, creating it
+// once per store under `store.lock`, and noticing when another process started a new generation
+// (`removeAll()`).
 extension DiskStore {
-    /// Reads and checks `store.check`; `nil` when it does not exist.
-    ///
-    /// The file is opened without following a link and without blocking, and must be a regular file of
-    /// the record's exact size before a byte is read: a FIFO, a link or a huge sparse file there is a
-    /// damaged record (a clear error; nothing is deleted), never a hang or a large allocation.
+    /// The epoch in use.
+    var epoch: Epoch { generations.current.epoch }
+
+    /// Reads and checks `store.check`; `nil` when it (or the store folder) does not exist.
     func loadCheckRecord() throws -> (Epoch, FileStatus)? {
         let root: Directory
         do {
@@ -17,28 +16,7 @@ extension DiskStore {
         } catch  where FileError.isNotFound(error) {
             return nil
         }
-        let path = layout.checkRecord
-        let fd: Int32
-        do {
-            fd = try root.openFile(StoreLayout.checkRecordName, O_RDONLY)
-        } catch  where error.isNotFound {
-            return nil
-        } catch  where error.isForeignItem {
-            throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
-        } catch {
-            throw error
-        }
-        defer { FileSystem.closeFile(fd) }
-        let status = try FileSystem.status(of: fd, path: path)
-        guard status.isRegularFile else {
-            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
-        }
-        guard status.size == KeyCheckRecord.size else {
-            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
-        }
-        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
-        let salt = try KeyCheckRecord.salt(from: data, master: master, path: path, storeName: storeName)
-        return (try Epoch.derive(master: master, salt: salt), status)
+        return try generations.readRecord(in: root)
     }
 
     /// Returns the store's epoch, creating the check record (with `preferredSalt`, or a fresh one) when
@@ -50,14 +28,19 @@ extension DiskStore {
         let lock = try storeLock(in: folders)
         defer { release(lock) }
         if let loaded = try loadCheckRecord() { return loaded }
-        let salt = try preferredSalt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-        let record = try KeyCheckRecord.make(salt: salt, master: master)
+        let (_, record) = try generations.makeRecord(salt: preferredSalt)
         try writeAtomically(
             record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: false)
         guard let loaded = try loadCheckRecord() else {
             throw CacheError(.io, "the key-check record vanished right after it was written", path: layout.checkRecord)
         }
         return loaded
+    }
+
+    /// Makes `loaded` the epoch in use; a different generation drops the index, whose files belong to the
+    /// old one (see ``KeyGenerations`` for the order).
+    func adoptEpoch(_ loaded: (Epoch, FileStatus)) {
+        if generations.adopt(loaded.0, status: loaded.1) { accounting.resetIndex(to: nil) }
     }
 
     /// The status of `store.check`, `nil` when it is missing. A missing record may mean that the store
@@ -75,23 +58,19 @@ extension DiskStore {
     /// `fstatat` per call). When the record is missing and `recreating` is set, the folders and the record
     /// are recreated with this process's epoch, so a store deleted from outside keeps working.
     func currentEpoch(recreating: Bool) throws -> Epoch {
-        let (cached, cachedStatus) = state.withLock { ($0.epoch, $0.checkStatus) }
+        let cached = generations.current
         let onDisk = try checkRecordStatus()
-        if let onDisk, onDisk == cachedStatus { return cached }
+        if let onDisk, onDisk == cached.status { return cached.epoch }
         let loaded: (Epoch, FileStatus)
         if onDisk != nil, let found = try loadCheckRecord() {
             loaded = found
         } else if recreating {
             try createFolders()
-            loaded = try establishCheckRecord(preferredSalt: cached.salt)
+            loaded = try establishCheckRecord(preferredSalt: cached.epoch.salt)
         } else {
-            return cached
+            return cached.epoch
         }
-        state.withLock {
-            if $0.epoch.id != loaded.0.id { $0.resetIndex(to: nil) }
-            $0.epoch = loaded.0
-            $0.checkStatus = loaded.1
-        }
+        adoptEpoch(loaded)
         return loaded.0
     }
 }

@@ -6,8 +6,8 @@ import Foundation
 // records recency and a removal — could finish those steps in opposite orders and leave the index
 // counting a file that is gone, or missing one that is there. Each such pair of steps runs under the
 // name's stripe, so per name the index ends as the last file change left the folder. Lock order: the
-// store lock (a file lock) before stripes, stripes before `state`; nothing is waited for under a stripe
-// but the state lock.
+// store lock (a file lock) before stripes, stripes before the in-memory locks; nothing is waited for under a stripe
+// but those.
 
 /// The number of stripes: enough that two busy names rarely share one on two cores.
 let nameLockStripeCount = 64
@@ -36,7 +36,7 @@ extension DiskStore {
         withNameLock(name) {
             let removed = removeIfUnchanged(name, in: folder, status: status)
             let gone = removed || ((try? folder.status(name)) ?? nil) == nil
-            if gone { state.withLock { $0.indexRemove(name) } }
+            if gone { accounting.recordRemoval(name) }
             return removed
         }
     }

@@ -35,14 +35,13 @@ extension DiskStore {
     }
 
     private func wipe(folders: StoreFolders, deletingEntries: Bool) throws {
-        let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-        let record = try KeyCheckRecord.make(salt: salt, master: master)
+        let (salt, record) = try generations.makeRecord()
         do {
             try writeAtomically(
                 record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
         } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
             let early = deleteEntryFiles(in: folders)
-            state.withLock { $0.resetIndex(to: nil) }
+            accounting.resetIndex(to: nil)
             do {
                 try writeAtomically(
                     record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
@@ -55,13 +54,12 @@ extension DiskStore {
                 return
             }
         }
-        let epoch = try Epoch.derive(master: master, salt: salt)
+        let epoch = try generations.epoch(salt: salt)
         let status = try folders.root.status(StoreLayout.checkRecordName)
-        state.withLock {
-            $0.epoch = epoch
-            $0.checkStatus = status
-            $0.resetIndex(to: deletingEntries ? StoreIndex() : nil)
-        }
+        // The epoch first, then the index: every name's stripe is held, so no write can put a file in place
+        // and count it between the two (KeyGenerations.swift).
+        generations.adopt(epoch, status: status)
+        accounting.resetIndex(to: deletingEntries ? StoreIndex() : nil)
         guard deletingEntries else { return }
         try throwIfIncomplete(deleteEntryFiles(in: folders), epochChanged: true)
     }

@@ -5,39 +5,31 @@ import Foundation
 /// The engine behind every `DiskCache<Key, Value>`: files, keys, index and counters, working on
 /// canonical key bytes and encoded value bytes (the generic wrapper adds the codec).
 ///
-/// Thread safety: mutable state lives in one `Locked<State>`, held only for in-memory updates, never
-/// during file I/O and never while calling the observer. File-level exclusion between processes (and
-/// between instances) uses `flock` on `store.lock` and on per-key lock files.
+/// A coordinator over one type per job, each with its own state and lock: ``KeyGenerations`` (the epoch
+/// and `store.check`), ``AtomicFileWriter`` (temporary files, renames, syncs), ``StoreAccounting`` (the
+/// index, pending counters, scans, limits). The extensions wire them to the folders: the entry read and
+/// write path (DiskStore+Entries.swift), trimming and statistics (DiskStore+Accounting.swift),
+/// maintenance (DiskStore+Maintenance.swift, DiskStore+Wipe.swift, DiskStore+ForeignItems.swift).
+///
+/// Thread safety: the store's own state (folders, read-only cause, observer deferral) and each job's
+/// state live behind separate locks, held only for in-memory updates, never during file I/O, never one
+/// inside another, and never while calling the observer. Lock order: `store.lock` (a file lock), then
+/// name stripes (DiskStore+NameLocks.swift), then any one of the in-memory locks. File-level exclusion
+/// between processes (and between instances) uses `flock` on `store.lock` and on per-key lock files.
 final class DiskStore: Sendable {
     struct State {
-        /// The key epoch this process writes with, and the check record it was read from.
-        var epoch: Epoch
-        var checkStatus: FileStatus?
         /// Why the store was opened read-only (see DiskStore+Access.swift); `nil` when it is writable.
         var readOnlyCause: FileError?
-        /// `nil` until an operation needs sizes or recency (see `ensureIndex()`).
-        var index: StoreIndex?
-        /// Counts not yet merged into `store.stats`.
-        var pending = StatisticsCounters()
         /// How many `store.lock` holds this process has, and the observer events reported meanwhile: they
         /// are delivered once no hold is left, so no observer ever runs while the store lock is held (an
         /// iOS app suspended holding a file lock in a shared container is killed; Docs/Platforms.md).
         var storeLockHolds = 0
         var deferredEvents: [CacheEvent] = []
-        /// Folder scans in flight, the index changes made since the first of them began, and a counter
-        /// that invalidates them (see DiskStore+IndexState.swift).
-        var activeScans = 0
-        var journal: [IndexChange] = []
-        var generation = 0
-        /// Numbers this store's temporary files (see `StoreLayout.temporaryFile(sequence:)`).
-        var temporarySequence: UInt64 = 0
         /// The store's folders, held open (StoreFolders.swift); `nil` until opened, or after the store
         /// folder went missing.
         var folders: StoreFolders?
     }
 
-    /// Temporary files older than this (by the kernel's change time) are leftovers of a crashed writer.
-    static let staleTemporaryFileAge: TimeInterval = 60
     /// The salt that derives the naming subkey; fixed so an entry keeps its file name across key epochs.
     static let namingSalt = Data("strata.disk.naming.v1".utf8)
     /// The granularity of recency on disk, in seconds: a hit rewrites a file's modification time only
@@ -48,21 +40,26 @@ final class DiskStore: Sendable {
 
     let configuration: DiskCacheConfiguration
     let layout: StoreLayout
-    let master: MasterKey
     /// Names entry and lock files: HMAC-SHA-256 under the naming subkey (stable across `removeAll()`).
     let namer: KeyedNamer
-    let state: Locked<State>
+    let generations: KeyGenerations
+    let writer: AtomicFileWriter
+    let accounting = StoreAccounting()
+    let state = Locked(State())
     /// Per-name stripes that keep a file change and its index update together (DiskStore+NameLocks.swift).
     // Int, not Void: ThreadSanitizer reports the inout access to a zero-sized state as a race.
     let nameLocks: [Locked<Int>] = (0..<nameLockStripeCount).map { _ in Locked(0) }
 
     var clock: any CacheClock { configuration.clock }
     var storeName: String { configuration.name }
+    var master: MasterKey { generations.master }
 
     init(configuration: DiskCacheConfiguration) throws {
         self.configuration = configuration
         layout = StoreLayout(root: configuration.resolvedDirectory)
         let layout = self.layout
+        writer = AtomicFileWriter(
+            layout: layout, isDurable: configuration.durability == .fsync, recencyResolution: Self.recencyResolution)
         let (master, createdKeyFile) = try Self.translatingErrors {
             try configuration.validate()
             let protection = configuration.fileProtection
@@ -72,22 +69,16 @@ final class DiskStore: Sendable {
                 refusingCreation: { layout.missingKeyFileError(keyFilePath: $0) })
         }
         do {
-            let (namer, epoch) = try Self.translatingErrors {
+            (namer, generations) = try Self.translatingErrors {
                 let namingSubkey = try StoreSubkeys.derive(master: master, epochSalt: Self.namingSalt).namingSubkey
                 return (
-                    try KeyedNamer(namingSubkey: namingSubkey), try Epoch.derive(master: master, salt: Data(count: 32))
+                    try KeyedNamer(namingSubkey: namingSubkey),
+                    try KeyGenerations(master: master, layout: layout, storeName: configuration.name)
                 )
             }
-            self.master = master
-            self.namer = namer
-            state = Locked(State(epoch: epoch, checkStatus: nil))
             try translatingErrors {
                 try openFolders()
-                let (current, currentStatus) = try establishCheckRecord(preferredSalt: nil)
-                state.withLock {
-                    $0.epoch = current
-                    $0.checkStatus = currentStatus
-                }
+                adoptEpoch(try establishCheckRecord(preferredSalt: nil))
                 if !isReadOnly { removeStaleTemporaryFiles() }
             }
         } catch {
@@ -153,7 +144,7 @@ final class DiskStore: Sendable {
     }
 
     func count(_ update: (inout StatisticsCounters) -> Void) {
-        state.withLock { update(&$0.pending) }
+        accounting.count(update)
     }
 
     // MARK: - Files

@@ -2,19 +2,6 @@ import CacheCore
 import CacheCrypto
 import Foundation
 
-/// Why an entry file was judged corrupt (see Docs/DiskFormat.md).
-enum CorruptionReason: String, Error {
-    case truncated = "truncated or empty file"
-    case badMagic = "not a Strata entry (bad magic)"
-    case unsupportedVersion = "unknown format version"
-    case badHeader = "malformed header"
-    case lengthMismatch = "file length does not match the header"
-    case oldEpoch = "written under an earlier key epoch (before a removeAll)"
-    case authenticationFailed = "authentication failed (tampered, bit-flipped or swapped file)"
-    case misplaced = "key inside does not match the file name (misplaced file)"
-    case tooLarge = "larger than any entry the store writes (over its size limit or 2 GiB)"
-}
-
 /// The version-1 entry record: a 52-byte header, a 12-byte nonce, the AES-256-GCM ciphertext of
 /// key bytes followed by value bytes, and a 16-byte tag. The associated data is the header followed by
 /// the file name, so a file moved to another name, re-stamped or re-versioned fails to authenticate.
@@ -256,31 +243,5 @@ struct EntryRecord {
         let copy = UninitializedBytes(count: file.count)
         copy.buffer.copyMemory(from: file)
         return try open(copy, count: file.count, fileName: fileName, epochID: epochID, key: key)
-    }
-}
-
-/// A heap buffer handed out without zero-filling it, then passed to a `Data` without a copy; freed
-/// here if it never is.
-final class UninitializedBytes {
-    let buffer: UnsafeMutableRawBufferPointer
-    private var owned = true
-
-    init(count: Int) {
-        buffer = .allocate(byteCount: max(count, 0), alignment: 16)
-    }
-
-    /// The bytes in `range` as `Data`, which takes over the whole buffer and frees it when the `Data`
-    /// goes (call once, after filling those bytes; an empty range frees the buffer now).
-    func take(_ range: Range<Int>) -> Data {
-        guard let base = buffer.baseAddress, !range.isEmpty else { return Data() }
-        owned = false
-        let offset = range.lowerBound
-        return Data(
-            bytesNoCopy: base + offset, count: range.count,
-            deallocator: .custom { pointer, _ in (pointer - offset).deallocate() })
-    }
-
-    deinit {
-        if owned { buffer.deallocate() }
     }
 }

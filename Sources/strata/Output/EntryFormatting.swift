@@ -75,20 +75,24 @@ enum EntryFormatting {
     /// Escapes control characters, backslashes and bytes that are not UTF-8 (`\xHH`) so that text stays
     /// on one line and different bytes never read the same.
     private static func escaped(_ text: ByteString) -> String {
-        text.pieces.map { piece in
-            switch piece {
-            case .invalid(let byte): return ByteString.hexEscape(byte)
-            case .scalar("\n"): return "\\n"
-            case .scalar("\t"): return "\\t"
-            case .scalar("\r"): return "\\r"
-            case .scalar("\\"): return "\\\\"
-            case .scalar(let scalar):
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    return "\\u{\(String(scalar.value, radix: 16))}"
-                }
-                return String(scalar)
-            }
-        }.joined()
+        text.pieces.map { escape($0, quote: nil) { "\\u{\(String($0.value, radix: 16))}" } }.joined()
+    }
+
+    /// One piece of text with backslash escapes: `\xHH` for a byte that is not UTF-8, `\n`, `\t`, `\r`,
+    /// `\\`, `\` before `quote`, and `control` for any other control character.
+    private static func escape(
+        _ piece: ByteString.Piece, quote: Unicode.Scalar?, control: (Unicode.Scalar) -> String
+    ) -> String {
+        switch piece {
+        case .invalid(let byte): return ByteString.hexEscape(byte)
+        case .scalar("\n"): return "\\n"
+        case .scalar("\t"): return "\\t"
+        case .scalar("\r"): return "\\r"
+        case .scalar("\\"): return "\\\\"
+        case .scalar(let scalar) where scalar == quote: return "\\" + String(scalar)
+        case .scalar(let scalar):
+            return scalar.value < 0x20 || scalar.value == 0x7F ? control(scalar) : String(scalar)
+        }
     }
 
     /// Quotes an argument for display the way a shell would read it back: bare when safe, in single
@@ -105,19 +109,7 @@ enum EntryFormatting {
         guard needsEscapes else {
             return "'" + text.lossyText.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }
-        let body = pieces.map { piece -> String in
-            switch piece {
-            case .invalid(let byte): return ByteString.hexEscape(byte)
-            case .scalar("\n"): return "\\n"
-            case .scalar("\t"): return "\\t"
-            case .scalar("\r"): return "\\r"
-            case .scalar("\\"): return "\\\\"
-            case .scalar("'"): return "\\'"
-            case .scalar(let scalar):
-                if scalar.value < 0x20 || scalar.value == 0x7F { return ByteString.hexEscape(UInt8(scalar.value)) }
-                return String(scalar)
-            }
-        }
+        let body = pieces.map { escape($0, quote: "'") { ByteString.hexEscape(UInt8($0.value)) } }
         return "$'" + body.joined() + "'"
     }
 }

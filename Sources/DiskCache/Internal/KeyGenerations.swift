@@ -1,0 +1,91 @@
+import CacheCore
+import CacheCrypto
+import Foundation
+
+/// Key generations (epochs) and the key-check record, `store.check`: the epoch this process reads and
+/// writes with, the status of the record it came from, reading and checking a record, and making the
+/// record of a new generation.
+///
+/// No folder opening, locking or writing: the store passes the folder to read from and writes the
+/// records this type makes (DiskStore+KeyGenerations.swift), so this type is the one place that knows
+/// how an epoch follows from the record and the master key.
+///
+/// Thread safety: the epoch and the record status change together under this type's own lock. When the
+/// epoch changes, the store resets its index afterwards (StoreAccounting); a reset index is only ever
+/// rebuilt from the folder, so nothing is lost in the moment between the two.
+final class KeyGenerations: Sendable {
+    /// The epoch this process writes with, and the status of the check record it was read from (`nil`
+    /// until one was read).
+    struct Current {
+        var epoch: Epoch
+        var status: FileStatus?
+    }
+
+    let master: MasterKey
+    let layout: StoreLayout
+    let storeName: String
+    private let state: Locked<Current>
+
+    /// Starts with the epoch of an all-zero salt, which no record holds, until ``adopt(_:status:)``.
+    init(master: MasterKey, layout: StoreLayout, storeName: String) throws {
+        self.master = master
+        self.layout = layout
+        self.storeName = storeName
+        state = Locked(Current(epoch: try Epoch.derive(master: master, salt: Data(count: KeyCheckRecord.saltSize))))
+    }
+
+    /// The epoch and record status in use.
+    var current: Current { state.withLock { $0 } }
+
+    /// Makes `epoch`, read from a record with `status`, the one in use.
+    ///
+    /// - Returns: Whether the epoch changed (the index must then be reset).
+    @discardableResult
+    func adopt(_ epoch: Epoch, status: FileStatus?) -> Bool {
+        state.withLock { current in
+            defer { current = Current(epoch: epoch, status: status) }
+            return current.epoch.id != epoch.id
+        }
+    }
+
+    /// The epoch a record with `salt` names.
+    func epoch(salt: Data) throws -> Epoch {
+        try Epoch.derive(master: master, salt: salt)
+    }
+
+    /// A key-check record for a new generation with `salt`, or a fresh random one.
+    func makeRecord(salt: Data? = nil) throws -> (salt: Data, record: Data) {
+        let salt = try salt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+        return (salt, try KeyCheckRecord.make(salt: salt, master: master))
+    }
+
+    /// Reads and checks `store.check` in the store folder `root`; `nil` when it does not exist.
+    ///
+    /// The file is opened without following a link and without blocking, and must be a regular file of
+    /// the record's exact size before a byte is read: a FIFO, a link or a huge sparse file there is a
+    /// damaged record (a clear error; nothing is deleted), never a hang or a large allocation.
+    func readRecord(in root: Directory) throws -> (Epoch, FileStatus)? {
+        let path = layout.checkRecord
+        let fd: Int32
+        do {
+            fd = try root.openFile(StoreLayout.checkRecordName, O_RDONLY)
+        } catch  where error.isNotFound {
+            return nil
+        } catch  where error.isForeignItem {
+            throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
+        } catch {
+            throw error
+        }
+        defer { FileSystem.closeFile(fd) }
+        let status = try FileSystem.status(of: fd, path: path)
+        guard status.isRegularFile else {
+            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
+        }
+        guard status.size == KeyCheckRecord.size else {
+            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
+        }
+        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
+        let salt = try KeyCheckRecord.salt(from: data, master: master, path: path, storeName: storeName)
+        return (try epoch(salt: salt), status)
+    }
+}
