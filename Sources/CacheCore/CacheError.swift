@@ -36,6 +36,9 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
             case unsupportedFormat
             case protectedDataUnavailable
             case masterKeyNotFound
+            case deadlineExceeded
+            case unavailable
+            case unsupportedServer
         }
 
         private let base: Base
@@ -67,8 +70,10 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         public static let codec = Code(.codec)
         /// An entry exceeds a limit on its own and was not stored; no other entry was evicted.
         ///
-        /// `DiskCache` throws it when one entry file would exceed `byteLimit`, after removing the earlier
-        /// entry for the key. `MemoryCache` does not throw: it drops such an entry silently.
+        /// Every tier removes the earlier entry for the key first, so no reader sees a value older than the
+        /// write: `MemoryCache` for an entry whose cost exceeds its cost limit (or its shard's share of it),
+        /// `DiskCache` for an entry file over `byteLimit`, `RedisCache` for a value over its
+        /// `maximumValueSize`. A `MultiCache` reports it as a ``tierFailure`` naming the tier.
         public static let entryTooLarge = Code(.entryTooLarge)
         /// The cryptographic back end (CryptoKit or OpenSSL `libcrypto`) reported a failure other than an
         /// authentication failure, for example the random generator failing.
@@ -89,6 +94,17 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// those entries. Nothing was changed or deleted; the message names the store, the key file and the
         /// ways out (restore the key, pass it, or discard the store with `DiskCacheConfiguration.removeStore()`).
         public static let masterKeyNotFound = Code(.masterKeyNotFound)
+
+        /// A remote tier's server did not answer within the operation's deadline (`RedisCache`: read,
+        /// write or connect deadline). Every request pending on that connection failed with it.
+        public static let deadlineExceeded = Code(.deadlineExceeded)
+        /// A remote tier's server cannot be used now: the connection was refused or lost, the server is
+        /// loading its data set, or the tier's circuit breaker is open after repeated failures (then the
+        /// call failed at once, without a system call). Retrying later may succeed.
+        public static let unavailable = Code(.unavailable)
+        /// A remote tier's server is not one the tier can use: a cluster node, a replica or a read-only
+        /// server (`RedisCache` needs a writable standalone primary). Not retried.
+        public static let unsupportedServer = Code(.unsupportedServer)
 
         /// The code's name, for example `outOfSpace`.
         public var description: String { base.rawValue }

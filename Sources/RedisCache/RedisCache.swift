@@ -29,8 +29,10 @@ import Foundation
 ///   then throws `CacheError.Code.wrongMasterKey`, and nothing is deleted.
 /// - **Failures.** Commands have deadlines (connect 250 ms, read 50 ms, write 100 ms by default); a server
 ///   that keeps failing opens a circuit breaker, and operations then fail at once, without a system call,
-///   until a background probe reconnects. Failures are `CacheError` `.io` (`.outOfSpace` for `-OOM`,
-///   `.permissionDenied` for refused credentials) with the `RedisError` as ``CacheError/cause``.
+///   until a background probe reconnects. Failures are `CacheError`s with the `RedisError` as
+///   ``CacheError/cause``: `.deadlineExceeded`, `.unavailable` (refused, lost, loading, breaker open),
+///   `.unsupportedServer` (cluster, replica, read-only), `.outOfSpace` for `-OOM`, `.permissionDenied` for
+///   refused credentials, `.io` for anything else (a malformed reply, another error reply).
 ///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
 /// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.

@@ -227,6 +227,28 @@ struct RedisCacheTests {
         await raw.connection.close()
     }
 
+    @Test func aStoppedServerIsUnavailableAndAPausedOneMissesItsDeadline() async throws {
+        // Given a tier with a 200 ms read deadline over a live server
+        let server = try RedisServer()
+        var configuration = try RedisTier.configuration(port: server.port)
+        configuration.readTimeout = .milliseconds(200)
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .never)
+
+        // When the server is paused, then a read fails with deadlineExceeded, the transport's error as cause
+        server.signal(SIGSTOP)
+        let late = await #expect(throws: CacheError.self) { _ = try await cache.value(forKey: "k") }
+        #expect(late?.code == .deadlineExceeded)
+        #expect(late?.cause is RedisError)
+        server.signal(SIGCONT)
+
+        // When it is gone, then calls fail as unavailable (refused, or the breaker open), not as a bare .io
+        server.kill9()
+        let gone = await #expect(throws: CacheError.self) { _ = try await cache.value(forKey: "k") }
+        #expect(gone?.code == .unavailable)
+        await cache.close()
+    }
+
     @Test func aFullServerFailsTheWriteAsOutOfSpace() async throws {
         let server = try RedisServer(extraArguments: ["--maxmemory", "1mb", "--maxmemory-policy", "noeviction"])
         let cache = try RedisCache<Int, Data>(configuration: try RedisTier.configuration(port: server.port))

@@ -28,10 +28,15 @@ extension RedisCache {
         do {
             return try await connection.send(command)
         } catch let error as RedisError {
+            // Codes an app holding `any Cache` may need to tell apart live in CacheError (Overview.md, "Where
+            // a code lives"); the transport's own detail stays in the `RedisError` cause.
             let code: CacheError.Code =
                 switch error.code {
                 case .outOfMemory: .outOfSpace
                 case .authenticationFailed: .permissionDenied
+                case .deadlineExceeded: .deadlineExceeded
+                case .unavailable, .connectFailed, .connectionClosed, .loading: .unavailable
+                case .clusterMode, .replica, .readOnly, .moved, .ask, .crossSlot: .unsupportedServer
                 default: .io
                 }
             throw CacheError(
