@@ -172,8 +172,4 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         tiers[0].hits += tierZeroHits.load()
         return tiers
     }
-
-    /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests
-    /// act at the moment a removal is parked.
-    var parkedMutationCount: Int { coordinator.parkedMutationCount }
 }

@@ -186,7 +186,4 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
     private func notify(_ event: CoordinatorEvent) {
         eventObserver.withLock { $0 }?(event)
     }
-
-    /// Writes and removals waiting for stores already under way; lets tests act at the moment one is parked.
-    package var parkedMutationCount: Int { machine.withLock { $0.parkedMutationCount } }
 }
