@@ -52,15 +52,10 @@ extension DiskCache {
         expiry: Expiry? = nil,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        let coordinator = loadCoordinator.object { CoordinatorStorage() }
-        return try await coordinator.value(
-            forKey: key,
-            read: { try await entry(forKey: key)?.value },
-            recheck: { try? await self.entry(forKey: key)?.value },
-            load: load,
-            store: { loadID, value in
-                await self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, in: coordinator)
-            })
+        try await loadOnce.value(forKey: key, read: { try await self.value(forKey: key) }, load: load) {
+            storage, loadID, value in
+            await self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, in: storage)
+        }
     }
 
     /// Stores a loaded value on the I/O queue unless a write or removal fenced its load; reports a failure.
@@ -84,12 +79,5 @@ extension DiskCache {
         } catch {
             store.report(.writeBackFailed, "cannot store a loaded value", error: error)
         }
-    }
-
-    /// Runs `body`, a write or removal of `key` (every key when `nil`), fenced against loads in flight once
-    /// this instance has loaded; before its first load, just runs it.
-    func fenced(_ key: Key?, _ body: () throws -> Void) rethrows {
-        guard let coordinator = loadCoordinator.ifCreated else { return try body() }
-        try coordinator.fencedAtOnce(key, body)
     }
 }

@@ -144,10 +144,7 @@ extension DiskCache {
     /// Thread-safe.
     public var statistics: CacheStatistics {
         var statistics = store.statistics()
-        if let coordinator = loadCoordinator.ifCreated {
-            statistics.loads = coordinator.loads
-            statistics.loadsShared = coordinator.sharedJoins
-        }
+        loadOnce.count(into: &statistics)
         return statistics
     }
 

@@ -59,7 +59,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     let codec: DiskValueCodec<Value>
     let store: DiskStore
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load.
-    let loadCoordinator = LazyReference<CoordinatorStorage<Key, Value>>()
+    let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.
     ///
@@ -180,7 +180,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
         let keyBytes = try canonicalBytes(of: key)
         let valueBytes = try encode(entry.value)
-        try fenced(key) {
+        try loadOnce.fenced(key) {
             try store.write(keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost)
         }
     }
@@ -215,7 +215,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// Thread-safe.
     public func removeEntry(forKey key: Key) throws {
         let keyBytes = try canonicalBytes(of: key)
-        try fenced(key) { try store.remove(keyBytes: keyBytes) }
+        try loadOnce.fenced(key) { try store.remove(keyBytes: keyBytes) }
     }
 
     /// Removes every entry: starts a new key epoch (under the store's `flock`), then deletes every
@@ -237,7 +237,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///
     /// Thread-safe; other processes see the new epoch on their next operation.
     public func removeAll() throws {
-        try fenced(nil) { try store.removeAll() }
+        try loadOnce.fenced(nil) { try store.removeAll() }
     }
 
     /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every

@@ -48,15 +48,9 @@ extension MemoryCache {
         expiry: Expiry? = nil,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        let coordinator = loadCoordinator.object { CoordinatorStorage() }
-        return try await coordinator.value(
-            forKey: key,
-            read: { value(forKey: key) },
-            recheck: { self.value(forKey: key) },
-            load: load,
-            store: { loadID, value in
-                self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, in: coordinator)
-            })
+        try await loadOnce.value(forKey: key, read: { self.value(forKey: key) }, load: load) { storage, loadID, value in
+            self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, in: storage)
+        }
     }
 
     /// Stores a loaded value unless a write or removal fenced its load; a value too large to keep is not
@@ -75,10 +69,10 @@ extension MemoryCache {
     }
 
     /// Runs `body`, a write or removal of `key` (every key when `nil`), fenced against loads in flight once
-    /// the cache has loaded; before its first load, just runs it.
+    /// the cache has loaded; before its first load, just runs it. Not inlinable: the inlined writes call it
+    /// without knowing the coordinator's layout.
     @usableFromInline
     func fenced(_ key: Key?, _ body: () throws -> Void) rethrows {
-        guard let coordinator = loadCoordinator.ifCreated else { return try body() }
-        try coordinator.fencedAtOnce(key, body)
+        try loadOnce.fenced(key, body)
     }
 }

@@ -24,10 +24,7 @@ extension MemoryCache {
             total.evictions += part.evictions
             total.expirations += part.expirations
         }
-        if let coordinator = loadCoordinator.ifCreated {
-            statistics.loads = coordinator.loads
-            statistics.loadsShared = coordinator.sharedJoins
-        }
+        loadOnce.count(into: &statistics)
         return statistics
     }
 

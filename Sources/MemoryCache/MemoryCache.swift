@@ -85,7 +85,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     private let memoryPressureMonitor: MemoryPressureMonitor
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
     /// never loads pays one atomic load per write or removal for it and nothing per read.
-    let loadCoordinator = LazyReference<CoordinatorStorage<Key, Value>>()
+    let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Creates an empty cache.
     ///

@@ -76,7 +76,7 @@ struct LoadingTier: Sendable {
             }
             statistics = { cache.statistics }
             folder = nil
-            cache.loadCoordinator.object { CoordinatorStorage() }.observe(events.observer)
+            cache.loadOnce.storage.observe(events.observer)
         case .disk:
             let folder = TemporaryFolder(label: "single-tier-load-once")
             let cache = try DiskCache<String, Data>(
@@ -97,7 +97,7 @@ struct LoadingTier: Sendable {
             }
             statistics = { cache.statistics }
             self.folder = folder
-            cache.loadCoordinator.object { CoordinatorStorage() }.observe(events.observer)
+            cache.loadOnce.storage.observe(events.observer)
         }
     }
 }
