@@ -23,8 +23,8 @@ extension DiskCache {
     /// - A cancelled caller gets `CancellationError` at once; the load goes on for the others. When every
     ///   caller has cancelled, the load's task is cancelled and its result is not stored; the next call
     ///   starts a new load.
-    /// - A write or removal of `key` (``setEntry(_:forKey:)``, ``setValue(_:forKey:expiry:)``,
-    ///   ``removeEntry(forKey:)``, sync or async) or ``removeAll()`` through this instance while the load
+    /// - A write or removal of `key` (`setEntry(_:forKey:)`, `setValue(_:forKey:expiry:)`,
+    ///   `removeEntry(forKey:)`, sync or async) or `removeAll()` through this instance while the load
     ///   runs keeps its result out of the store; the callers already waiting still get the loaded value.
     ///   Trims do not fence a load, nor do other instances or processes sharing the folder.
     /// - So does one that lands after this call began but before its load did: the store is read once more
