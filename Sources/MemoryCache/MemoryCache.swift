@@ -85,7 +85,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     private let memoryPressureMonitor: MemoryPressureMonitor
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
     /// never loads pays one atomic load per write or removal for it and nothing per read.
-    let loadOnce = TierLoadOnce<Key, Value>()
+    @usableFromInline let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Creates an empty cache.
     ///
@@ -388,6 +388,10 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Stores an entry, fencing loads of `key` in flight (see ``fenced(_:_:)``).
     @inlinable
     func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
+        // Checked inline: a cache that never loads writes without forming a closure or making a call.
+        guard loadOnce.isActive else {
+            return try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
+        }
         try fenced(key) { try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now) }
     }
 

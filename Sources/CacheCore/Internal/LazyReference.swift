@@ -11,17 +11,20 @@ import Synchronization
 /// ``ChangeSequenceMirror`` does.
 ///
 /// Thread-safe: any number of threads may call ``object(orCreate:)`` at once; all get the one object.
+@usableFromInline
 package struct LazyReference<Object: AnyObject & Sendable>: ~Copyable, Sendable {
     #if canImport(Darwin)
-    private let reference = Locked<Object?>(nil)
+    @usableFromInline let reference = Locked<Object?>(nil)
     #else
-    private let reference = AtomicLazyReference<Object>()
+    @usableFromInline let reference = AtomicLazyReference<Object>()
     #endif
 
     /// No object yet.
     package init() {}
 
-    /// The object, or `nil` when nobody has asked for it yet.
+    /// The object, or `nil` when nobody has asked for it yet; inlinable, so a cache's write checks it
+    /// without a call.
+    @inlinable
     package var ifCreated: Object? {
         #if canImport(Darwin)
         reference.withLock { $0 }

@@ -6,8 +6,14 @@
 /// (`CoordinatorStorage+Synchronous.swift`), because a `MemoryCache`'s removals cannot await.
 ///
 /// Thread-safe.
+@usableFromInline
 package struct TierLoadOnce<Key: Hashable & Sendable, Value: Sendable>: ~Copyable, Sendable {
-    private let coordinator = LazyReference<CoordinatorStorage<Key, Value>>()
+    @usableFromInline let coordinator = LazyReference<CoordinatorStorage<Key, Value>>()
+
+    /// Whether the tier has loaded, so that its writes and removals must fence; inlinable, so a write of
+    /// a tier that never loads checks it without a call.
+    @inlinable
+    package var isActive: Bool { coordinator.ifCreated != nil }
 
     /// No coordinator yet.
     package init() {}
