@@ -71,10 +71,12 @@ let package = Package(
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting", "StrataTestSupport"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataTestSupport"]),
         .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTestSupport"]),
-        // Concurrency tests: many tasks racing on MemoryCache and MultiCache, run under ThreadSanitizer.
+        // Concurrency tests: many tasks racing on MemoryCache, DiskCache and MultiCache, run under ThreadSanitizer.
         .testTarget(
             name: "ConcurrencyTests",
-            dependencies: ["CacheCore", "MemoryCache", "MultiCache", "CacheTesting", "StrataTestSupport"]
+            dependencies: [
+                "CacheCore", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting", "StrataTestSupport",
+            ]
         ),
         // Reliability tools (Docs/Reliability.md): the process-level scenarios and the decoder fuzzer, run by
         // the scripts in Tests/Reliability.

@@ -135,12 +135,18 @@ extension DiskCache {
     /// it is deinitialized, and a snapshot adds the counts not yet flushed. `errors` counts reads that
     /// failed for a passing reason (permissions, I/O errors; the files were kept); `corruptEntriesRemoved`
     /// counts entries removed because they failed to authenticate, parse, or belonged to an old
-    /// master-key epoch. What the store holds now is ``count`` and ``totalBytes``.
+    /// master-key epoch. What the store holds now is ``count`` and ``totalBytes``. `loads` and
+    /// `loadsShared` count this instance's ``value(forKey:expiry:orLoad:)`` calls since it was opened; they
+    /// are not saved in the statistics file.
     ///
     /// - Complexity: One small file read on the caller's thread.
     ///
     /// Thread-safe.
-    public var statistics: CacheStatistics { store.statistics() }
+    public var statistics: CacheStatistics {
+        var statistics = store.statistics()
+        loadOnce.count(into: &statistics)
+        return statistics
+    }
 
     /// The number of entry files the store holds (a count of entries), expired ones not yet removed
     /// included.

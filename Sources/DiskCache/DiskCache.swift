@@ -58,6 +58,8 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public var directory: URL { configuration.resolvedDirectory }
     let codec: DiskValueCodec<Value>
     let store: DiskStore
+    /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load.
+    let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.
     ///
@@ -177,13 +179,10 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// Thread-safe; concurrent writes of one key leave one of them whole.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
         let keyBytes = try canonicalBytes(of: key)
-        let valueBytes: Data
-        do {
-            valueBytes = try codec.encode(entry.value)
-        } catch {
-            throw CacheError(.codec, "cannot encode the value for store '\(configuration.name)'", cause: error)
+        let valueBytes = try encode(entry.value)
+        try loadOnce.fenced(key) {
+            try store.write(keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost)
         }
-        try store.write(keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost)
     }
 
     /// Stores `value` under `key` with `expiry` (the store's default expiry when `nil`).
@@ -215,7 +214,8 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///
     /// Thread-safe.
     public func removeEntry(forKey key: Key) throws {
-        try store.remove(keyBytes: try canonicalBytes(of: key))
+        let keyBytes = try canonicalBytes(of: key)
+        try loadOnce.fenced(key) { try store.remove(keyBytes: keyBytes) }
     }
 
     /// Removes every entry: starts a new key epoch (under the store's `flock`), then deletes every
@@ -237,7 +237,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///
     /// Thread-safe; other processes see the new epoch on their next operation.
     public func removeAll() throws {
-        try store.removeAll()
+        try loadOnce.fenced(nil) { try store.removeAll() }
     }
 
     /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every
@@ -291,6 +291,15 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             return try key.canonicalBytes
         } catch {
             throw CacheError(.invalidArgument, "cannot encode the key's canonical bytes", cause: error)
+        }
+    }
+
+    /// The bytes of `value`, by the store's codec.
+    func encode(_ value: Value) throws -> Data {
+        do {
+            return try codec.encode(value)
+        } catch {
+            throw CacheError(.codec, "cannot encode the value for store '\(configuration.name)'", cause: error)
         }
     }
 

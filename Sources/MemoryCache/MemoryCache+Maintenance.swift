@@ -4,9 +4,10 @@ import Foundation
 extension MemoryCache {
     // MARK: - Counters
 
-    /// A snapshot of the counters: hits, misses, insertions, evictions and expirations. The other
-    /// counters of `CacheStatistics` stay 0 here: a memory tier has no corrupt entries and no failing
-    /// operations, and runs no loader of its own. What is held now is ``count`` and ``totalCost``.
+    /// A snapshot of the counters: hits, misses, insertions, evictions and expirations, and the loads of
+    /// ``value(forKey:expiry:orLoad:)`` (`loads`, `loadsShared`). The other counters of `CacheStatistics`
+    /// stay 0 here: a memory tier has no corrupt entries and no failing operations. What is held now is
+    /// ``count`` and ``totalCost``.
     ///
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.
@@ -15,7 +16,7 @@ extension MemoryCache {
     ///
     /// - Complexity: O(*s*) in the number of shards.
     public var statistics: CacheStatistics {
-        shards.reduce(into: CacheStatistics()) { total, shard in
+        var statistics = shards.reduce(into: CacheStatistics()) { total, shard in
             let part = shard.withLock { $0.statistics }
             total.hits += part.hits
             total.misses += part.misses
@@ -23,6 +24,8 @@ extension MemoryCache {
             total.evictions += part.evictions
             total.expirations += part.expirations
         }
+        loadOnce.count(into: &statistics)
+        return statistics
     }
 
     /// The number of entries held (a count of entries), including expired ones not yet dropped.

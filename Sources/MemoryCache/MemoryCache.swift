@@ -83,6 +83,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Unretained references to `shards`, freed in `deinit`; `shards` keeps the objects alive.
     @usableFromInline let shardReferences: ShardReferences
     private let memoryPressureMonitor: MemoryPressureMonitor
+    /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
+    /// never loads pays one atomic load per write or removal for it and nothing per read.
+    @usableFromInline let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Creates an empty cache.
     ///
@@ -255,21 +258,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, expiry: Expiry? = nil, cost: Int) throws {
-        let cost = max(cost, 0)
-        let expiresAt: Double
-        let now: Double
+        let (expiresAt, now) = instants(of: expiry)
+        try store(value, forKey: key, cost: max(cost, 0), expiresAt: expiresAt, now: now)
+    }
+
+    /// The absolute expiry of an entry written now with `expiry` (``defaultExpiry`` when `nil`), and the
+    /// clock's reading it was resolved against (`-infinity`, unread, for an entry that never expires), in
+    /// seconds since the reference date.
+    @inlinable
+    func instants(of expiry: Expiry?) -> (expiresAt: Double, now: Double) {
         switch expiry ?? defaultExpiry {
         case .never:
-            expiresAt = .infinity
-            now = -.infinity
+            return (.infinity, -.infinity)
         case .after(let duration):
-            now = clock.now.timeIntervalSinceReferenceDate
-            expiresAt = now + duration.timeInterval
+            let now = clock.now.timeIntervalSinceReferenceDate
+            return (now + duration.timeInterval, now)
         case .at(let date):
-            now = clock.now.timeIntervalSinceReferenceDate
-            expiresAt = date.timeIntervalSinceReferenceDate
+            return (date.timeIntervalSinceReferenceDate, clock.now.timeIntervalSinceReferenceDate)
         }
-        try store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
     }
 
     /// Stores `entry` under `key` with its absolute expiry, replacing any earlier entry; see
@@ -311,7 +317,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     @inlinable
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        guard let removed = withTable(for: key, { $0.remove(key) }) else { return nil }
+        var removedEntry: (value: Value, expiresAt: Double)?
+        fenced(key) { removedEntry = withTable(for: key, { $0.remove(key) }) }
+        guard let removed = removedEntry else { return nil }
         if removed.expiresAt != .infinity && removed.expiresAt <= clock.now.timeIntervalSinceReferenceDate {
             return nil
         }
@@ -326,7 +334,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// - Complexity: O(1) on average.
     @inlinable
     public func removeEntry(forKey key: Key) {
-        _ = withTable(for: key) { $0.remove(key) }
+        fenced(key) { _ = withTable(for: key) { $0.remove(key) } }
     }
 
     /// Removes every entry and gives the cache's storage back; the counters keep counting.
@@ -337,6 +345,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     ///
     /// - Complexity: O(*n*) in the number of entries, spent outside the lock.
     public func removeAll() {
+        fenced(nil) { emptyEveryShard() }
+    }
+
+    /// Swaps each shard for an empty one, releasing the old entries outside the locks.
+    private func emptyEveryShard() {
         for shard in shards {
             let old = shard.withLock { table in
                 let old = table
@@ -372,8 +385,18 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         return status == .hit ? value : nil
     }
 
+    /// Stores an entry, fencing loads of `key` in flight (see ``fenced(_:_:)``).
     @inlinable
     func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
+        // Checked inline: a cache that never loads writes without forming a closure or making a call.
+        guard loadOnce.isActive else {
+            return try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
+        }
+        try fenced(key) { try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now) }
+    }
+
+    @inlinable
+    func storeUnfenced(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
         let (released, limit) = withTable(for: key) { table in
             // A table that keeps nothing (a limit of 0) refuses every entry without an error, as a disk
             // tier does; only an entry that alone exceeds a limit that keeps something is refused loudly.

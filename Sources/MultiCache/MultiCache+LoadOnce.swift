@@ -48,12 +48,14 @@ extension MultiCache {
         expiry: Expiry = .never,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        // Noted before the tier reads, so a write or removal that lands while they run is seen at the join.
-        let sequenceSeen = coordinator.changeSequence
-        if let entry = try await entry(forKey: key) { return entry.value }
-        return try await coordinator.joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, recheckTiers in
-            Task { await self.runLoad(loadID, key: key, expiry: expiry, recheckTiers: recheckTiers, load: load) }
-        }
+        try await coordinator.value(
+            forKey: key,
+            read: { try await entry(forKey: key)?.value },
+            recheck: { try? await self.entry(forKey: key)?.value },
+            load: load,
+            store: { loadID, value in
+                await self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID)
+            })
     }
 
     /// Returns the cached or loaded value for `key` to `completion`; the completion-handler form of
@@ -84,32 +86,6 @@ extension MultiCache {
                 completion(.failure(error))
             }
         }
-    }
-
-    /// The body of one load's task: read again if needed, run the loader, store, answer every waiter.
-    private func runLoad(
-        _ loadID: UInt64,
-        key: Key,
-        expiry: Expiry,
-        recheckTiers: Bool,
-        load: @Sendable () async throws -> Value
-    ) async {
-        let result: Result<Value, any Error>
-        // The key changed between the caller's read and its join (a write, a removal, another load's
-        // store): its miss may be stale, and a value written meanwhile is the one to return.
-        if recheckTiers, let entry = try? await entry(forKey: key) {
-            result = .success(entry.value)
-        } else {
-            counters.withLock { $0.loads += 1 }
-            do {
-                let value = try await load()
-                result = .success(value)
-                await storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID)
-            } catch {
-                result = .failure(error)
-            }
-        }
-        coordinator.finishLoad(loadID, with: result)
     }
 
     /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being

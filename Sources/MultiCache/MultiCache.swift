@@ -147,7 +147,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     /// load-once callers that waited on another caller's load (`loadsShared`).
     ///
     /// Insertions, evictions, expirations and corrupt entries are each tier's own: read them from the
-    /// tier; they are 0 here. The counters, the tier-0 hit count and `loadsShared` are read one after the
+    /// tier; they are 0 here. The counters, the tier-0 hit count, `loads` and `loadsShared` are read one after the
     /// other, so while other tasks are working the parts may be a moment apart.
     ///
     /// Thread-safe.
@@ -157,7 +157,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         let counters = counters.value
         return CacheStatistics(
             hits: counters.hits + tierZeroHits.load(), misses: counters.misses,
-            errors: counters.tiers.reduce(0) { $0 + $1.errors }, loads: counters.loads,
+            errors: counters.tiers.reduce(0) { $0 + $1.errors }, loads: coordinator.loads,
             loadsShared: coordinator.sharedJoins)
     }
 
@@ -172,8 +172,4 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         tiers[0].hits += tierZeroHits.load()
         return tiers
     }
-
-    /// Writes and removals waiting for write-backs or stores of loaded values already under way; lets tests
-    /// act at the moment a removal is parked.
-    var parkedMutationCount: Int { coordinator.parkedMutationCount }
 }

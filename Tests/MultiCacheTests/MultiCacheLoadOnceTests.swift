@@ -25,7 +25,7 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            try await waitUntil { cache.statistics.loadsShared == 99 }
+            try await tiers.events.wait(for: .joinedLoad, count: 99)
             // When the one load finishes
             gate.open()
             return try await group.reduce(into: [Data]()) { $0.append($1) }
@@ -76,7 +76,7 @@ struct MultiCacheLoadOnceTests {
                     return (key, value)
                 }
             }
-            try await waitUntil { cache.statistics.loadsShared == 90 }
+            try await tiers.events.wait(for: .joinedLoad, count: 90)
             gate.open()
             return try await group.reduce(into: [(String, Data)]()) { $0.append($1) }
         }
@@ -110,7 +110,7 @@ struct MultiCacheLoadOnceTests {
                     }
                 }
             }
-            try await waitUntil { cache.statistics.loadsShared == 9 }
+            try await tiers.events.wait(for: .joinedLoad, count: 9)
             gate.open()
             return try await group.reduce(into: [Result<Data, any Error>]()) { $0.append($1) }
         }
@@ -229,7 +229,7 @@ struct MultiCacheLoadOnceTests {
         try await held.waitUntilHeld()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         let third = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsShared == 2 }
+        try await tiers.events.wait(for: .joinedLoad, count: 2)
 
         // When the caller that started the load cancels
         starter.cancel()
@@ -256,7 +256,7 @@ struct MultiCacheLoadOnceTests {
         let first = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
         try await held.waitUntilHeld()
         let second = Task { try await cache.value(forKey: "k", expiry: .never, orLoad: loader) }
-        try await waitUntil { cache.statistics.loadsShared == 1 }
+        try await tiers.events.wait(for: .joinedLoad, count: 1)
 
         // When both cancel
         first.cancel()

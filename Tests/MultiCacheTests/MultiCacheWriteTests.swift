@@ -128,7 +128,7 @@ import Testing
 
         // When a removal starts, it parks without touching any tier until the write-back ends
         async let removal: Void = tiers.cache.removeEntry(forKey: "k")
-        try await waitUntil { tiers.cache.parkedMutationCount == 1 }
+        try await tiers.events.wait(for: .parkedMutation, count: 1)
         #expect(tiers.slow.callCount(.removeEntry) == 0)
         tiers.fast.release(.setEntry)
         #expect(try await read == bytes("v"))

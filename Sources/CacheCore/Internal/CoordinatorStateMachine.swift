@@ -1,6 +1,7 @@
 /// What a cache with load-once coordinates between its calls, as a pure value: load-once, the stores of
 /// write-backs and loaded values, and the fences that writes and removals put up against them. It lives
-/// in CacheCore (package access) so that every tier shares one implementation; `MultiCache` uses it today.
+/// in CacheCore (package access) so that every cache shares one implementation: `MultiCache` and the
+/// load-once of a single `MemoryCache` or `DiskCache`.
 ///
 /// Nothing here locks, suspends, resumes a continuation, starts or cancels a task: each event is one
 /// mutating method that changes the state and returns a named action, what its caller must do next
@@ -85,6 +86,8 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
     private(set) var changeSequence: UInt64 = 0
     /// Callers that joined a load another caller had started.
     private(set) var sharedJoins = 0
+    /// Loader calls run (counted by ``countLoad()``).
+    private(set) var loadsRun = 0
 
     /// Writes and removals parked until stores already under way end (for tests).
     var parkedMutationCount: Int { pendingMutations.count }
@@ -96,6 +99,9 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
     init(stampLimit: Int = 1_024) {
         self.stampLimit = max(1, stampLimit)
     }
+
+    /// Counts a run of a loader.
+    mutating func countLoad() { loadsRun += 1 }
 
     /// Returns a fresh id for a waiter, load or store.
     mutating func makeID() -> UInt64 {

@@ -1,6 +1,7 @@
-/// The one owner of a cache's load-once coordination (a `MultiCache`'s today; package access, so every
-/// tier can share it): the lock, the ``CoordinatorStateMachine`` behind it, and the lock-free copy of its
-/// change sequence (``ChangeSequenceMirror``).
+/// The one owner of a cache's load-once coordination (a `MultiCache`'s, and a single `MemoryCache`'s or
+/// `DiskCache`'s once it loads; package access, so every cache shares one implementation): the lock, the
+/// ``CoordinatorStateMachine`` behind it, and the lock-free copy of its change sequence
+/// (``ChangeSequenceMirror``).
 ///
 /// Every event (a caller joining a load, a load finishing, a store beginning or ending, a write or removal
 /// fencing its key or ending) is one method here. It takes the lock, hands the event to the machine,
@@ -11,6 +12,7 @@
 /// swift-async-algorithms' `ChannelStateMachine` and `ChannelStorage`.
 ///
 /// Thread-safe: every method may be called from any task at once.
+@usableFromInline
 package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The machine, with the continuation and task types it parks.
     typealias Machine = CoordinatorStateMachine<
@@ -19,6 +21,12 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
 
     private let machine: Locked<Machine>
     private let mirror = ChangeSequenceMirror()
+    /// Held by a synchronous tier across the whole store of a loaded value and by the start of each of its
+    /// synchronous writes and removals (see `CoordinatorStorage+Synchronous.swift`); never taken while
+    /// `machine`'s lock is held, so the order is always this one first.
+    let storeGate = Locked(())
+    /// Told of the events tests wait for; `nil` (and never read on a hit) unless a test sets one.
+    private let eventObserver = Locked<(@Sendable (CoordinatorEvent) -> Void)?>(nil)
 
     /// Creates the coordination of an idle cache.
     ///
@@ -29,7 +37,7 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
 
     /// Runs one event under the lock and returns the machine's action, to be carried out after the lock
     /// is released. The sequence is published here, and only here, so the copy never lags an event.
-    private func handle<Action>(_ event: (inout Machine) -> Action) -> Action {
+    func handle<Action>(_ event: (inout Machine) -> Action) -> Action {
         machine.withLock { machine in
             let action = event(&machine)
             mirror.publish(machine.changeSequence)
@@ -81,7 +89,7 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
                 }
                 switch action {
                 case .wait:
-                    break
+                    notify(.joinedLoad)
                 case .resumeCancelled(let waiter):
                     waiter.resume(throwing: CancellationError())
                 case .startLoad(let loadID, let recheckTiers):
@@ -135,7 +143,7 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 switch handle({ $0.waitForStores(stores, continuation: continuation) }) {
                 case .resume(let mutation): mutation.resume()
-                case .parked: break
+                case .parked: notify(.parkedMutation)
                 }
             }
         }
@@ -160,11 +168,22 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
         }
     }
 
-    // MARK: - Counters
+    // MARK: - Counters and events
 
     /// Callers that joined a load another caller had started.
     package var sharedJoins: Int { machine.withLock { $0.sharedJoins } }
 
-    /// Writes and removals waiting for stores already under way; lets tests act at the moment one is parked.
-    package var parkedMutationCount: Int { machine.withLock { $0.parkedMutationCount } }
+    /// Loader calls run.
+    package var loads: Int { machine.withLock { $0.loadsRun } }
+
+    /// Sets the closure told of ``CoordinatorEvent``s, replacing any earlier one; for tests, which wait for
+    /// these moments instead of polling counters. It runs outside the lock, on the task of the event.
+    package func observe(_ observer: (@Sendable (CoordinatorEvent) -> Void)?) {
+        eventObserver.withLock { $0 = observer }
+    }
+
+    /// Tells the observer, if any, of `event`.
+    private func notify(_ event: CoordinatorEvent) {
+        eventObserver.withLock { $0 }?(event)
+    }
 }

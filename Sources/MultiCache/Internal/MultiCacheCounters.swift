@@ -7,6 +7,4 @@ struct MultiCacheCounters: Sendable {
     var hits = 0
     /// Reads that found no entry in any tier.
     var misses = 0
-    /// Load-once loader calls run.
-    var loads = 0
 }

@@ -3,8 +3,9 @@ import CacheTesting
 import DiskCache
 import Foundation
 import MemoryCache
-import MultiCache
 import StrataTestSupport
+
+@testable import MultiCache
 
 /// A MemoryCache over a DiskCache, each behind a `FaultInjectingCache` so a test can fail or hold any
 /// call of either tier, and a MultiCache over them, all on one manual clock.
@@ -13,6 +14,8 @@ struct TwoTiers {
     let fast: FaultInjectingCache<String, Data>
     let slow: FaultInjectingCache<String, Data>
     let cache: MultiCache<String, Data>
+    /// The cache's coordinator events: callers joining a load, removals parking.
+    let events = CoordinatorEventLog()
 
     /// The fast tier named "memory", the slow one "disk".
     init(fastMaximumLifetime: Duration? = nil, observer: CacheObserver? = nil) throws {
@@ -26,6 +29,7 @@ struct TwoTiers {
                 .init(slow, name: "disk"),
             ],
             observer: observer)
+        cache.coordinator.observe(events.observer)
     }
 }
 

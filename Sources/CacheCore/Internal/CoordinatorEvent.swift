@@ -1,0 +1,8 @@
+/// A moment in the coordination that tests wait for instead of polling counters; reported to the closure
+/// given to ``CoordinatorStorage/observe(_:)``.
+package enum CoordinatorEvent: Sendable, Hashable {
+    /// A caller joined a load another caller had started (counted in `loadsShared`).
+    case joinedLoad
+    /// A write or removal parked until stores already under way end.
+    case parkedMutation
+}
