@@ -68,10 +68,14 @@ extension DiskCache {
                 let keyBytes = try self.canonicalBytes(of: key)
                 let valueBytes = try self.encode(value)
                 let expiresAt = (expiry ?? self.configuration.defaultExpiry).expirationDate(from: self.clock.now)
-                let written = coordinator.storeLoadedValueAtOnce(ofLoad: loadID) {
-                    Result {
-                        try self.store.write(
-                            keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: nil)
+                // Events the write reports reach the observer after the gate is released, so an observer
+                // that writes to this cache cannot wait on the gate its own call holds.
+                let written = self.store.deferringEvents {
+                    coordinator.storeLoadedValueAtOnce(ofLoad: loadID) {
+                        Result {
+                            try self.store.write(
+                                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: nil)
+                        }
                     }
                 }
                 try written?.get()

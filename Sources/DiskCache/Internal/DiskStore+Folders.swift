@@ -130,7 +130,7 @@ extension DiskStore {
         } catch {
             throw error
         }
-        if lock != nil { state.withLock { $0.storeLockHolds += 1 } }
+        if lock != nil { state.withLock { $0.eventHolds += 1 } }
         return lock
     }
 }

@@ -23,7 +23,7 @@ final class DiskStore: Sendable {
         /// How many `store.lock` holds this process has, and the observer events reported meanwhile: they
         /// are delivered once no hold is left, so no observer ever runs while the store lock is held (an
         /// iOS app suspended holding a file lock in a shared container is killed; Docs/Platforms.md).
-        var storeLockHolds = 0
+        var eventHolds = 0
         var deferredEvents: [CacheEvent] = []
         /// The store's folders, held open (StoreFolders.swift); `nil` until opened, or after the store
         /// folder went missing.
@@ -114,15 +114,15 @@ final class DiskStore: Sendable {
         try Self.translatingErrors(body)
     }
 
-    /// Delivers an event to the observer, or, while this process holds `store.lock`, once it is released;
-    /// call only outside `state.withLock`.
+    /// Delivers an event to the observer, or, while this process holds `store.lock` or runs
+    /// ``deferringEvents(_:)``, once the last such hold ends; call only outside `state.withLock`.
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String? = nil, error: (any Error)? = nil) {
         guard let observer = configuration.observer else { return }
         // Observers get the public error, never an internal type (a `FileError`) they cannot inspect.
         let error = (error as? FileError)?.cacheError ?? error
         let event = CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error)
         let deferred = state.withLock { state -> Bool in
-            guard state.storeLockHolds > 0 else { return false }
+            guard state.eventHolds > 0 else { return false }
             state.deferredEvents.append(event)
             return true
         }
@@ -134,9 +134,23 @@ final class DiskStore: Sendable {
     func release(_ lock: FileLock?) {
         guard let lock else { return }
         lock.unlock()
+        deliverDeferredEvents()
+    }
+
+    /// Runs `body` with observer events held back, then delivers them: for work done under a lock that an
+    /// observer calling back into this store would need again (the load-once store gate), so an observer
+    /// can never deadlock the store.
+    func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.eventHolds += 1 }
+        defer { deliverDeferredEvents() }
+        return try body()
+    }
+
+    /// Ends one hold and, when it was the last, delivers the events reported meanwhile.
+    private func deliverDeferredEvents() {
         let events = state.withLock { state -> [CacheEvent] in
-            state.storeLockHolds -= 1
-            guard state.storeLockHolds == 0 else { return [] }
+            state.eventHolds -= 1
+            guard state.eventHolds == 0 else { return [] }
             defer { state.deferredEvents = [] }
             return state.deferredEvents
         }
