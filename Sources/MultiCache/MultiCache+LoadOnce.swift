@@ -96,7 +96,8 @@ extension MultiCache {
             let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
             return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now)
         }
-        guard let failures = stored, !failures.isEmpty else { return }
+        // As on write-back, a tier refusing the value by size is skipped quietly (see `isRefusedBySize`).
+        guard let failures = stored?.filter({ !$0.isRefusedBySize }), !failures.isEmpty else { return }
         counters.withLock { statistics in
             for failure in failures { statistics.tiers[failure.index].errors += 1 }
         }

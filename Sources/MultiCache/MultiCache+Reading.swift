@@ -157,10 +157,16 @@ extension MultiCache {
         let written = await coordinator.writeBack(key: key, sequenceSeen: sequenceSeen) {
             await setEntry(entry, forKey: key, inTiers: 0..<hitTier, now: clock.now)
         }
-        guard let failures = written else { return }
+        guard let written else { return }
+        // A tier that refuses the entry by size (a large value above a small memory tier) is expected on
+        // every read of that key: skipped quietly, neither a write-back nor an error.
+        let refused = Set(written.filter(\.isRefusedBySize).map(\.index))
+        let failures = written.filter { !$0.isRefusedBySize }
         let failed = Set(failures.map(\.index))
         counters.withLock { statistics in
-            for index in 0..<hitTier where !failed.contains(index) { statistics.tiers[index].writeBacks += 1 }
+            for index in 0..<hitTier where !failed.contains(index) && !refused.contains(index) {
+                statistics.tiers[index].writeBacks += 1
+            }
             for index in failed { statistics.tiers[index].errors += 1 }
         }
         for failure in failures {

@@ -29,7 +29,8 @@ import Foundation
 /// copy keeps the entry's absolute expiry, that is its remaining lifetime, never a fresh TTL, and its
 /// cost. A tier with a ``Tier/maximumLifetime`` gets a copy that expires at the earlier of the entry's
 /// expiry and now plus that lifetime (``Expiry/earliest(_:_:)``). The tiers are written concurrently. A
-/// write-back that fails is reported to the observer (``CacheEvent/Kind/writeBackFailed``) and counted;
+/// write-back that a tier refuses by size (`entryTooLarge`) is skipped quietly, as is such a load fill;
+/// a write-back that fails otherwise is reported to the observer (``CacheEvent/Kind/writeBackFailed``) and counted;
 /// the read still returns its value. A write-back is dropped when a write or removal began while the
 /// read was under way, because the entry read may no longer be the newest.
 ///

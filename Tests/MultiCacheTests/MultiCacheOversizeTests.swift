@@ -32,4 +32,26 @@ import Testing
         #expect(try await cache.value(forKey: "k") == Data(count: 20))
         #expect(cache.tierStatistics[0].errors == 1)
     }
+
+    @Test func readsAndLoadFillsSkipATierThatRefusesBySizeWithoutAnErrorOrEvent() async throws {
+        // Given a 10-byte memory tier over a larger one, with an observer
+        let events = EventLog()
+        // (both cost a value its byte count, so a copy carries cost 20 up to the small tier)
+        let small = try MemoryCache<String, Data>(costLimit: 10) { $0.count }
+        let large = try MemoryCache<String, Data>(cost: { $0.count })
+        let cache = try MultiCache<String, Data>(
+            tiers: [.init(small, name: "small"), .init(large, name: "large")], observer: events.observer)
+        try large.setValue(Data(count: 20), forKey: "big")
+
+        // When the big value is read six times and another one is loaded
+        for _ in 0..<6 { #expect(try await cache.value(forKey: "big") == Data(count: 20)) }
+        #expect(try await cache.value(forKey: "loaded", orLoad: { Data(count: 30) }) == Data(count: 30))
+
+        // Then the small tier is skipped quietly: no error counted, no event, no write-back counted
+        #expect(cache.tierStatistics[0].errors == 0)
+        #expect(cache.tierStatistics[0].writeBacks == 0)
+        #expect(cache.statistics.errors == 0)
+        #expect(events.all.isEmpty)
+        #expect(large.value(forKey: "loaded") == Data(count: 30))
+    }
 }
