@@ -73,5 +73,5 @@ typealias MyCache = MemoryCache<String, Data>
 func makeDiskCache(directory: URL, clock: ManualClock) throws -> DiskCache<String, Data> {
     try DiskCache(
         configuration: DiskCacheConfiguration(
-            name: "contract", directory: directory, masterKeySource: .key(myThirtyTwoBytes), clock: clock))
+            name: "contract", directory: directory, masterKeySource: .masterKey(myThirtyTwoBytes), clock: clock))
 }

@@ -138,7 +138,7 @@ public struct DiskCacheConfiguration: Sendable {
                     .invalidArgument, "store name '\(shown)' must be one folder name (no '/', not '.' or '..')")
             }
         }
-        if case .keyFile(let url) = masterKeySource {
+        if case .masterKeyFile(let url) = masterKeySource {
             // A master key beside the ciphertext it seals protects nothing (Docs/Security.md).
             let store = resolvedDirectory.standardizedFileURL.path
             let keyPath = url.standardizedFileURL.path

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// var configuration = try RedisCacheConfiguration(url: "redis://127.0.0.1:6379/thumbnails")
-/// configuration.masterKeySource = .keyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
+/// configuration.masterKeySource = .masterKeyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
 /// let redis = try RedisCache<String, Data>(configuration: configuration)
 /// try await redis.setValue(bytes, forKey: "avatar:42", expiry: .minutes(10))
 /// let cached = try await redis.value(forKey: "avatar:42")

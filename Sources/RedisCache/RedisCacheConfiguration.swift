@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// var configuration = try RedisCacheConfiguration(url: "redis://127.0.0.1:6379/thumbnails")
-/// configuration.masterKeySource = .keyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
+/// configuration.masterKeySource = .masterKeyFile(URL(fileURLWithPath: "/etc/strata/thumbnails.key"))
 /// let cache = try RedisCache<String, Data>(configuration: configuration)
 /// ```
 ///
@@ -27,7 +27,7 @@ public struct RedisCacheConfiguration: Sendable {
     /// characters from `A-Z a-z 0-9 . _ -`, checked when the cache is created.
     public var namespace: String
     /// Where the master key comes from (the same sources as the disk tier). A generated key file is
-    /// named for the namespace: ``MasterKeySource/defaultKeyFile`` is `redis.<namespace>.key` in the
+    /// named for the namespace: ``MasterKeySource/defaultMasterKeyFile`` is `redis.<namespace>.key` in the
     /// per-user keys folder, and ``MasterKeySource/keychain(service:)`` uses the account
     /// `redis.<namespace>`. Every process sharing the namespace needs the same key. Default
     /// ``MasterKeySource/platformDefault``.

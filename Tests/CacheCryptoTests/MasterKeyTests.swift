@@ -20,7 +20,7 @@ import Testing
         let error = #expect(throws: CacheError.self) { try MasterKey(bytes: Data(count: byteCount)) }
         #expect(error?.code == .invalidMasterKey)
         let loaded = #expect(throws: CacheError.self) {
-            try MasterKeyLoader.load(.key(Data(count: byteCount)), storeName: "test")
+            try MasterKeyLoader.load(.masterKey(Data(count: byteCount)), storeName: "test")
         }
         #expect(loaded?.code == .invalidMasterKey)
     }
@@ -44,7 +44,7 @@ import Testing
             let keyFile = directory.appendingPathComponent("keys/nested/store.key")
 
             // When the key is loaded for the first time
-            let key = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+            let key = try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
 
             // Then the file holds the 32 key bytes with mode 0600, in folders with mode 0700
             #expect(try Data(contentsOf: keyFile) == key.dataForDerivation)
@@ -61,8 +61,8 @@ import Testing
     @Test func reloadingAKeyFileReturnsTheSameKey() throws {
         try withTemporaryDirectory { directory in
             let keyFile = directory.appendingPathComponent("store.key")
-            let first = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
-            let second = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+            let first = try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
+            let second = try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             #expect(first == second)
             let derivedFirst = try StoreSubkeys.derive(master: first, epochSalt: Data(count: 32))
             let derivedSecond = try StoreSubkeys.derive(master: second, epochSalt: Data(count: 32))
@@ -76,7 +76,7 @@ import Testing
             let bytes = Data((100..<132).map { UInt8($0) })
             try writeFile(bytes, to: keyFile, mode: 0o600)
 
-            let key = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+            let key = try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
 
             #expect(key.dataForDerivation == bytes)
         }
@@ -84,8 +84,10 @@ import Testing
 
     @Test func separateKeyFilesHoldDifferentKeys() throws {
         try withTemporaryDirectory { directory in
-            let first = try MasterKeyLoader.load(.keyFile(directory.appendingPathComponent("a.key")), storeName: "a")
-            let second = try MasterKeyLoader.load(.keyFile(directory.appendingPathComponent("b.key")), storeName: "b")
+            let first = try MasterKeyLoader.load(
+                .masterKeyFile(directory.appendingPathComponent("a.key")), storeName: "a")
+            let second = try MasterKeyLoader.load(
+                .masterKeyFile(directory.appendingPathComponent("b.key")), storeName: "b")
             #expect(first != second)
         }
     }
@@ -98,7 +100,7 @@ import Testing
             try writeFile(contents, to: keyFile, mode: 0o600)
 
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+                try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             }
 
             #expect(error?.code == .invalidMasterKey)
@@ -115,7 +117,7 @@ import Testing
             try writeFile(Data(count: 32), to: keyFile, mode: mode_t(mode))
 
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+                try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             }
 
             #expect(error?.code == .invalidMasterKey)
@@ -128,7 +130,7 @@ import Testing
         try withTemporaryDirectory { directory in
             let keyFile = directory.appendingPathComponent("store.key")
             try writeFile(Data(repeating: 1, count: 32), to: keyFile, mode: 0o400)
-            let key = try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+            let key = try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             #expect(key.dataForDerivation == Data(repeating: 1, count: 32))
         }
     }
@@ -138,7 +140,7 @@ import Testing
             let keyFile = directory.appendingPathComponent("store.key")
             try FileManager.default.createDirectory(at: keyFile, withIntermediateDirectories: false)
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+                try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             }
             #expect(error?.code == .invalidMasterKey)
         }
@@ -150,7 +152,7 @@ import Testing
             let keyFile = directory.appendingPathComponent("store.key")
             #expect(mkfifo(keyFile.path, 0o600) == 0)
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+                try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             }
             #expect(error?.code == .invalidMasterKey)
         }
@@ -158,7 +160,9 @@ import Testing
 
     @Test func nonFileURLIsInvalidArgument() throws {
         let url = try #require(URL(string: "https://example.com/store.key"))
-        let error = #expect(throws: CacheError.self) { try MasterKeyLoader.load(.keyFile(url), storeName: "store") }
+        let error = #expect(throws: CacheError.self) {
+            try MasterKeyLoader.load(.masterKeyFile(url), storeName: "store")
+        }
         #expect(error?.code == .invalidArgument)
     }
 
@@ -168,7 +172,7 @@ import Testing
             let keyFile = directory.appendingPathComponent("store.key")
             try writeFile(Data(count: 32), to: keyFile, mode: 0o000)
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(keyFile), storeName: "store")
+                try MasterKeyLoader.load(.masterKeyFile(keyFile), storeName: "store")
             }
             #expect(error?.code == .permissionDenied)
         }
@@ -179,7 +183,8 @@ import Testing
             let blocker = directory.appendingPathComponent("keys")
             try writeFile(Data("not a folder".utf8), to: blocker, mode: 0o600)
             let error = #expect(throws: CacheError.self) {
-                try MasterKeyLoader.load(.keyFile(blocker.appendingPathComponent("store.key")), storeName: "store")
+                try MasterKeyLoader.load(
+                    .masterKeyFile(blocker.appendingPathComponent("store.key")), storeName: "store")
             }
             #expect(error?.code != nil)
             #expect(error?.code != .invalidMasterKey)
@@ -220,22 +225,22 @@ import Testing
 
     // MARK: - Default location
 
-    @Test func defaultKeyFileUsesAbsoluteXDGDataHome() throws {
+    @Test func defaultMasterKeyFileUsesAbsoluteXDGDataHome() throws {
         let url = try MasterKeyLocation.xdgKeysFolder(
             environment: ["XDG_DATA_HOME": "/data/alice", "HOME": "/home/alice"])
         #expect(url.path == "/data/alice/strata/keys")
     }
 
     @Test(arguments: [nil, "", "relative/data"])
-    func defaultKeyFileFallsBackToHomeLocalShare(dataHome: String?) throws {
+    func defaultMasterKeyFileFallsBackToHomeLocalShare(dataHome: String?) throws {
         var environment = ["HOME": "/home/alice"]
         environment["XDG_DATA_HOME"] = dataHome
         let url = try MasterKeyLocation.xdgKeysFolder(environment: environment)
         #expect(url.path == "/home/alice/.local/share/strata/keys")
     }
 
-    @Test func defaultKeyFileIsNamedAfterTheStore() throws {
-        let url = try MasterKeyLoader.defaultKeyFileURL(
+    @Test func defaultMasterKeyFileIsNamedAfterTheStore() throws {
+        let url = try MasterKeyLoader.defaultMasterKeyFileURL(
             storeName: "images", environment: ["XDG_DATA_HOME": "/data/alice"])
         #if canImport(Darwin)
         #expect(url.path.hasSuffix("/Strata/keys/images.key"))
@@ -247,7 +252,7 @@ import Testing
     @Test(arguments: ["", ".", "..", "a/b", "/etc/passwd", "nul\0byte", String(repeating: "x", count: 252)])
     func storeNameThatCannotNameAFileIsInvalidArgument(storeName: String) {
         let error = #expect(throws: CacheError.self) {
-            try MasterKeyLoader.defaultKeyFileURL(storeName: storeName, environment: ["HOME": "/home/alice"])
+            try MasterKeyLoader.defaultMasterKeyFileURL(storeName: storeName, environment: ["HOME": "/home/alice"])
         }
         #expect(error?.code == .invalidArgument)
     }

@@ -54,7 +54,7 @@ import Darwin
     @Test func platformDefaultsAreTheKeyFileAndFirstUnlockProtection() {
         let configuration = DiskCacheConfiguration(name: "thumbs")
         #if os(macOS) || os(Linux)
-        guard case .defaultKeyFile = configuration.masterKeySource else {
+        guard case .defaultMasterKeyFile = configuration.masterKeySource else {
             Issue.record("the default key source here is the default key file, not \(configuration.masterKeySource)")
             return
         }

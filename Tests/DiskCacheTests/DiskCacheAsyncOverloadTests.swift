@@ -16,7 +16,7 @@ import Testing
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
                 name: "async", directory: folder.url, defaultExpiry: .seconds(10),
-                masterKeySource: .key(Data(repeating: 7, count: 32)), clock: clock))
+                masterKeySource: .masterKey(Data(repeating: 7, count: 32)), clock: clock))
 
         // When a value is stored and read through the async overloads
         try await cache.setValue(Data("v".utf8), forKey: "k")
@@ -34,7 +34,7 @@ import Testing
         // Given a store opened inside an async function
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "async", directory: folder.url, masterKeySource: .key(Data(repeating: 7, count: 32))))
+                name: "async", directory: folder.url, masterKeySource: .masterKey(Data(repeating: 7, count: 32))))
 
         // When the synchronous methods are named as synchronous function values (this file compiles only
         // while that picks them: a bare call in async code picks the async twin)

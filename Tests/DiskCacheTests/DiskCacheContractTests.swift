@@ -16,7 +16,7 @@ import Testing
             // A new store folder for each call, all inside this test's temporary folder.
             let configuration = DiskCacheConfiguration(
                 name: "contract", directory: folder.url.appendingPathComponent(UUID().uuidString),
-                masterKeySource: .key(TestKeys.primary), clock: clock)
+                masterKeySource: .masterKey(TestKeys.primary), clock: clock)
             return try DiskCache<String, Data>(configuration: configuration)
         }
     }

@@ -20,7 +20,7 @@ struct DiskCacheMountedStoreTests {
         do {
             let cache = try DiskCache<String, Data>(
                 configuration: DiskCacheConfiguration(
-                    name: "tests", directory: view, byteLimit: 1 << 20, masterKeySource: .key(TestKeys.primary),
+                    name: "tests", directory: view, byteLimit: 1 << 20, masterKeySource: .masterKey(TestKeys.primary),
                     clock: ManualClock(), observer: events.observer))
             return (cache, mount)
         } catch {

@@ -61,7 +61,7 @@ private let childStoreVariable = "STRATA_DISK_CHILD_STORE"
         let path = try #require(ProcessInfo.processInfo.environment[childStoreVariable])
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "tests", directory: URL(fileURLWithPath: path), masterKeySource: .key(TestKeys.primary)))
+                name: "tests", directory: URL(fileURLWithPath: path), masterKeySource: .masterKey(TestKeys.primary)))
 
         #expect(try cache.value(forKey: "parent") == Data("from parent".utf8))
         #expect(try cache.withLockIfAvailable(forKey: "job") { true } == nil)

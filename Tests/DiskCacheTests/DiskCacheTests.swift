@@ -322,7 +322,7 @@ private struct Profile: Codable, Hashable, Sendable {
         // Given a configuration whose master key file would sit beside the ciphertext it seals
         let keyFile = folder.store.appendingPathComponent("keys/store.key")
         let configuration = DiskCacheConfiguration(
-            name: "tests", directory: folder.store, masterKeySource: .keyFile(keyFile))
+            name: "tests", directory: folder.store, masterKeySource: .masterKeyFile(keyFile))
 
         // When the store is opened, then it is refused and no key file is written
         let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
@@ -331,7 +331,7 @@ private struct Profile: Codable, Hashable, Sendable {
     }
 
     @Test func aStoreNameWithAControlCharacterIsQuotedEscaped() throws {
-        let configuration = DiskCacheConfiguration(name: "a\u{0}b", masterKeySource: .key(TestKeys.primary))
+        let configuration = DiskCacheConfiguration(name: "a\u{0}b", masterKeySource: .masterKey(TestKeys.primary))
         let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains("'a\\u{0}b'") == true)
@@ -339,7 +339,7 @@ private struct Profile: Codable, Hashable, Sendable {
     }
 
     @Test func defaultDirectoryFollowsXDGCacheHome() throws {
-        let configuration = DiskCacheConfiguration(name: "thumbs", masterKeySource: .key(TestKeys.primary))
+        let configuration = DiskCacheConfiguration(name: "thumbs", masterKeySource: .masterKey(TestKeys.primary))
         let expected = DiskCacheLocation.cachesFolder()
             .appendingPathComponent("Strata").appendingPathComponent("thumbs")
 

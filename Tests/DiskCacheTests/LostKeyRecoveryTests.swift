@@ -13,7 +13,7 @@ import Testing
     func keyFileConfiguration() -> DiskCacheConfiguration {
         DiskCacheConfiguration(
             name: "tests", directory: folder.store,
-            masterKeySource: .keyFile(folder.url.appendingPathComponent("keys/tests.key")))
+            masterKeySource: .masterKeyFile(folder.url.appendingPathComponent("keys/tests.key")))
     }
 
     @Test func aMissingKeyFileBesideAnExistingStoreIsAnErrorAndNoKeyIsCreated() throws {

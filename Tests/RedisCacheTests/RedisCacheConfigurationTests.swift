@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: [Duration.zero, .seconds(Int64.max), .seconds(101 * 365 * 86_400)])
     func anOutOfRangeMaximumTimeToLiveIsRefused(timeToLive: Duration) {
-        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .key(Data(count: 32)))
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
         configuration.maximumTimeToLive = timeToLive
         let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
         #expect(error?.code == .invalidArgument)
@@ -51,7 +51,7 @@ import Testing
 
     @Test(arguments: ["", "a:b", "a b", "a/b", "é", String(repeating: "x", count: 65)])
     func aBadNamespaceIsRefusedWhenTheCacheIsCreated(namespace: String) {
-        let configuration = RedisCacheConfiguration(namespace: namespace, masterKeySource: .key(Data(count: 32)))
+        let configuration = RedisCacheConfiguration(namespace: namespace, masterKeySource: .masterKey(Data(count: 32)))
         let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
         #expect(error?.code == .invalidArgument)
     }

@@ -32,7 +32,7 @@ struct RedisCacheMultiCacheFailureTests {
             memory = try MemoryCache(countLimit: 10_000)
             disk = try DiskCache(
                 configuration: DiskCacheConfiguration(
-                    name: "multi", directory: folder, masterKeySource: .key(RedisTier.randomMasterKey())))
+                    name: "multi", directory: folder, masterKeySource: .masterKey(RedisTier.randomMasterKey())))
             var configuration = try RedisTier.configuration(port: port)
             // The tier's cache-grade defaults, not the tests' loose ones.
             configuration.connectTimeout = .milliseconds(250)

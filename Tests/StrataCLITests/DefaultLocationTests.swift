@@ -10,7 +10,7 @@ struct DefaultLocationTests {
         let home = harness.path("home")
         let environment = ["HOME": home, "XDG_DATA_HOME": "", "XDG_CACHE_HOME": ""]
 
-        // When a value is stored and read back in the default store, without STRATA_KEY
+        // When a value is stored and read back in the default store, without STRATA_MASTER_KEY
         let stored = try harness.run(
             ["set", "greeting", "hello"], key: .some(nil), extraEnvironment: environment, usesStore: false)
         let read = try harness.run(

@@ -101,12 +101,12 @@ struct KeyValueCommandTests {
         let result = try harness.run(["get", "a"], key: key)
         #expect(result.status == 3)
         #expect(result.errorLines.count == 1)
-        #expect(result.errorText.contains("STRATA_KEY"))
+        #expect(result.errorText.contains("STRATA_MASTER_KEY"))
         #expect(result.standardOutput.isEmpty)
     }
 
     @Test func storeWithoutMasterKeyGetsItsOwnKeyFile() throws {
-        // Given two stores opened without STRATA_KEY
+        // Given two stores opened without STRATA_MASTER_KEY
         let harness = try StrataHarness()
         let other = harness.root.appendingPathComponent("other-store").path
         #expect(try harness.run(["set", "k", "first"], key: .some(nil)).status == 0)

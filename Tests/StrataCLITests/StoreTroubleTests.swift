@@ -45,7 +45,7 @@ struct StoreTroubleTests {
     }
 
     @Test func storeNamedThroughASymbolicLinkFindsTheSameKeyFile() throws {
-        // Given a store created by its real path with a per-store key file (no STRATA_KEY)
+        // Given a store created by its real path with a per-store key file (no STRATA_MASTER_KEY)
         let harness = try StrataHarness()
         #expect(try harness.run(["set", "k", "v"], key: .some(nil)).status == 0)
         let link = harness.root.appendingPathComponent("link")
@@ -70,14 +70,14 @@ struct StoreTroubleTests {
             try FileManager.default.removeItem(atPath: keys + "/" + name)
         }
 
-        // When it is opened without STRATA_KEY
+        // When it is opened without STRATA_MASTER_KEY
         let result = try harness.run(["get", "k"], key: .some(nil))
 
         // Then it fails with one line saying so, and creates no useless key
         #expect(result.status == 3)
         #expect(result.errorLines.count == 1)
         #expect(result.errorLines.first?.contains("no key file for this store at ") == true)
-        #expect(result.errorLines.first?.contains("set STRATA_KEY to the key it was created with") == true)
+        #expect(result.errorLines.first?.contains("set STRATA_MASTER_KEY to the key it was created with") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: keys).isEmpty)
     }
 
@@ -88,7 +88,7 @@ struct StoreTroubleTests {
         let keyFile = harness.path("data/strata/keys/strata.key")
         try FileManager.default.removeItem(atPath: keyFile)
 
-        // When it is opened without STRATA_KEY
+        // When it is opened without STRATA_MASTER_KEY
         let result = try harness.run(["get", "k"], key: .some(nil), usesStore: false)
 
         // Then one line names the store, the missing key file and the way out; no new key was created
@@ -96,7 +96,7 @@ struct StoreTroubleTests {
         #expect(result.errorLines.count == 1)
         #expect(result.errorLines.first?.contains(harness.path("cache/Strata/strata")) == true)
         #expect(result.errorLines.first?.contains("no key file for this store at \(keyFile)") == true)
-        #expect(result.errorLines.first?.contains("set STRATA_KEY") == true)
+        #expect(result.errorLines.first?.contains("set STRATA_MASTER_KEY") == true)
         #expect(!FileManager.default.fileExists(atPath: keyFile))
     }
 
@@ -105,7 +105,7 @@ struct StoreTroubleTests {
         let harness = try StrataHarness()
         _ = FileManager.default.createFile(atPath: harness.path("blocker"), contents: Data("x".utf8))
 
-        // When a command opens it without STRATA_KEY
+        // When a command opens it without STRATA_MASTER_KEY
         let result = try harness.runShell(#""$STRATA" --store "$ROOT/blocker/store" set k v"#, key: .some(nil))
 
         // Then it fails, and the key file it created for that store is gone again

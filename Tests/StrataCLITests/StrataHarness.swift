@@ -23,7 +23,7 @@ final class StrataHarness: Sendable {
     private let folder = TemporaryFolder(label: "cli-tests")
     /// The store folder given with `--store`.
     let store: URL
-    /// The base64 master key passed as `STRATA_KEY`.
+    /// The base64 master key passed as `STRATA_MASTER_KEY`.
     let key: String
 
     init() throws {
@@ -41,13 +41,13 @@ final class StrataHarness: Sendable {
     func path(_ name: String) -> String { root.appendingPathComponent(name).path }
 
     /// Environment for the binary: the caller's, without any STRATA_ variable, with HOME and
-    /// XDG_DATA_HOME/XDG_CACHE_HOME inside the scratch folder and (unless `key` is nil) `STRATA_KEY`.
+    /// XDG_DATA_HOME/XDG_CACHE_HOME inside the scratch folder and (unless `key` is nil) `STRATA_MASTER_KEY`.
     func environment(key: String?, extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STRATA_") }
         environment["HOME"] = path("home")
         environment["XDG_DATA_HOME"] = path("data")
         environment["XDG_CACHE_HOME"] = path("cache")
-        if let key { environment["STRATA_KEY"] = key }
+        if let key { environment["STRATA_MASTER_KEY"] = key }
         for (name, value) in extra { environment[name] = value }
         return environment
     }
@@ -79,7 +79,7 @@ final class StrataHarness: Sendable {
     /// Runs `/bin/sh -c SCRIPT` in the scratch folder, for what `Process` cannot express: arguments,
     /// variables and folders that are not UTF-8 (made with `printf '\377'`), pipelines, redirections.
     /// The script sees `$STRATA` (the binary), `$STORE` (the store folder) and `$ROOT` (the scratch
-    /// folder), and the harness environment (with `STRATA_KEY` unless `key` is `.some(nil)`).
+    /// folder), and the harness environment (with `STRATA_MASTER_KEY` unless `key` is `.some(nil)`).
     func runShell(_ script: String, key: String?? = .none) throws -> StrataResult {
         let extra = ["STRATA": try StrataBinary.url().path, "STORE": store.path, "ROOT": root.path]
         return try RunningStrata(

@@ -12,7 +12,7 @@ import Testing
         let memory = try MemoryCache<String, Data>(countLimit: 10)
         let disk = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "umbrella", directory: folder.url, masterKeySource: .key(Data(repeating: 7, count: 32)))
+                name: "umbrella", directory: folder.url, masterKeySource: .masterKey(Data(repeating: 7, count: 32)))
         )
         let cache: any Cache<String, Data> = try MultiCache<String, Data>([memory, disk])
 

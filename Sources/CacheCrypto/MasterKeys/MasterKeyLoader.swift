@@ -3,9 +3,9 @@ import Foundation
 
 /// Turns a ``DiskCacheConfiguration/MasterKeySource`` into the store's ``MasterKey``.
 ///
-/// - `.key(Data)`: the caller's 32 bytes, validated.
-/// - `.keyFile(URL)`: the key file at that path, created on first use.
-/// - `.defaultKeyFile`: the key file at ``defaultKeyFileURL(storeName:environment:)``, created on first use.
+/// - `.masterKey(Data)`: the caller's 32 bytes, validated.
+/// - `.masterKeyFile(URL)`: the key file at that path, created on first use.
+/// - `.defaultMasterKeyFile`: the key file at ``defaultMasterKeyFileURL(storeName:environment:)``, created on first use.
 ///   On Linux that is `$XDG_DATA_HOME/strata/keys/<storeName>.key`, or
 ///   `~/.local/share/strata/keys/<storeName>.key` when `XDG_DATA_HOME` is unset, empty or relative (as the
 ///   XDG Base Directory specification says). On Apple platforms it is
@@ -65,12 +65,12 @@ package enum MasterKeyLoader {
         refusingCreation: ((_ keyFilePath: String) -> CacheError?)?
     ) throws -> (key: MasterKey, createdKeyFile: String?) {
         switch source {
-        case .key(let bytes):
+        case .masterKey(let bytes):
             return (try MasterKey(bytes: bytes), nil)
-        case .keyFile(let url):
+        case .masterKeyFile(let url):
             return try openOrCreateKeyFile(at: url, protection: protection, refusingCreation: refusingCreation)
-        case .defaultKeyFile:
-            let url = try defaultKeyFileURL(storeName: storeName)
+        case .defaultMasterKeyFile:
+            let url = try defaultMasterKeyFileURL(storeName: storeName)
             let loaded = try openOrCreateKeyFile(at: url, protection: protection, refusingCreation: refusingCreation)
             try excludeFromBackup(url)
             return loaded
@@ -105,7 +105,7 @@ package enum MasterKeyLoader {
     /// - Returns: The key file's URL (see the type's discussion for the rules).
     /// - Throws: `CacheError` `.invalidArgument` when `storeName` cannot be a file name; `.io` when no home
     ///   folder can be found.
-    package static func defaultKeyFileURL(
+    package static func defaultMasterKeyFileURL(
         storeName: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
         try MasterKeyLocation.keysFolder(environment: environment)

@@ -5,7 +5,7 @@ import Foundation
 /// with HKDF-SHA-256 (RFC 5869); the master key itself never encrypts anything.
 ///
 /// ```swift
-/// let configuration = DiskCacheConfiguration(name: "thumbnails", masterKeySource: .defaultKeyFile)
+/// let configuration = DiskCacheConfiguration(name: "thumbnails", masterKeySource: .defaultMasterKeyFile)
 /// ```
 ///
 /// "The store's name" below is the name of whatever the key protects: a disk store's name, or a
@@ -16,17 +16,17 @@ import Foundation
 public enum MasterKeySource: Sendable {
     /// A master key given by the caller: exactly 32 bytes, otherwise opening the cache throws
     /// `CacheError.Code.invalidMasterKey`.
-    case key(Data)
+    case masterKey(Data)
     /// The default key file for the store's name, `<name>.key`, outside any cache folder, created on
     /// first use with owner-only (0600) permissions: under Application Support (`Strata/keys`) on Apple
     /// platforms, `$XDG_DATA_HOME/strata/keys` or `~/.local/share/strata/keys` elsewhere. Stores with the
     /// same name share it.
-    case defaultKeyFile
+    case defaultMasterKeyFile
     /// A key file at this file URL, created on first use with owner-only (0600) permissions. An existing
     /// file must be a regular file of 32 bytes that group and others cannot access, or opening the cache
     /// throws `CacheError.Code.invalidMasterKey`; a URL that is not a file URL makes it throw
     /// `CacheError.Code.invalidArgument`.
-    case keyFile(URL)
+    case masterKeyFile(URL)
     /// A generic-password item in the Keychain (Apple platforms), created on first use with a fresh random
     /// master key: service `service`, account the store's name, readable after the first unlock following a
     /// restart, on this device only (never in a backup or restored elsewhere), not synchronised. The default
@@ -35,13 +35,13 @@ public enum MasterKeySource: Sendable {
     case keychain(service: String)
 
     /// The default for this platform: ``keychain(service:)`` with service `"Strata"` on iOS, tvOS,
-    /// watchOS and visionOS; ``defaultKeyFile`` on macOS (which also runs unsigned tools such as
+    /// watchOS and visionOS; ``defaultMasterKeyFile`` on macOS (which also runs unsigned tools such as
     /// `strata`, which the data-protection keychain refuses) and Linux.
     public static var platformDefault: MasterKeySource {
         #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
         return .keychain(service: "Strata")
         #else
-        return .defaultKeyFile
+        return .defaultMasterKeyFile
         #endif
     }
 }

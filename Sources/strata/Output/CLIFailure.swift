@@ -44,7 +44,7 @@ enum CLIFailure: Error {
     /// - Parameters:
     ///   - error: What the store (or the file system under it) threw.
     ///   - store: The store's folder, shown to the user.
-    ///   - masterKeySource: Where the master key came from (`STRATA_KEY`, a key file path), for key errors.
+    ///   - masterKeySource: Where the master key came from (`STRATA_MASTER_KEY`, a key file path), for key errors.
     /// - Returns: A `.store` failure whose message says where and why.
     static func store(_ error: any Error, store: String, masterKeySource: String? = nil) -> CLIFailure {
         if let failure = error as? CLIFailure { return failure }
@@ -59,7 +59,7 @@ enum CLIFailure: Error {
         case .masterKeyNotFound:
             let keyFile = cacheError.path ?? "its key file"
             cause =
-                "no key file for this store at \(keyFile); set STRATA_KEY to the key it was created with, "
+                "no key file for this store at \(keyFile); set STRATA_MASTER_KEY to the key it was created with, "
                 + "or remove the store's folder to start empty"
         case .invalidMasterKey:
             cause = "the master key\(masterKeySource.map { " from \($0)" } ?? "") is unusable: \(cacheError.message)"

@@ -93,7 +93,7 @@ enum HelpText {
               a bare number is seconds
 
             environment:
-              STRATA_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
+              STRATA_MASTER_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
               STRATA_REDIS_URL     the --redis URL when the option is not given
 
             exit status:

@@ -13,7 +13,7 @@ import RedisCache
 /// a write costs one warning line on stderr, once per run; the rest of the run uses the local store alone.
 /// Values over the tier's maximum (1 MiB) stay local without a warning.
 ///
-/// The master key is the store's own: `STRATA_KEY`, the `--store` folder's key file, or the default
+/// The master key is the store's own: `STRATA_MASTER_KEY`, the `--store` folder's key file, or the default
 /// store's key file.
 ///
 /// Thread safety: the tool calls it from its main thread; the tier's `async` calls run on the cooperative
@@ -37,12 +37,12 @@ struct SharedTier {
             throw .badSetting("bad Redis URL: \(error.message)")
         }
         switch location.configuration.masterKeySource {
-        case .defaultKeyFile:
+        case .defaultMasterKeyFile:
             // The default store's key file, not a separate `redis.<namespace>.key`: one key per store.
-            guard let file = try? MasterKeyLoader.defaultKeyFileURL(storeName: location.configuration.name) else {
+            guard let file = try? MasterKeyLoader.defaultMasterKeyFileURL(storeName: location.configuration.name) else {
                 throw .badSetting("cannot locate the default key file for the Redis tier")
             }
-            configuration.masterKeySource = .keyFile(file)
+            configuration.masterKeySource = .masterKeyFile(file)
         case let source:
             configuration.masterKeySource = source
         }

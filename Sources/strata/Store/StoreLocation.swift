@@ -13,8 +13,8 @@ import Darwin
 /// Where the store lives, which master key opens it, and which clock decides expiry.
 ///
 /// - The default store is `DiskCacheConfiguration(name: "strata")`'s default folder, opened with the
-///   DiskCache default key file (`.defaultKeyFile`).
-/// - `--store DIR` opens DIR. Without `STRATA_KEY`, its key file is
+///   DiskCache default key file (`.defaultMasterKeyFile`).
+/// - `--store DIR` opens DIR. Without `STRATA_MASTER_KEY`, its key file is
 ///   `<keys>/strata-stores/<last path component>-<16 hex digits>.key`, next to DiskCache's default key
 ///   files (`<keys>` is `DiskCacheLocation.keysFolder(environment:)`: `$XDG_DATA_HOME/strata/keys`,
 ///   `$HOME/.local/share/strata/keys`, or `Application Support/Strata/keys` on Apple platforms), where the hex digits are a
@@ -23,7 +23,7 @@ import Darwin
 ///   get two keys, and the same folder, named through any path or link, always finds its key again.
 ///   When the key file is missing but the folder already holds a store, DiskCache refuses to create a
 ///   key that cannot open it (`masterKeyNotFound`, exit 3).
-/// - `STRATA_KEY` (base64 of 32 bytes) overrides either key file.
+/// - `STRATA_MASTER_KEY` (base64 of 32 bytes) overrides either key file.
 struct StoreLocation {
     /// The configuration to open the store with.
     var configuration: DiskCacheConfiguration
@@ -35,7 +35,7 @@ struct StoreLocation {
     /// - Parameters:
     ///   - globals: The parsed global options.
     ///   - environment: The process environment.
-    /// - Throws: `CLIFailure.store` for a malformed `STRATA_KEY`, `CLIFailure.usage` for a malformed
+    /// - Throws: `CLIFailure.store` for a malformed `STRATA_MASTER_KEY`, `CLIFailure.usage` for a malformed
     ///   `STRATA_CLOCK_OFFSET`.
     init(globals: GlobalOptions, environment: [String: String]) throws(CLIFailure) {
         var configuration = DiskCacheConfiguration(
@@ -44,19 +44,20 @@ struct StoreLocation {
         if let path = globals.storePath {
             let directory = Self.absoluteURL(forPath: path)
             configuration.directory = directory
-            configuration.masterKeySource = .keyFile(try Self.keyFileURL(forStore: directory, environment: environment))
+            configuration.masterKeySource = .masterKeyFile(
+                try Self.keyFileURL(forStore: directory, environment: environment))
             if Self.resolvedPath(directory.path)
                 == Self.resolvedPath(DiskCacheConfiguration(name: "strata").resolvedDirectory.path)
             {
                 // The default folder named explicitly is still the default store, with its key.
-                configuration.masterKeySource = .defaultKeyFile
+                configuration.masterKeySource = .defaultMasterKeyFile
             }
         }
         self.displayPath = configuration.resolvedDirectory.path
         // A missing key file beside an existing store is refused by DiskCache itself (masterKeyNotFound),
         // for the default store and `--store` alike; no key is created for it.
-        if let encoded = environment["STRATA_KEY"] {
-            configuration.masterKeySource = .key(try Self.masterKey(fromBase64: encoded, store: displayPath))
+        if let encoded = environment["STRATA_MASTER_KEY"] {
+            configuration.masterKeySource = .masterKey(try Self.masterKey(fromBase64: encoded, store: displayPath))
         }
         self.configuration = configuration
     }
@@ -91,12 +92,12 @@ struct StoreLocation {
 
     // MARK: - Key
 
-    /// Where the key comes from, in words: `STRATA_KEY`, `the default key file`, or `key file PATH`.
+    /// Where the key comes from, in words: `STRATA_MASTER_KEY`, `the default key file`, or `key file PATH`.
     var masterKeySourceDescription: String {
         switch configuration.masterKeySource {
-        case .key: return "STRATA_KEY"
-        case .defaultKeyFile: return "the default key file"
-        case .keyFile(let url): return "key file \(url.path)"
+        case .masterKey: return "STRATA_MASTER_KEY"
+        case .defaultMasterKeyFile: return "the default key file"
+        case .masterKeyFile(let url): return "key file \(url.path)"
         case .keychain(let service): return "the Keychain (service \(service))"
         @unknown default: return "the configured key"
         }
@@ -105,15 +106,16 @@ struct StoreLocation {
     private static func masterKey(fromBase64 text: String, store: String) throws(CLIFailure) -> Data {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let key = Data(base64Encoded: trimmed) else {
-            throw .store("store \(store): STRATA_KEY is not valid base64 (expected base64 of 32 random bytes)")
+            throw .store("store \(store): STRATA_MASTER_KEY is not valid base64 (expected base64 of 32 random bytes)")
         }
         guard key.count == 32 else {
-            throw .store("store \(store): STRATA_KEY decodes to \(key.count) bytes; a master key is exactly 32 bytes")
+            throw .store(
+                "store \(store): STRATA_MASTER_KEY decodes to \(key.count) bytes; a master key is exactly 32 bytes")
         }
         return key
     }
 
-    /// The per-store key file for `--store DIR` when `STRATA_KEY` is not set.
+    /// The per-store key file for `--store DIR` when `STRATA_MASTER_KEY` is not set.
     static func keyFileURL(forStore directory: URL, environment: [String: String]) throws(CLIFailure) -> URL {
         let path = resolvedPath(directory.path)
         let hash = String(fnv1a64(Data(path.utf8)), radix: 16)

@@ -82,7 +82,7 @@ struct LoadingTier: Sendable {
             let cache = try DiskCache<String, Data>(
                 configuration: DiskCacheConfiguration(
                     name: "tests", directory: folder.url.appendingPathComponent("store"),
-                    masterKeySource: .key(Data(repeating: 7, count: 32)), clock: ManualClock()),
+                    masterKeySource: .masterKey(Data(repeating: 7, count: 32)), clock: ManualClock()),
                 codec: .data)
             load = { key, loader in try await cache.value(forKey: key, orLoad: loader) }
             read = { key in try await cache.value(forKey: key) }

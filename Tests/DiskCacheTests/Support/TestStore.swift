@@ -38,7 +38,7 @@ func makeConfiguration(
 ) -> DiskCacheConfiguration {
     DiskCacheConfiguration(
         name: "tests", directory: folder.store, byteLimit: byteLimit, countLimit: countLimit,
-        durability: durability, masterKeySource: .key(key), clock: clock, observer: observer)
+        durability: durability, masterKeySource: .masterKey(key), clock: clock, observer: observer)
 }
 
 /// Opens a `DiskCache<String, Data>` in `folder` with an explicit master key.

@@ -43,7 +43,7 @@ func makeSlowTier(clock: ManualClock) throws -> any Cache<String, Data> {
     let folder = TemporaryFolder(label: "multicache-tests")
     let disk = try DiskCache<String, Data>(
         configuration: DiskCacheConfiguration(
-            name: "multicache-tests", directory: folder.url, masterKeySource: .key(testMasterKey), clock: clock))
+            name: "multicache-tests", directory: folder.url, masterKeySource: .masterKey(testMasterKey), clock: clock))
     return FolderOwningCache(disk, folder: folder)
 }
 

@@ -15,7 +15,7 @@ enum RedisTier {
     ) throws -> RedisCacheConfiguration {
         var configuration = RedisCacheConfiguration(
             port: port, namespace: namespace,
-            masterKeySource: .key(masterKey ?? randomMasterKey()),
+            masterKeySource: .masterKey(masterKey ?? randomMasterKey()),
             clock: clock, observer: observer)
         configuration.connectTimeout = .seconds(2)
         configuration.readTimeout = .seconds(5)

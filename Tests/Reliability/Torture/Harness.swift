@@ -93,7 +93,7 @@ enum Store {
             directory: directory,
             byteLimit: byteLimit,
             durability: durability,
-            masterKeySource: .key(key),
+            masterKeySource: .masterKey(key),
             observer: observer
         )
         return try DiskCache<String, Data>(configuration: configuration, codec: .data)

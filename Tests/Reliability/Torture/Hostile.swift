@@ -30,7 +30,7 @@ enum Hostile {
         let work = try TemporaryFolder.make(label: "reliability-hostile")
         defer { try? FileManager.default.removeItem(at: work) }
         var environment = ProcessInfo.processInfo.environment
-        environment["STRATA_KEY"] = Store.masterKeyBase64
+        environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         var hangs = 0
         var crashes = 0
         var canaryChanges = 0

@@ -44,7 +44,7 @@ enum MultiProcess {
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("store")
         var environment = ProcessInfo.processInfo.environment
-        environment["STRATA_KEY"] = Store.masterKeyBase64
+        environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         let common = ["--store", store.path, "--max-size", "\(maxBytes)"]
         let environmentCopy = environment
 

@@ -43,7 +43,7 @@ enum Privacy {
         // CLI: `strata clear` from another process.
         let cliStore = work.appendingPathComponent("cli")
         var environment = ProcessInfo.processInfo.environment
-        environment["STRATA_KEY"] = Store.masterKeyBase64
+        environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         for key in keys {
             let set = try runProcess(
                 strata, ["--store", cliStore.path, "set", key], stdin: values[key], environment: environment)

@@ -27,7 +27,7 @@ enum RedisTierRows {
         let masterKey = Data((0..<32).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) })
         func tier(_ namespace: String) throws -> RedisCache<String, Data> {
             var configuration = RedisCacheConfiguration(
-                port: server.port, namespace: namespace, masterKeySource: .key(masterKey))
+                port: server.port, namespace: namespace, masterKeySource: .masterKey(masterKey))
             // Loopback on a loaded 2-core machine: room for scheduling hiccups, not for a slow server.
             configuration.readTimeout = .seconds(1)
             configuration.writeTimeout = .seconds(1)

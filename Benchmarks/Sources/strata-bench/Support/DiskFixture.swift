@@ -18,7 +18,7 @@ enum DiskFixture {
             directory: directory,
             byteLimit: byteLimit,
             durability: durability,
-            masterKeySource: .key(masterKey)
+            masterKeySource: .masterKey(masterKey)
         )
         return try DiskCache(configuration: configuration, codec: .data)
     }
