@@ -14,8 +14,8 @@ import RedisCache
 /// at the end); client and server share the machine's cores, as in the anchors of `shared/REDIS.md`.
 enum RedisTierRows {
     static let scenario = Scenario(
-        "redis-get-16b", "redis-get-4k", "redis-set-4k", "redis-get-concurrent-64", "redis-removeall",
-        "redis-multicache-hit"
+        "redis-get-16b", "redis-py-get-16b", "redis-get-4k", "redis-set-4k", "redis-get-concurrent-64",
+        "redis-removeall", "redis-removeall-1m", "redis-multicache-hit"
     ) { context in
         guard RedisBenchServer.executable("redis-server") != nil, RedisBenchServer.executable("redis-benchmark") != nil
         else {
@@ -79,6 +79,53 @@ enum RedisTierRows {
             await cache.close()
         }
 
+        // redis-py's sequential GET (Benchmarks/redis_py_peer.py, one process per round) vs the tier's, alternating.
+        do {
+            let cache = try tier("redis-py-peer")
+            let value = DiskFixture.randomBytes(16, seed: 16)
+            try await cache.setValue(value, forKey: "key", expiry: .never)
+            var strataRates: [Double] = []
+            var peerRates: [Double] = []
+            var strataLatencies = Latencies()
+            var peerRound: RedisPyPeer.Round?
+            for _ in 0..<rounds {
+                guard let round = RedisPyPeer.round(port: server.port, count: sequential) else { break }
+                peerRates += round.opsPerSecond
+                peerRound = round
+                var latencies = Latencies()
+                latencies.samples.reserveCapacity(sequential)
+                let start = monotonicNanoseconds()
+                for _ in 0..<sequential {
+                    let operationStart = monotonicNanoseconds()
+                    let read = try await cache.entry(forKey: "key")
+                    try expect(read?.value.count == 16, "the Redis tier missed")
+                    latencies.samples.append(Double(monotonicNanoseconds() - operationStart))
+                }
+                strataRates.append(Double(sequential) / (Double(monotonicNanoseconds() - start) / 1e9))
+                strataLatencies = latencies
+            }
+            if let peerRound, !strataRates.isEmpty {
+                rows.append(
+                    ScenarioResult(
+                        name: "redis-py-get-16b", unit: .operationsPerSecond, strata: Summary(strataRates),
+                        baseline: Summary(peerRates),
+                        target: Target(description: "≥ 3× throughput") { $0.ratio <= 1.0 / 3 },
+                        extras: [
+                            ("strata p50 µs", strataLatencies.percentile(0.5) / 1000),
+                            ("strata p99 µs", strataLatencies.percentile(0.99) / 1000),
+                            ("redis-py p50 µs", peerRound.p50Microseconds),
+                            ("redis-py p99 µs", peerRound.p99Microseconds),
+                        ],
+                        notes: [
+                            "one task, sequential sealed entry(forKey:) of 16 B vs redis-py's plain GET of 16 B "
+                                + "(Benchmarks/redis_py_peer.py, same server, alternating rounds)"
+                        ]))
+            } else {
+                print("redis-py-get-16b skipped: python3 or redis-py (PyPI `redis`) is not available")
+            }
+            await cache.close()
+        }
+
         // 64 concurrent tasks on one tier (one pipelined connection) vs 50 redis-benchmark clients.
         do {
             let cache = try tier("concurrent")
@@ -122,11 +169,14 @@ enum RedisTierRows {
             await cache.close()
         }
 
-        // removeAll over many entries vs over few: flat means the ratio stays near 1.
-        do {
-            let many = context.size(full: 100_000, quick: 20_000)
-            let large = try tier("removeall-large")
-            let small = try tier("removeall-small")
+        // removeAll over many entries vs over few: flat means the ratio stays near 1. The 1M row fills
+        // through the tier (real sealed entries under keyed-hash names, ~15 s at 64 tasks) in full runs.
+        for (name, many) in [
+            ("redis-removeall", context.size(full: 100_000, quick: 20_000)),
+            ("redis-removeall-1m", context.size(full: 1_000_000, quick: 50_000)),
+        ] {
+            let large = try tier("\(name)-large")
+            let small = try tier("\(name)-small")
             let value = DiskFixture.randomBytes(16, seed: 1)
             try await fill(large, count: many, value: value)
             try await fill(small, count: 1_000, value: value)
@@ -142,7 +192,7 @@ enum RedisTierRows {
             }
             rows.append(
                 ScenarioResult(
-                    name: "redis-removeall", unit: .milliseconds, strata: Summary(largeTimes),
+                    name: name, unit: .milliseconds, strata: Summary(largeTimes),
                     baseline: Summary(smallTimes),
                     target: Target(description: "≤ 1 ms, flat") { $0.strata.median <= 1 },
                     notes: [

@@ -16,15 +16,21 @@ extension IOLoop {
             queueKeepAlive()
             guard writeAvailable(socket) else { return }
         }
-        var entries = [
+        // Two pollfds in a homogeneous tuple (contiguous, like a C array) and no array of deadlines: this
+        // runs once per request, and heap allocations here showed in the sequential-GET profile.
+        var entries = (
             pollfd(
                 fd: socket.descriptor, events: Int16(written < output.count ? POLLIN | POLLOUT : POLLIN), revents: 0),
-            pollfd(fd: core.wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
-        ]
+            pollfd(fd: core.wakePipe.readEnd, events: Int16(POLLIN), revents: 0)
+        )
         let keepAliveAt = pendingCount == 0 ? lastActivity.advanced(by: configuration.keepAliveInterval) : nil
-        let wakeAt = [nextDeadline(), keepAliveAt].compactMap { $0 }.min()
-        let ready = poll(&entries, 2, wakeAt.map(Socket.milliseconds(until:)) ?? -1)
-        guard ready > 0, entries[0].revents != 0 else { return }
+        let deadline = nextDeadline()
+        let wakeAt = keepAliveAt.map { keepAliveAt in deadline.map { min($0, keepAliveAt) } ?? keepAliveAt } ?? deadline
+        let timeout = wakeAt.map(Socket.milliseconds(until:)) ?? -1
+        let ready = withUnsafeMutablePointer(to: &entries) {
+            $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, timeout) }
+        }
+        guard ready > 0, entries.0.revents != 0 else { return }
         readAvailable(socket)
     }
 

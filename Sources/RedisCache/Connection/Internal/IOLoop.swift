@@ -28,6 +28,8 @@ final class IOLoop: @unchecked Sendable {
     var firstUnwritten = 0
     var lastActivity = ContinuousClock.now
     var readChunk = [UInt8](repeating: 0, count: 64 << 10)
+    var spareOutbox: [UInt8] = []  // swapped with the callers' outbox in `takeQueued`
+    var spareQueued: [ConnectionCore.Queued] = []
     var nextInternalID: UInt64 = 1 << 63
     var writes = 0  // published to the statistics in `takeQueued`, which holds the lock anyway
 
@@ -64,23 +66,25 @@ final class IOLoop: @unchecked Sendable {
     /// Moves requests callers queued into `output` and the FIFO; `false` when the connection is closing.
     private func takeQueued() -> Bool {
         core.wakePipe.drain()
-        let (bytes, queued, closing) = core.withState { state in
+        // Swap the callers' buffers with this thread's empty spares rather than copying them out: both
+        // sides stay uniquely referenced, so neither reallocates on the next request.
+        let closing = core.withState { state in
             state.wakePending = false
             state.statistics.writes = writes
-            defer {
-                state.outbox.removeAll(keepingCapacity: true)
-                state.queued.removeAll(keepingCapacity: true)
-            }
-            return (state.outbox, state.queued, state.isClosing)
+            swap(&state.outbox, &spareOutbox)
+            swap(&state.queued, &spareQueued)
+            return state.isClosing
         }
         let base = output.count
-        output.append(contentsOf: bytes)
-        for request in queued {
+        output.append(contentsOf: spareOutbox)
+        for request in spareQueued {
             inFlight.append(
                 InFlight(
                     id: request.id, end: base + request.end, queuedAt: request.queuedAt, writtenAt: nil,
                     isInternal: false))
         }
+        spareOutbox.removeAll(keepingCapacity: spareOutbox.capacity <= 1 << 20)
+        spareQueued.removeAll(keepingCapacity: true)
         return !closing
     }
 
