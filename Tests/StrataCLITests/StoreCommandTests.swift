@@ -62,11 +62,11 @@ struct StoreCommandTests {
         let stats = try harness.run(["stats", "--json", "--max-entries", "100", "--max-size", "2GiB"])
         #expect(stats.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
-        #expect(object["entries"] as? Int == 1)
+        #expect(object["count"] as? Int == 1)
         #expect(object["hits"] as? Int == 1)
         #expect(object["misses"] as? Int == 1)
-        #expect(object["maxEntries"] as? Int == 100)
-        #expect(object["maxBytes"] as? Int == 2 * 1024 * 1024 * 1024)
+        #expect(object["countLimit"] as? Int == 100)
+        #expect(object["byteLimit"] as? Int == 2 * 1024 * 1024 * 1024)
         #expect(try harness.run(["stats"]).outputText.contains("max size         none"))
     }
 

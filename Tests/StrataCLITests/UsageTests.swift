@@ -117,15 +117,15 @@ struct UsageTests {
         let harness = try StrataHarness()
         let stats = try harness.run(["--max-size", text, "stats", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
-        #expect(object["maxBytes"] as? Int == bytes)
+        #expect(object["byteLimit"] as? Int == bytes)
     }
 
     @Test func noneMeansUnlimited() throws {
         let harness = try StrataHarness()
         let stats = try harness.run(["stats", "--json", "--max-size", "none", "--max-entries", "none"])
         let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
-        #expect(object["maxBytes"] is NSNull)
-        #expect(object["maxEntries"] is NSNull)
+        #expect(object["byteLimit"] is NSNull)
+        #expect(object["countLimit"] is NSNull)
     }
 }
 

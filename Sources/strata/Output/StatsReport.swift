@@ -33,27 +33,31 @@ struct StatsReport {
             ("evictions", String(base.evictions)),
             ("expirations", String(base.expirations)),
             ("corrupt removed", String(statistics.corruptEntriesRemoved)),
+            ("errors", String(statistics.errors)),
         ]
         return rows.map { name, value in
             name + String(repeating: " ", count: 17 - name.count) + value + "\n"
         }.joined()
     }
 
-    /// A JSON object with the same fields in lower camel case; unlimited limits are `null`.
+    /// A JSON object with the same fields under the library's names; unlimited limits are `null`.
     var json: String {
         let base = statistics
         let object: [String: Any] = [
             "store": store,
-            "entries": count,
-            "bytes": totalBytes,
-            "maxBytes": maxBytes.map { $0 as Any } ?? NSNull(),
-            "maxEntries": maxEntries.map { $0 as Any } ?? NSNull(),
+            // The library's names (Docs/Overview.md, "Vocabulary"), so a script reads what an app reads.
+            "count": count,
+            "totalBytes": totalBytes,
+            "byteLimit": maxBytes.map { $0 as Any } ?? NSNull(),
+            "countLimit": maxEntries.map { $0 as Any } ?? NSNull(),
             "hits": base.hits,
             "misses": base.misses,
             "insertions": base.insertions,
             "evictions": base.evictions,
             "expirations": base.expirations,
             "corruptEntriesRemoved": statistics.corruptEntriesRemoved,
+            "errors": statistics.errors,
+            "hitRatio": base.hitRatio,
         ]
         return JSONText.render(object)
     }
