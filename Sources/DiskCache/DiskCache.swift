@@ -56,7 +56,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public let configuration: DiskCacheConfiguration
     /// The store's folder: ``DiskCacheConfiguration/resolvedDirectory``.
     public var directory: URL { configuration.resolvedDirectory }
-    let codec: DiskValueCodec<Value>
+    let codec: ValueCodec<Value>
     let store: DiskStore
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load.
     let loadOnce = TierLoadOnce<Key, Value>()
@@ -92,7 +92,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Complexity: File I/O on the caller's thread: a few small files, plus one listing of the
     ///   temporary folder (O(*t*) in the temporary files there); without limits, independent of the number
     ///   of entries. With a limit, plus one `lstat` per entry file (O(*n*)), and a trim when over it.
-    public init(configuration: DiskCacheConfiguration, codec: DiskValueCodec<Value>) throws {
+    public init(configuration: DiskCacheConfiguration, codec: ValueCodec<Value>) throws {
         self.configuration = configuration
         self.codec = codec
         store = try DiskStore(configuration: configuration)

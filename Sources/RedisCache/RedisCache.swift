@@ -43,7 +43,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public var clock: any CacheClock { configuration.clock }
 
     let keys: NamespaceKeys
-    let codec: RedisValueCodec<Value>
+    let codec: ValueCodec<Value>
     let connection: RedisConnection
     let state = Locked(TierState())
 
@@ -54,7 +54,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   - codec: Turns values into bytes and back.
     /// - Throws: `CacheError` `.invalidArgument` for a bad setting; what loading the master key throws
     ///   (`.invalidMasterKey`, `.permissionDenied`, `.io`, …); `.io` when no connection thread can start.
-    public init(configuration: RedisCacheConfiguration, codec: RedisValueCodec<Value>) throws {
+    public init(configuration: RedisCacheConfiguration, codec: ValueCodec<Value>) throws {
         try configuration.validate()
         let master = try MasterKeyLoader.load(
             configuration.masterKeySource, storeName: configuration.masterKeyStoreName)

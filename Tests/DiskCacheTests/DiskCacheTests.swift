@@ -118,7 +118,7 @@ private struct Profile: Codable, Hashable, Sendable {
 
     @Test func encodeFailureIsACodecErrorAndKeepsTheStoredEntry() throws {
         struct Refused: Error {}
-        let codec = DiskValueCodec<String>(
+        let codec = ValueCodec<String>(
             encode: { value in
                 if value == "bad" { throw Refused() }
                 return Data(value.utf8)
@@ -135,7 +135,7 @@ private struct Profile: Codable, Hashable, Sendable {
 
     @Test func decodeFailureIsACodecErrorAndKeepsTheFile() throws {
         struct Refused: Error {}
-        let codec = DiskValueCodec<String>(encode: { Data($0.utf8) }, decode: { _ in throw Refused() })
+        let codec = ValueCodec<String>(encode: { Data($0.utf8) }, decode: { _ in throw Refused() })
         let cache = try DiskCache<String, String>(configuration: makeConfiguration(folder), codec: codec)
         try cache.setValue("stored", forKey: "k")
 

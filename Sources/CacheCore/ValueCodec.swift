@@ -1,19 +1,18 @@
-import CacheCore
 import Foundation
 
-/// Turns a ``DiskCache``'s values into bytes and back.
+/// Turns a tier's values into bytes and back: the one codec type of every tier that stores bytes
+/// (`DiskCache`, `RedisCache`).
 ///
-/// The bytes are what gets encrypted; the codec never sees the disk. A codec that throws makes the
-/// call fail with ``CacheError/Code/codec`` and leaves the stored entry as it was.
+/// The bytes are what the tier encrypts; the codec never sees the file or the server. A codec that
+/// throws makes the call fail with ``CacheError/Code/codec`` and leaves the stored entry as it was.
 ///
-/// ```swift
-/// let cache = try DiskCache<String, Profile>(configuration: configuration, codec: .json())
-/// ```
+/// `DiskCache<String, Profile>(configuration: configuration, codec: .json())` stores `Codable` values
+/// as JSON; ``data`` passes `Data` through unchanged.
 ///
 /// Thread safety: a plain value holding two `@Sendable` functions; the cache calls them from any thread,
 /// concurrently, outside its lock. Encoding and decoding cost O(*m*) in the value's encoded size with the
 /// codecs provided here.
-public struct DiskValueCodec<Value>: Sendable {
+public struct ValueCodec<Value>: Sendable {
     /// Encodes a value; may throw (the write then fails with ``CacheError/Code/codec``).
     public var encode: @Sendable (Value) throws -> Data
     /// Decodes bytes written by ``encode``; may throw (the read then fails with
@@ -34,20 +33,20 @@ public struct DiskValueCodec<Value>: Sendable {
     }
 }
 
-extension DiskValueCodec where Value == Data {
+extension ValueCodec where Value == Data {
     /// Stores `Data` unchanged; neither function throws or copies.
-    public static var data: DiskValueCodec<Data> { DiskValueCodec(encode: { $0 }, decode: { $0 }) }
+    public static var data: ValueCodec<Data> { ValueCodec(encode: { $0 }, decode: { $0 }) }
 }
 
-extension DiskValueCodec where Value: Codable & Sendable {
+extension ValueCodec where Value: Codable & Sendable {
     /// Encodes values as JSON with `JSONEncoder` and decodes them with `JSONDecoder`, both with their
     /// default settings (so the encoded bytes of one value may change between Foundation versions; only
     /// decodability matters here).
     ///
     /// - Returns: A JSON codec for `Value`; each call to its functions makes a fresh encoder or decoder.
     /// - Complexity: O(1) to make; encoding and decoding are O(*m*) in the JSON's size.
-    public static func json() -> DiskValueCodec<Value> {
-        DiskValueCodec(
+    public static func json() -> ValueCodec<Value> {
+        ValueCodec(
             encode: { try JSONEncoder().encode($0) },
             decode: { try JSONDecoder().decode(Value.self, from: $0) }
         )
@@ -59,8 +58,8 @@ extension DiskValueCodec where Value: Codable & Sendable {
     /// - Returns: A property-list codec for `Value`; each call to its functions makes a fresh encoder or
     ///   decoder.
     /// - Complexity: O(1) to make; encoding and decoding are O(*m*) in the encoded size.
-    public static func propertyList() -> DiskValueCodec<Value> {
-        DiskValueCodec(
+    public static func propertyList() -> ValueCodec<Value> {
+        ValueCodec(
             encode: { value in
                 let encoder = PropertyListEncoder()
                 encoder.outputFormat = .binary
