@@ -89,8 +89,10 @@ struct RedisConnectionFailureTests {
 
     @Test func aCancelledCallerGetsCancellationAtOnceAndTheConnectionStays() async throws {
         let server = try RedisServer()
-        let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(5))
-        let observer = try RedisTesting.connection(port: server.port)
+        // A read deadline far beyond the test's own waits: on a starved pool (the whole suite under
+        // ThreadSanitizer on two cores) the pop must still be pending when the test looks for it.
+        let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(120))
+        let observer = try RedisTesting.connection(port: server.port, readTimeout: .seconds(30))
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout)
         let blocked = Task { try await connection.send(RESPCommand("BLPOP", "queue", "0")) }
         #expect(await Self.waitForBlockedClients(1, observer))
