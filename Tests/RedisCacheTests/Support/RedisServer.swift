@@ -102,7 +102,11 @@ final class RedisServer: @unchecked Sendable {
     func kill9() {
         let process = lock.withLock { self.process }
         signal(SIGKILL)
-        process?.waitUntilExit()
+        // Not `waitUntilExit()`: it spins a run loop that waits for Foundation's child monitor, and with
+        // the whole suite on two cores it was seen to wait forever in a deinit. SIGKILL cannot be caught,
+        // so polling `isRunning` for a bounded time is enough; the monitor reaps the child either way.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process?.isRunning == true && ContinuousClock.now < deadline { usleep(1_000) }
         lock.withLock { self.process = nil }
     }
 
