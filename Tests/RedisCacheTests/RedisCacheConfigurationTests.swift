@@ -5,8 +5,8 @@ import Testing
 /// The URL initialiser and the namespace rule; no server needed.
 @Suite struct RedisCacheConfigurationTests {
     @Test func aFullURLFillsEveryField() throws {
-        let configuration = try RedisCacheConfiguration(url: "redis://ci:s%40cret@10.0.0.5:6380/builds.v2")
-        #expect(configuration.host == "10.0.0.5")
+        let configuration = try RedisCacheConfiguration(url: "redis://ci:s%40cret@127.0.0.5:6380/builds.v2")
+        #expect(configuration.host == "127.0.0.5")
         #expect(configuration.port == 6380)
         #expect(configuration.username == "ci")
         #expect(configuration.password == "s@cret")
