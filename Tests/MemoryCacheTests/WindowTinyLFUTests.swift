@@ -223,18 +223,36 @@ import Testing
         #expect(sketch.frequency(4_242) <= 7)
     }
 
-    @Test func bufferedHitsAreCountedAtTheLatestWhenTheBufferFillsOrDrains() {
-        var sketch = FrequencySketch(capacity: 1_000)
-        defer { sketch.deallocate() }
-        for _ in 0..<3 { sketch.recordAccess(42) }
-        #expect(sketch.frequency(42) == 0)
-        sketch.drain()
-        #expect(sketch.frequency(42) == 3)
-        #expect(sketch.pendingCount == 0)
-        // A full buffer counts itself: 16 hits of key 9 with no explicit drain.
-        for _ in 0..<FrequencySketch.bufferSize { sketch.recordAccess(9) }
-        #expect(sketch.pendingCount == 0)
-        #expect(sketch.frequency(9) == 15)
+    @Test func hitsAreBufferedUntilTheBufferFillsOrAnotherOperationComes() throws {
+        // Given a cache holding "a" in probation (pushed out of a one-entry window by "b")
+        let cache = try makeCache(countLimit: 100)
+        try cache.setValue(1, forKey: "a")
+        try cache.setValue(2, forKey: "b")
+        func state() -> (buffered: Int, frequency: Int, region: UInt32) {
+            cache.shards[0].withLock { table in
+                let entry = table.index["a"]!
+                return (
+                    table.frequencyPolicy.bufferedHitCount, table.frequencyPolicy.sketch.frequency(entry.hash),
+                    table.region(of: entry.slot)
+                )
+            }
+        }
+        #expect(state() == (0, 1, PolicyRegion.probation))
+        // When it is read three times, the hits wait in the buffer: no count, no promotion yet
+        for _ in 0..<3 { #expect(cache["a"] == 1) }
+        #expect(state() == (3, 1, PolicyRegion.probation))
+        // Then an insertion applies them first: counted three times, promoted to protected
+        try cache.setValue(3, forKey: "c")
+        #expect(state() == (0, 4, PolicyRegion.protected))
+        // A removal applies them too
+        for _ in 0..<2 { _ = cache["a"] }
+        #expect(state().buffered == 2)
+        _ = cache.removeValue(forKey: "c")
+        #expect(state() == (0, 6, PolicyRegion.protected))
+        // And a full buffer applies itself: 16 hits with nothing else in between
+        for _ in 0..<WindowTinyLFU.hitBufferSize { _ = cache["a"] }
+        #expect(state() == (0, 15, PolicyRegion.protected))
+        #expect(cache.checkInvariants())
     }
 
     @Test func sketchHalvesByItselfAfterItsSampleOfIncrements() {

@@ -12,11 +12,7 @@
 /// two: 8 bytes an entry. A key's four counters all sit in one 64-byte block of eight words, so an
 /// update or an estimate touches one cache line.
 ///
-/// Hits are recorded through a small buffer (``recordAccess(_:)``) that is drained into the counters
-/// sixteen at a time, as Caffeine's read buffer is: the sixteen updates go to unrelated cache lines and
-/// do not depend on each other, so the processor overlaps their memory misses instead of paying one
-/// whole miss per hit. The table drains the buffer before every insertion, so each admission decision
-/// sees exactly the counts it would have seen without the buffer.
+/// Hits reach the sketch through the table's hit buffer (`WindowTinyLFU.bufferedHits`), sixteen at a time.
 ///
 /// Not thread-safe: it lives inside an ``LRUTable`` and is used under its lock. The owner calls
 /// ``deallocate()``.
@@ -32,12 +28,6 @@ struct FrequencySketch {
     @usableFromInline var sampleSize: Int
     /// The number of entries the sketch is sized for.
     @usableFromInline var capacity: Int
-    /// Hashes of hits not yet counted; `pendingCount` of them are valid.
-    @usableFromInline var pending: UnsafeMutablePointer<UInt32>
-    @usableFromInline var pendingCount = 0
-
-    /// How many hits the buffer holds before they are counted.
-    @inlinable static var bufferSize: Int { 16 }
 
     /// The largest capacity a sketch is sized for: 2^26 entries, 512 MiB of counters.
     @usableFromInline static var maximumCapacity: Int { 1 << 26 }
@@ -45,12 +35,14 @@ struct FrequencySketch {
     /// Creates a sketch with all counters at 0, sized for `capacity` entries (at least 8).
     init(capacity: Int) {
         let wordCount = Self.wordCount(forCapacity: capacity)
-        words = .allocate(capacity: wordCount)
+        // Aligned to 64 bytes, so that each block is one cache line (the allocator's own alignment, 16
+        // bytes, let most blocks straddle two lines, and an update then missed twice).
+        words = UnsafeMutableRawPointer.allocate(byteCount: wordCount * 8, alignment: 64)
+            .bindMemory(to: UInt64.self, capacity: wordCount)
         words.initialize(repeating: 0, count: wordCount)
         blockMask = wordCount / 8 - 1
         self.capacity = wordCount
         sampleSize = 10 * wordCount
-        pending = .allocate(capacity: Self.bufferSize)
     }
 
     /// A power of two of at least `capacity` and 8, at most ``maximumCapacity``.
@@ -60,23 +52,7 @@ struct FrequencySketch {
     }
 
     func deallocate() {
-        words.deallocate()
-        pending.deallocate()
-    }
-
-    /// Records a hit on the key with hash `hash`; it is counted at the latest by the next estimate.
-    @inlinable
-    mutating func recordAccess(_ hash: UInt32) {
-        pending[pendingCount] = hash
-        pendingCount &+= 1
-        if pendingCount == Self.bufferSize { drain() }
-    }
-
-    /// Counts every buffered hit, oldest first.
-    @inlinable
-    mutating func drain() {
-        for index in 0..<pendingCount { increment(pending[index]) }
-        pendingCount = 0
+        UnsafeMutableRawPointer(words).deallocate()
     }
 
     /// Where `hash`'s counter `row` (0..<4) sits: a word and the shift of its nibble.
@@ -95,20 +71,31 @@ struct FrequencySketch {
     /// Counts one use of the key with `hash`: raises each of its four counters that is below 15, and
     /// halves every counter once `sampleSize` increments have been counted.
     ///
+    /// Branch-free per counter (a saturated counter adds 0), so that a run of increments to unrelated
+    /// blocks has no mispredicted branch to wait for behind each block's memory miss.
+    ///
     /// - Complexity: O(1), plus O(*w*) in the sketch's words once per `sampleSize` increments.
     @inlinable
     mutating func increment(_ hash: UInt32) {
-        var added = false
+        var added: UInt64 = 0
         for row in 0..<4 {
             let (word, shift) = position(of: hash, row: row)
-            if (words[word] >> shift) & 15 < 15 {
-                words[word] &+= 1 << shift
-                added = true
-            }
+            let value = words[word]
+            let below: UInt64 = (value >> shift) & 15 != 15 ? 1 : 0
+            words[word] = value &+ below << shift
+            added |= below
         }
-        guard added else { return }
+        guard added != 0 else { return }
         additions &+= 1
         if additions >= sampleSize { halve() }
+    }
+
+    /// The first word of the block that holds `hash`'s counters. Reading it ahead of a run of increments
+    /// brings the runs' blocks into the cache together, their misses overlapped, instead of one after
+    /// another as each increment's dependent reads and writes reach it.
+    @inlinable
+    func firstWord(ofBlockFor hash: UInt32) -> UInt64 {
+        words[position(of: hash, row: 0).word & ~7]
     }
 
     /// The estimated number of recent uses of the key with `hash` (0...15): the smallest of its counters.

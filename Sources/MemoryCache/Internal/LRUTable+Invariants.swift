@@ -6,11 +6,27 @@ extension LRUTable {
     /// and none for a free slot, that the total cost is the sum of the costs held, and that the table is
     /// within its limits.
     ///
+    /// A W-TinyLFU table's buffered hits must name live slots with their own keys' hashes; they are
+    /// applied before the rest is checked.
+    ///
     /// - Returns: A description of the first violation found, or `nil` when the table is consistent.
     /// - Complexity: O(*n* + *q*) in the number of slots and queued records.
     func invariantViolation() -> String? {
         guard used <= capacity, capacity <= Self.maximumSlots else {
             return "used \(used) exceeds capacity \(capacity)"
+        }
+        if admitsByFrequency {
+            for position in 0..<frequencyPolicy.bufferedHitCount {
+                let hit = frequencyPolicy.bufferedHits[position]
+                let slot = Int(Int32(truncatingIfNeeded: hit >> 32))
+                guard slot >= 0, slot < used, stamps[slot] != 0, !freeSlots.contains(Int32(slot)) else {
+                    return "a buffered hit names slot \(slot), which is not live"
+                }
+                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: hit) else {
+                    return "a buffered hit on slot \(slot) carries another key's hash"
+                }
+            }
+            settleBufferedHits()
         }
         var live = [Bool](repeating: false, count: used)
         var costSum = 0

@@ -40,6 +40,7 @@ extension LRUTable {
         }
         let entryExpiresAt = expiry(of: entry)
         if entryExpiresAt <= now {
+            settleBufferedHits()
             counters.misses += 1
             counters.expirations += 1
             index.removeValue(forKey: key)
@@ -71,6 +72,7 @@ extension LRUTable {
     /// - Returns: The values that left the table (the replaced one and any evicted ones).
     @inlinable
     func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) -> Released {
+        settleBufferedHits()
         var released = Released()
         // `!(expiresAt > now)` rather than `expiresAt <= now`: a NaN expiry counts as already expired,
         // not as one that never comes.
@@ -119,6 +121,7 @@ extension LRUTable {
     /// - Returns: The removed value with its expiry (seconds since the reference date), or `nil`.
     @inlinable
     func remove(_ key: Key) -> (value: Value, expiresAt: Double)? {
+        settleBufferedHits()
         guard let entry = index.removeValue(forKey: key) else { return nil }
         let expiresAt = expiry(of: entry)
         freeSlot(entry.slot)
@@ -129,6 +132,7 @@ extension LRUTable {
     ///
     /// - Complexity: O(*n*) in the number of entries held.
     func removeExpired(now: Double, into released: inout Released) -> Int {
+        settleBufferedHits()
         let expired = index.filter { expiry(of: $0.value) <= now }
         for (key, entry) in expired {
             index.removeValue(forKey: key)
@@ -143,6 +147,7 @@ extension LRUTable {
     ///
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCount count: Int, into released: inout Released) {
+        settleBufferedHits()
         while index.count > max(count, 0) {
             released.append(evictLeastRecentlyUsed())
         }
@@ -152,6 +157,7 @@ extension LRUTable {
     ///
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCost cost: Int, into released: inout Released) {
+        settleBufferedHits()
         while totalCost > max(cost, 0) && !index.isEmpty {
             released.append(evictLeastRecentlyUsed())
         }

@@ -3,16 +3,57 @@ import CacheCore
 extension LRUTable {
     // MARK: - Hits
 
-    /// Counts a hit on live slot `slot` in the sketch and refreshes its recency within its region; an
-    /// entry read while on probation moves to the protected segment.
+    /// Buffers a hit on live slot `slot`, applying the buffer once it is full (see *Hits go through a
+    /// buffer* in ``WindowTinyLFU``): the hit itself makes one store.
+    @inlinable
+    func touchByFrequency(_ slot: Int32, hash: UInt32) {
+        if frequencyPolicy.bufferHit(slot, hash: hash) { applyBufferedHits() }
+    }
+
+    /// Applies the buffered hits, if any. Every operation other than a hit calls this first, so that it
+    /// sees the policy as if each hit had been applied at once, and so that no buffered slot is freed.
+    @inlinable
+    func settleBufferedHits() {
+        if admitsByFrequency && frequencyPolicy.bufferedHitCount != 0 { applyBufferedHits() }
+    }
+
+    /// Applies every buffered hit, oldest first, and empties the buffer.
+    ///
+    /// The sketch is updated for all of them first, then their recency: the two do not read each other,
+    /// so the order within each is all that matters, and sixteen independent sketch updates in a row let
+    /// the processor overlap their memory misses. Kept out of line so that the hit path stays short.
+    @inlinable @inline(never)
+    func applyBufferedHits() {
+        let count = frequencyPolicy.bufferedHitCount
+        frequencyPolicy.bufferedHitCount = 0
+        let hits = frequencyPolicy.bufferedHits
+        // Read each hit's sketch block and stamp first: independent loads, whose misses overlap (Swift
+        // has no prefetch instruction to ask for this). The value is kept so the reads are not optimized
+        // away.
+        var touched: UInt64 = 0
+        for position in 0..<count {
+            let hit = hits[position]
+            touched |= frequencyPolicy.sketch.firstWord(ofBlockFor: UInt32(truncatingIfNeeded: hit))
+            touched |= UInt64(stamps[Int(Int32(truncatingIfNeeded: hit >> 32))])
+        }
+        frequencyPolicy.touchedSketchWords = touched
+        for position in 0..<count {
+            frequencyPolicy.sketch.increment(UInt32(truncatingIfNeeded: hits[position]))
+        }
+        for position in 0..<count {
+            applyHit(Int32(truncatingIfNeeded: hits[position] >> 32))
+        }
+    }
+
+    /// Refreshes live slot `slot`'s recency within its region; an entry read while on probation moves to
+    /// the protected segment.
     ///
     /// In a shard of a sharded cache a hit in the window or the protected segment only sets the slot's
     /// referenced bit (once), and the entry gets a second chance when it reaches its queue's front (see
     /// `popOldest(of:)`), as the shards of an LRU cache do: the hit then writes no line every use of the
     /// shard shares.
     @inlinable
-    func touchByFrequency(_ slot: Int32, hash: UInt32) {
-        frequencyPolicy.sketch.recordAccess(hash)
+    func applyHit(_ slot: Int32) {
         let region = region(of: slot)
         if region == PolicyRegion.probation {
             promote(slot)
@@ -87,8 +128,6 @@ extension LRUTable {
             frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
         }
         if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions() }
-        // Buffered hits are counted before this insertion and before any admission decision below.
-        frequencyPolicy.sketch.drain()
         frequencyPolicy.sketch.increment(hash)
         var candidates = frequencyPolicy.candidates
         frequencyPolicy.candidates = []

@@ -37,6 +37,18 @@ enum PolicyRegion {
 /// Zipf workloads at their best could not follow a popular set that moves, and samples short enough
 /// for that cost Zipf workloads 2 to 4 points; ghost hits do both, at no cost to hits.
 ///
+/// ## Hits go through a buffer
+/// A hit does not update the policy: it appends its slot and key hash to a buffer of sixteen
+/// (``bufferedHits``), one store, as Caffeine's read buffer does. The table applies the buffered hits in
+/// order (counting each in the sketch, refreshing its recency, promoting a probation entry) when the
+/// buffer fills, and before every other operation that reads or changes the policy's state (an
+/// insertion, a removal, an eviction, a trim, an expired entry dropped, an invariant check). Every
+/// decision therefore sees exactly the state it would have seen had each hit been applied at once, and
+/// no buffered slot can be freed or reused before its hit is applied. What the buffer buys: the
+/// sixteen sketch updates and stamp reads go to unrelated cache lines and do not depend on each other,
+/// so the processor overlaps their memory misses, where the hit itself (whose lock release waits for
+/// its loads) would pay each miss in full.
+///
 /// A plain struct (not generic, so unspecialized code reaches it without generic metadata), stored
 /// inline in the table and used only under the table's lock. The table calls ``deallocate()``.
 @usableFromInline
@@ -58,6 +70,16 @@ struct WindowTinyLFU {
     @usableFromInline var mainGhosts: GhostFilter
     /// Slots waiting as candidates during one insertion; kept to reuse its storage.
     @usableFromInline var candidates: [Int32] = []
+    /// Hits not yet applied, oldest first: the slot in the high 32 bits, the key's hash in the low ones;
+    /// `bufferedHitCount` of them are valid.
+    @usableFromInline var bufferedHits: UnsafeMutablePointer<UInt64>
+    @usableFromInline var bufferedHitCount = 0
+    /// The bits of the sketch words `LRUTable.applyBufferedHits()` reads ahead; kept only so that those
+    /// reads have a use.
+    @usableFromInline var touchedSketchWords: UInt64 = 0
+
+    /// How many hits the buffer holds before they are applied.
+    @inlinable static var hitBufferSize: Int { 16 }
 
     /// The table's limits; `unlimitedCount` and `Int.max` mean unlimited.
     @usableFromInline let countLimit: Int
@@ -86,14 +108,28 @@ struct WindowTinyLFU {
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         hashes = .allocate(capacity: slotCapacity)
+        bufferedHits = .allocate(capacity: Self.hitBufferSize)
         resizeRegions()
     }
 
     func deallocate() {
         sketch.deallocate()
+        bufferedHits.deallocate()
         hashes.deallocate()
         windowGhosts.deallocate()
         mainGhosts.deallocate()
+    }
+
+    // MARK: - Hits
+
+    /// Buffers a hit on slot `slot` of the key with hash `hash`.
+    ///
+    /// - Returns: Whether the buffer is now full, and the table must apply it.
+    @inlinable
+    mutating func bufferHit(_ slot: Int32, hash: UInt32) -> Bool {
+        bufferedHits[bufferedHitCount] = UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(hash)
+        bufferedHitCount &+= 1
+        return bufferedHitCount == Self.hitBufferSize
     }
 
     // MARK: - Regions
