@@ -179,8 +179,10 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
-    @Test(arguments: [1, 3])
-    func invariantsHoldAfterRandomOperations(shardCount: Int) throws {
+    /// Checking only every 29th step lets buffered hits pile up across removals, expiries and trims, each
+    /// of which must apply them before it frees a slot.
+    @Test(arguments: [1, 3], [1, 29])
+    func invariantsHoldAfterRandomOperations(shardCount: Int, checkEvery: Int) throws {
         // Given a cache with both limits and a clock, driven by a seeded random mix of every operation
         let clock = ManualClock()
         let cache = try makeCache(countLimit: 40, costLimit: 300, shardCount: shardCount, clock: clock)
@@ -198,7 +200,8 @@ import Testing
             case 98: cache.trim(toCost: Int(random.next(upperBound: 300 as UInt64)))
             default: if step % 1_000 == 0 { cache.removeAll() } else { cache.removeExpired() }
             }
-            // Then after every operation the regions, queues and totals are consistent and within limits
+            // Then the regions, queues, buffered hits and totals are consistent and within limits
+            guard step % checkEvery == 0 else { continue }
             if let problem = cache.invariantViolation() {
                 Issue.record("after step \(step): \(problem)")
                 return
