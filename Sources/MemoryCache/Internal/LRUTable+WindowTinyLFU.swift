@@ -36,6 +36,12 @@ extension LRUTable {
             touched |= frequencyPolicy.sketch.firstWord(ofBlockFor: UInt32(truncatingIfNeeded: hit))
             touched |= UInt64(stamps[Int(Int32(truncatingIfNeeded: hit >> 32))])
         }
+        // And the stamps of the protected segment's oldest records, which the demotions that follow
+        // promotions read one by one (skipping stale ones), each otherwise a miss of its own.
+        let protected = frequencyPolicy.protected
+        for position in protected.start..<min(protected.start + count / 2, protected.records.count) {
+            touched |= UInt64(stamps[Int(protected.records[position].slot)])
+        }
         frequencyPolicy.touchedSketchWords = touched
         for position in 0..<count {
             frequencyPolicy.sketch.increment(UInt32(truncatingIfNeeded: hits[position]))

@@ -152,7 +152,7 @@ struct WindowTinyLFU {
     }
 
     /// Adds `count` entries of total cost `cost` (both may be negative) to `region`'s sizes.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func adjust(_ region: UInt32, count: Int, cost: Int) {
         switch region {
         case PolicyRegion.window: (counts.0, costs.0) = (counts.0 &+ count, costs.0 &+ cost)

@@ -2,22 +2,49 @@ import Foundation
 
 /// How the policy cost rows are measured on a shared machine.
 ///
-/// `AlternatingRounds` already runs the two sides back to back in every round (A B, B A, A B, …), so a
-/// round's two measurements saw the same background load. The ratio of the two medians throws that
-/// pairing away: a burst of load that hit the W-TinyLFU half of one round and the LRU half of another
-/// moves both medians apart. These rows take the ratio within each round instead and report the median
-/// of those per-round ratios with their spread, which is what a noisy neighbour moves least.
+/// The two sides strictly alternate, A B A B … (Strata, then the baseline, in every round), and each
+/// row's ratio is the median of the per-round ratios, reported with their quartiles and extremes. A
+/// burst of load from another process then lands on both halves of the rounds it covers, and the
+/// median ignores the rounds it distorts; the ratio of two medians (what `AlternatingRounds` reports)
+/// throws that pairing away.
+///
+/// Strictly alternating, not A B B A as `AlternatingRounds` does: flipping the order makes each side run
+/// twice in a row at every other round boundary, so in every round one side starts with its own data
+/// still in the level-2 cache and the other with its rival's. Measured on policy-get-hit, the per-round
+/// ratio was then 0.93–0.96 in rounds where W-TinyLFU ran warm and 1.37–1.41 where LRU did, and the
+/// median of the mixture landed anywhere between the two. Strictly alternating, every timed batch
+/// follows the other side's, so both start equally cold.
 ///
 /// The single-threaded rows time each batch in the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not
-/// wall-clock time: on two cores shared with other engineers' builds (load averages of 5 to 10) a batch
-/// of 70 ms is descheduled several times, and wall-clock time counts those gaps as the cache's. CPU time
-/// still carries what the neighbours do to the caches and the memory bus, but not the time they hold the
-/// core. The wall-clock ratio is printed beside it.
+/// wall-clock time: on two cores shared with other engineers' builds (load averages of 4 to 10) a batch
+/// of tens of milliseconds is descheduled several times, and wall-clock time counts those gaps as the
+/// cache's. CPU time still carries what the neighbours do to the caches and the memory bus, but not the
+/// time they hold the core. The wall-clock ratio is printed beside it.
 extension PolicyCost {
     /// The round plan of the policy cost rows: more rounds than the default (each round is short), so
-    /// that the median of the per-round ratios is stable.
-    static func pairedRounds(_ context: RunContext) -> AlternatingRounds {
-        AlternatingRounds(warmUpRounds: context.quick ? 2 : 3, rounds: context.quick ? 9 : 31)
+    /// that the median of the per-round ratios is stable. On the shared machine single rounds of
+    /// policy-get-hit spread by ±25% (quartiles of the per-round ratio 0.94–1.44 at load 6), so its
+    /// median needs about a hundred rounds to settle within a few hundredths.
+    static func pairedRounds(_ context: RunContext, full: Int = 31) -> AlternatingRounds {
+        AlternatingRounds(warmUpRounds: context.quick ? 2 : 3, rounds: context.quick ? 9 : full)
+    }
+
+    /// Runs `strata` and `baseline` strictly alternating (see above) for `plan`'s warm-up and timed
+    /// rounds; returns each side's measurements in round order.
+    static func interleave(
+        _ plan: AlternatingRounds, strata: () throws -> Double, baseline: () throws -> Double
+    ) rethrows -> (strata: Summary, baseline: Summary) {
+        for _ in 0..<plan.warmUpRounds {
+            _ = try strata()
+            _ = try baseline()
+        }
+        var strataSamples: [Double] = []
+        var baselineSamples: [Double] = []
+        for _ in 0..<plan.rounds {
+            strataSamples.append(try strata())
+            baselineSamples.append(try baseline())
+        }
+        return (Summary(strataSamples), Summary(baselineSamples))
     }
 
     /// The per-round ratios of two series taken by `AlternatingRounds` (round *i* of one with round *i*
@@ -53,7 +80,7 @@ extension PolicyCost {
     /// The note printed under a paired row.
     static func pairedNote(_ rounds: AlternatingRounds, cpuTime: Bool) -> String {
         "measured: \(rounds.rounds) rounds after \(rounds.warmUpRounds) warm-up rounds in one process, each "
-            + "round timing both sides back to back (order flipped every round) in "
+            + "round timing Strata then the baseline (A B A B …) in "
             + (cpuTime ? "the thread's CPU time" : "wall-clock time")
             + "; ratio = median of the per-round ratios, spread = their quartiles and extremes"
     }

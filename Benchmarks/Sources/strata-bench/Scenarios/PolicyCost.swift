@@ -23,10 +23,11 @@ enum PolicyCost {
             try tinyLFU.setValue(index, forKey: key)
             try lru.setValue(index, forKey: key)
         }
-        let rounds = pairedRounds(context)
+        let rounds = pairedRounds(context, full: 101)
         let loadBefore = loadAverage()
         var (strataWall, baselineWall) = ([Double](), [Double]())
-        let (strata, baseline) = rounds.run(
+        let (strata, baseline) = interleave(
+            rounds,
             strata: { hitPass(lookups, on: tinyLFU, wallClock: &strataWall) },
             baseline: { hitPass(lookups, on: lru, wallClock: &baselineWall) }
         )
@@ -63,7 +64,8 @@ enum PolicyCost {
         let rounds = pairedRounds(context)
         let loadBefore = loadAverage()
         var (strataWall, baselineWall) = ([Double](), [Double]())
-        let (strata, baseline) = try rounds.run(
+        let (strata, baseline) = try interleave(
+            rounds,
             strata: {
                 try cpuNanosecondsPerOperation(ring.batch, wallClock: &strataWall) {
                     for _ in 0..<ring.batch {
@@ -118,7 +120,8 @@ enum PolicyCost {
         for (index, key) in keys.enumerated() { try cache.setValue(index, forKey: key) }
         let totalOperations = Double(threadCount * operationsPerThread)
         let loadBefore = loadAverage()
-        let (strata, baseline) = context.alternatingRounds.run(
+        let (strata, baseline) = interleave(
+            context.alternatingRounds,
             strata: {
                 let elapsed = measureNanoseconds {
                     DispatchQueue.concurrentPerform(iterations: threadCount) {
