@@ -86,6 +86,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     let counters: Locked<MultiCacheCounters>
     /// Tier-0 hits, counted apart from `counters` so that the commonest read takes no lock for them.
     let tierZeroHits = HitCounter()
+    /// The subscriptions to tiers that publish invalidations, and the removals they queued.
+    let relay = InvalidationRelay<Key, Value>()
 
     /// Creates a cache over `tiers`, fastest first.
     ///
@@ -112,6 +114,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.clock = clock ?? first.cache.clock
         self.observer = observer
         counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
+        subscribeToInvalidations()
     }
 
     /// Creates a cache over `caches`, fastest first, each named after its type and without a maximum
