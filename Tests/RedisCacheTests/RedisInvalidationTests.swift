@@ -146,6 +146,42 @@ struct RedisInvalidationTests {
         #expect(try await reader.multi.value(forKey: "k") == "newer")
     }
 
+    @Test func aSilentTrackingPeerIsNoticedByTheKeepAliveAndFlushesTheTierAbove() async throws {
+        let server = try RedisServer()
+        let proxy = try FaultProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let reader = try InvalidationStack(
+            port: server.port, namespace: RedisTier.namespace(), masterKey: RedisTier.randomMasterKey(),
+            trackingPort: proxy.port
+        ) { configuration in
+            configuration.keepAliveInterval = .milliseconds(100)
+            configuration.readTimeout = .milliseconds(500)
+        }
+        #expect(await reader.waitUntilTracking())
+        #expect(await reader.published.waitForAll())
+        try await reader.multi.setValue("v", forKey: "k")
+        #expect(await reader.log.waitForKey("k"))  // its own write
+        #expect(try await reader.multi.value(forKey: "k") == "v")
+        #expect(reader.memory.value(forKey: "k") == "v")
+
+        // The peer goes silent without closing: the keep-alive PING gets no answer
+        let silentAt = ContinuousClock.now
+        proxy.mode = .blackhole
+        #expect(await reader.published.waitForAll())
+        let noticed = ContinuousClock.now - silentAt
+        #expect(await reader.log.waitForAll())
+        #expect(reader.memory.value(forKey: "k") == nil)
+        #expect(reader.redis.health.trackingLosses == 1)
+        print(
+            "redis invalidation: a silent tracking peer was noticed after \(noticed) (keep-alive 100 ms + deadline 500 ms)"
+        )
+
+        proxy.mode = .pass
+        #expect(await reader.published.waitForAll())
+        let healthy = await RedisTesting.wait(timeout: .seconds(10)) { reader.redis.health.isTracking }
+        #expect(healthy != nil)
+    }
+
     @Test func aReplyDelayedPastAnInvalidationOfItsKeyIsNeverWrittenBack() async throws {
         let server = try RedisServer()
         // The reader's data connection goes through the proxy, which holds each reply 0–3 ms; its
