@@ -52,7 +52,9 @@ public protocol CacheInvalidationSource<Key>: Sendable {
     /// Registers `observer` for every invalidation published from now on.
     ///
     /// The source may start work (the Redis tier opens its tracking connection) when the first observer
-    /// registers and stop it when the last one is cancelled.
+    /// registers and stop it when the last one is cancelled. A source that cannot vouch for changes made
+    /// before the registration publishes ``CacheInvalidation/all`` first (the Redis tier: once tracking
+    /// is on, or at once, on the registering thread, when it was on already).
     ///
     /// - Parameter observer: Called with each invalidation, on the source's thread, never concurrently
     ///   with itself; see the protocol's *Delivery* rules.

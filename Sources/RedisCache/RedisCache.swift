@@ -34,6 +34,11 @@ import Foundation
 ///   `.unsupportedServer` (cluster, replica, read-only), `.outOfSpace` for `-OOM`, `.permissionDenied` for
 ///   refused credentials, `.io` for anything else (a malformed reply, another error reply).
 ///
+/// - **Coherence.** Under a faster tier of a `MultiCache`, the tier opens a second connection running
+///   `CLIENT TRACKING … BCAST` and reports every write other clients make to the namespace
+///   (``addInvalidationObserver(_:)``), so the copies above are dropped; see
+///   ``RedisCacheConfiguration/tracksInvalidations``.
+///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
 /// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.
 public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {

@@ -64,11 +64,14 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
 
     /// Registers `observer`, starting the listener for the first one.
     func add(_ observer: @escaping Observer) -> CacheInvalidationSubscription {
-        let id = state.withLock { state -> UInt64 in
+        let (id, isRunning) = state.withLock { state -> (UInt64, Bool) in
             state.nextObserverID += 1
             state.observers[state.nextObserverID] = observer
-            return state.nextObserverID
+            return (state.nextObserverID, state.listener != nil)
         }
+        // A listener already running published its `.all` (tracking on) before this observer came: what
+        // the observer's tiers hold may predate the names this tier remembers, so it starts from `.all`.
+        if isRunning { observer(.all) }
         startListenerIfNeeded()
         return CacheInvalidationSubscription { [weak self] in self?.remove(id) }
     }

@@ -11,9 +11,9 @@ extension RedisCache: CacheInvalidationSource {
     /// - `.keys` for writes and removals of keys this process used recently (read, wrote or removed
     ///   through this instance; at most ``RedisCacheConfiguration/trackedKeyLimit`` names are kept).
     ///   Writes to keys this process never used are not published: it holds no copy of them.
-    /// - `.all` for `removeAll()` by any process (the epoch key), for `FLUSHDB`/`FLUSHALL`, when the
-    ///   tracking connection is lost, once it is back, and for an unknown name after the name map
-    ///   overflowed.
+    /// - `.all` once tracking is on (to a later observer: at once, on the registering thread), for
+    ///   `removeAll()` by any process (the epoch key), for `FLUSHDB`/`FLUSHALL`, when the tracking
+    ///   connection is lost, once it is back, and for an unknown name after the name map overflowed.
     ///
     /// Every write reaches the server's tracking, this process's own included (fills after a miss too):
     /// another process that holds the key above drops its copy, one that does not ignores the message.

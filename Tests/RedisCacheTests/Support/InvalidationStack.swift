@@ -105,13 +105,20 @@ final class InvalidationStack: Sendable {
         configuration.trackingPort = trackingPort
         configure(&configuration)
         redis = try RedisCache(configuration: configuration)
+        // The first observer: it starts the tracking connection, so it receives exactly one `.all` when
+        // tracking is on (a later observer also receives one at once when it registers).
+        subscription = redis.addInvalidationObserver { [published] in published.record($0) }
         multi = try MultiCache([memory, redis])
         multi.observeAppliedInvalidations { [log] in log.record($0) }
-        subscription = redis.addInvalidationObserver { [published] in published.record($0) }
     }
 
-    /// Waits until tracking is on: the first `.all`, published once tracking starts, has been applied.
+    /// Waits until tracking is on and every invalidation published so far has been applied: a marker key
+    /// written through this tier comes back as an invalidation, and applied invalidations arrive in order,
+    /// so once the marker's is applied the earlier `.all`s were too (and are consumed).
     func waitUntilTracking() async -> Bool {
-        await log.waitForAll()
+        guard await published.waitForAll() else { return false }
+        let marker = "marker-\(UUID().uuidString)"
+        guard (try? await redis.setValue("m", forKey: marker)) != nil else { return false }
+        return await log.waitForKey(marker)
     }
 }
