@@ -255,6 +255,43 @@ struct RedisInvalidationTests {
         #expect(Descriptors.sockets(toPort: server.port) == 0)
     }
 
+    @Test func anUnknownNameAfterTheNameMapDroppedNamesFlushesEverythingOnce() async throws {
+        let server = try RedisServer()
+        let namespace = RedisTier.namespace()
+        let masterKey = RedisTier.randomMasterKey()
+        let reader = try InvalidationStack(port: server.port, namespace: namespace, masterKey: masterKey) {
+            $0.trackedKeyLimit = 8
+        }
+        var writerConfiguration = try RedisTier.configuration(
+            port: server.port, namespace: namespace, masterKey: masterKey)
+        writerConfiguration.tracksInvalidations = false
+        let writer = try RedisCache<String, String>(configuration: writerConfiguration)
+        #expect(await reader.waitUntilTracking())
+        let keys = ["a", "b", "c", "d", "e", "f", "g"]
+        // Written before the reader names them: writes of names it never used are ignored
+        for key in keys { try await writer.setValue(key, forKey: key) }
+        // Pushes arrive in order: once the reader's own write of "sync" is applied, those were handled
+        try await reader.multi.setValue("s", forKey: "sync")
+        #expect(await reader.log.waitForKey("sync"))
+        // Two generations of 4: the marker, "sync", a and b are dropped when f is named
+        for key in keys { #expect(try await reader.multi.value(forKey: key) == key) }
+        #expect(reader.memory.count == 7)
+        let before = reader.redis.health.fullInvalidations
+
+        // "a" was dropped from the 8-name map while its copy is still above: its change flushes everything
+        try await writer.setValue("a2", forKey: "a")
+        #expect(await reader.log.waitForAll())
+        #expect(reader.redis.health.fullInvalidations == before + 1)
+        #expect(reader.memory.count == 0)
+        #expect(try await reader.multi.value(forKey: "a") == "a2")
+
+        // After that flush, a name never used is ignored again; a known one is published as a key
+        try await writer.setValue("x", forKey: "never-read")
+        try await writer.setValue("a3", forKey: "a")
+        #expect(await reader.log.waitForKey("a"))
+        #expect(reader.redis.health.fullInvalidations == before + 1)
+    }
+
     @Test func aCacheJoiningATierThatAlreadyTracksStartsFromAFlush() async throws {
         let server = try RedisServer()
         let redis = try RedisCache<String, String>(configuration: try RedisTier.configuration(port: server.port))
