@@ -22,6 +22,7 @@ struct RedisInvalidationProcessTests {
         #expect(try peer.line() == "ready")
 
         try await here.multi.setValue("old", forKey: "k")
+        #expect(try peer.ask("settle") == "settled")
         #expect(try peer.ask("get k") == "value old")
         #expect(try peer.ask("peek k") == "value old")  // the peer's memory tier holds it now
 
@@ -32,6 +33,7 @@ struct RedisInvalidationProcessTests {
 
         // And the other way round, on a key this process never wrote (so no own write comes back)
         #expect(try peer.ask("set j p0") == "ok")
+        #expect(await here.settle())
         #expect(try await here.multi.value(forKey: "j") == "p0")
         #expect(here.memory.value(forKey: "j") == "p0")
         #expect(try peer.ask("set j p1") == "ok")
