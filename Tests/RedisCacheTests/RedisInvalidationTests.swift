@@ -10,7 +10,9 @@ import Testing
 /// Server-driven coherence: writes made by another cache, by a plain client, `FLUSHDB` and `removeAll()`
 /// elsewhere reach this process's memory tier through the Redis tier's tracking connection; a lost
 /// tracking connection flushes it; a reply read before an invalidation is never written back after it.
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+// Serialized: each test starts servers, proxies and tracking threads; one at a time keeps the suite from
+// starving the rest of the run on two cores.
+@Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
 struct RedisInvalidationTests {
     /// Two stacks on one namespace, both tracking.
     static func pair(_ server: RedisServer) async throws -> (InvalidationStack, InvalidationStack) {
