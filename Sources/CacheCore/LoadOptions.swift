@@ -110,6 +110,18 @@ public struct LoadOptions: Sendable, Hashable {
         return expiresAt.addingTimeInterval(retention.timeInterval)
     }
 
+    /// Whether every value is in range (what ``validate()`` checks, without building an error); inlinable,
+    /// so that a cache's fast path checks it without a call.
+    @inlinable
+    package var isValid: Bool {
+        if let failSafe, failSafe.maximumStaleness <= .zero || failSafe.throttle < .zero { return false }
+        if let staleWhileRevalidate, staleWhileRevalidate <= .zero { return false }
+        if let softTimeout, softTimeout <= .zero { return false }
+        if let hardTimeout, hardTimeout <= .zero { return false }
+        if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) { return false }
+        return true
+    }
+
     /// Checks the options' ranges.
     ///
     /// - Throws: ``CacheError/Code/invalidArgument`` naming the first value out of range.

@@ -16,12 +16,56 @@ extension MultiCache: BulkReadingCache {
     ///
     /// Thread-safe.
     public func entries(forKeys keys: [Key]) async throws -> [Key: CacheEntry<Value>] {
+        try await readTiersInBulk(keys, from: 0, sequenceSeen: changeSequenceBeforeRead())
+    }
+
+    /// Returns the live values for those of `keys` that some tier holds: ``entries(forKeys:)`` without the
+    /// expiries and costs, with a synchronous first tier read without suspending, key by key.
+    ///
+    /// - Parameter keys: The keys to look up; duplicates are read once.
+    /// - Returns: The live values by key.
+    /// - Throws: What ``entries(forKeys:)`` throws.
+    /// - Complexity: *n* reads of the first tier for *n* keys, then at most one bulk read per other tier
+    ///   for the keys still missing.
+    ///
+    /// Thread-safe.
+    @inlinable
+    public func values(forKeys keys: [Key]) async throws -> [Key: Value] {
         let sequenceSeen = changeSequenceBeforeRead()
+        guard let valueAtOnce = tiers[0].handle.valueAtOnce else {
+            return try await readTiersInBulk(keys, from: 0, sequenceSeen: sequenceSeen).mapValues(\.value)
+        }
+        // Inlined like `value(forKey:)`: the first tier's hits cost a read and an insertion each.
+        var found: [Key: Value] = [:]
+        found.reserveCapacity(keys.count)
+        var missing: [Key] = []
+        for key in keys where found[key] == nil {
+            guard let value = valueAtOnce(key) else {
+                missing.append(key)
+                continue
+            }
+            found[key] = value
+            countTierZeroHit()
+        }
+        guard !missing.isEmpty else { return found }
+        for (key, entry) in try await readTiersInBulk(missing, from: 1, sequenceSeen: sequenceSeen) {
+            found[key] = entry.value
+        }
+        return found
+    }
+
+    /// Asks tiers `start...` once each, in order, for the keys still missing, writes hits back into the
+    /// faster tiers and counts the reads; tiers before `start` (a synchronous tier 0) missed every key.
+    @usableFromInline
+    func readTiersInBulk(
+        _ keys: [Key], from start: Int, sequenceSeen: UInt64
+    ) async throws -> [Key: CacheEntry<Value>] {
         var seen = Set<Key>()
         var missing = keys.filter { seen.insert($0).inserted }
+        let asked = missing.count
         var found: [Key: CacheEntry<Value>] = [:]
         var failures: [CacheError.TierFailure] = []
-        for index in tiers.indices where !missing.isEmpty {
+        for index in start..<tiers.count where !missing.isEmpty {
             let got: [Key: CacheEntry<Value>]
             do {
                 got = try await tiers[index].handle.entries(missing)
@@ -57,11 +101,12 @@ extension MultiCache: BulkReadingCache {
             missing.removeAll { got[$0] != nil }
         }
         counters.withLock { statistics in
+            for index in 0..<start { statistics.tiers[index].misses += asked }
             for failure in failures { statistics.tiers[failure.index].errors += 1 }
             statistics.hits += found.count
             statistics.misses += missing.count
         }
-        if failures.count == tiers.count {
+        if !failures.isEmpty, failures.count == tiers.count - start, start == 0 {
             throw CacheError(
                 .tierFailure, "every tier (\(tiers.count)) failed to read the entries", tierFailures: failures)
         }
@@ -103,7 +148,7 @@ extension MultiCache: BulkReadingCache {
     ) async throws -> [Key: Value] {
         try await coordinator.values(
             forKeys: keys,
-            read: { keys in try await entries(forKeys: keys).mapValues(\.value) },
+            read: { keys in try await values(forKeys: keys) },
             recheck: { [weak self] key in try? await self?.entry(forKey: key)?.value },
             loadBatch: loadBatch,
             store: { [weak self] loadID, key, value in

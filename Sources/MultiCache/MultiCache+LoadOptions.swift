@@ -37,21 +37,30 @@ extension MultiCache: StaleRetainingCache {
     ///   second time for stale entries.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
+    @inlinable
     public func value(
         forKey key: Key,
         expiry: Expiry = .never,
         options: LoadOptions,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try options.validate()
         // The commonest read, a fresh hit in a synchronous first tier with no refresh-ahead due, takes the
-        // plain read's path.
-        if let entryAtOnce = tiers[0].handle.entryAtOnce, let found = entryAtOnce(key),
+        // plain read's path, inlined like `value(forKey:)` so that it is compiled for the caller's types.
+        if options.isValid, let entryAtOnce = tiers[0].handle.entryAtOnce, let found = entryAtOnce(key),
             !isRefreshAheadDue(found, expiry: expiry, options: options)
         {
             countTierZeroHit()
             return found.value
         }
+        return try await loadWithOptions(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// Everything but a fresh tier-0 hit: the coordinator's resilient load.
+    @usableFromInline
+    func loadWithOptions(
+        forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try options.validate()
         return try await coordinator.value(
             forKey: key, options: options, clock: clock, lifetime: expiry.relativeLifetime,
             read: { try await self.entryIncludingStale(forKey: key) },
@@ -82,10 +91,12 @@ extension MultiCache: StaleRetainingCache {
     }
 
     /// Whether refresh-ahead wants `entry` refreshed now (a clock read only when it could).
-    private func isRefreshAheadDue(_ entry: CacheEntry<Value>, expiry: Expiry, options: LoadOptions) -> Bool {
+    @inlinable
+    func isRefreshAheadDue(_ entry: CacheEntry<Value>, expiry: Expiry, options: LoadOptions) -> Bool {
         guard let fraction = options.refreshAhead, let expiresAt = entry.expiresAt,
-            let lifetime = expiry.relativeLifetime
+            case .after(let duration) = expiry
         else { return false }
+        let lifetime = duration.timeInterval
         return expiresAt.timeIntervalSince(clock.now) <= lifetime * (1 - fraction)
     }
 }

@@ -8,7 +8,7 @@ import MultiCache
 /// - load-options-hit: `value(forKey:expiry:options:orLoad:)` with every option on (fail-safe,
 ///   stale-while-revalidate, refresh-ahead not yet due, soft and hard timeouts), against the plain
 ///   `value(forKey:)` hit. The ratio is what the options cost a fresh hit.
-/// - bulk-64-hits: one `values(forKeys:)` of 64 keys, against 64 `value(forKey:)` hits in a loop (the
+/// - load-options-bulk-64: one `values(forKeys:)` of 64 keys, against 64 `value(forKey:)` hits in a loop (the
 ///   baseline's time is for the 64). The ratio is the bulk read's price over 64 single hits.
 ///
 /// Both loops run in one nonisolated async function, so neither pays an executor hop per call.
@@ -88,7 +88,7 @@ enum LoadOptionsRows {
                 ]
             ),
             ScenarioResult(
-                name: "bulk-64-hits",
+                name: "load-options-bulk-64",
                 unit: .nanosecondsPerOperation,
                 strata: bulk,
                 baseline: singles,
