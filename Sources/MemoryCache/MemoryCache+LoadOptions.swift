@@ -2,6 +2,22 @@ import CacheCore
 import Foundation
 
 extension MemoryCache: StaleRetainingCache, BulkReadingCache {
+    /// Returns the live value for `key` with its expiry, or `nil` on a miss: ``entry(forKey:)`` without
+    /// the cost, whose separate buffer it leaves unread.
+    ///
+    /// Thread-safe; locks like ``value(forKey:)``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value and its absolute expiry (`nil` for none), or `nil`.
+    /// - Complexity: O(1) on average.
+    @inlinable
+    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)? {
+        var expiresAt = Double.infinity
+        var cost = 0
+        guard let value = lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost) else { return nil }
+        return (value, Self.date(fromSeconds: expiresAt))
+    }
+
     /// Returns the live entry for `key`, or an expired one that a load with `LoadOptions` stored with a
     /// later `CacheEntry/staleUntil`, without removing it; `nil` when there is neither.
     ///
