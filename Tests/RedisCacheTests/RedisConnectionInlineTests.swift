@@ -46,6 +46,7 @@ struct RedisConnectionInlineTests {
         // A read deadline beyond the test's own waits: the pop must still be pending when the test looks.
         let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(60))
         let observer = try RedisTesting.connection(port: server.port, readTimeout: .seconds(30))
+        // (the first request connects through the I/O thread, which then parks the idle socket unclaimed)
         _ = try await connection.send(RESPCommand("PING"))
         let inlineBefore = connection.statistics.inlineReplies
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout),
@@ -63,6 +64,7 @@ struct RedisConnectionInlineTests {
         // Then the pop gets its own reply from the I/O thread, and every later request its own, in order
         // behind it: the counter values 1...20, each once
         #expect(try await slow.value == .array([RedisTesting.bulk("queue"), RedisTesting.bulk("item")]))
+        #expect(connection.statistics.inlineHandoffs == 1)
         let replies = try await incrs.value
         let values = replies.compactMap { reply -> Int64? in
             if case .integer(let value) = reply { return value }
@@ -72,7 +74,8 @@ struct RedisConnectionInlineTests {
         #expect(try await connection.send(RESPCommand("GET", "counter")) == RedisTesting.bulk("20"))
         #expect(connection.statistics.connects == 1)
         #expect(connection.statistics.deadlineMisses == 0)
-        // And the connection goes back to answering inline once idle
+        // And the connection goes back to answering inline once idle (after one lone request through the
+        // I/O thread: the overlapping requests before made it keep the socket)
         for _ in 0..<20 { _ = try await connection.send(RESPCommand("PING")) }
         #expect(connection.statistics.inlineReplies > inlineBefore)
         await connection.close()

@@ -96,6 +96,9 @@ extension RedisConnection {
         /// Requests whose reply was read on the caller's own thread (the connection was idle), without the
         /// I/O thread.
         package var inlineReplies = 0
+        /// Requests written inline whose reply was slower than the inline wait (or whose write would have
+        /// blocked), handed to the I/O thread to complete.
+        package var inlineHandoffs = 0
 
         /// Creates zeroed counters.
         package init() {}

@@ -80,10 +80,11 @@ package final class RedisConnection: Sendable {
     ///   is cancelled (the connection stays up).
     package func send(_ command: RESPCommand) async throws -> RESPValue {
         try Task.checkCancellation()
+        let caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
         let ticket = Locked(Ticket.waiting)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RESPValue, any Error>) in
-                let id = core.submit(command) { continuation.resume(with: $0) }
+                let id = core.submit(command, caller: caller) { continuation.resume(with: $0) }
                 let cancelled = ticket.withLock { ticket in
                     if case .cancelled = ticket { return true }
                     if let id { ticket = .submitted(id) }

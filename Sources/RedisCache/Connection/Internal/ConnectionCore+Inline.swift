@@ -29,11 +29,13 @@ extension ConnectionCore {
                     return false
                 }
             case .unfinished(let unwritten, let writtenAt):
+                state.statistics.inlineHandoffs += 1
                 state.completions[id] = completion
                 handoff.request = Queued(id: id, end: unwritten.count, queuedAt: queuedAt)
                 handoff.unwritten = unwritten
                 handoff.writtenAt = writtenAt
             case .failed(let error, let unwritten, let writtenAt):
+                state.statistics.inlineHandoffs += 1
                 state.completions[id] = completion
                 handoff.request = Queued(id: id, end: unwritten.count, queuedAt: queuedAt)
                 handoff.unwritten = unwritten

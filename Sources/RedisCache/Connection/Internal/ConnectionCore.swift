@@ -38,6 +38,8 @@ final class ConnectionCore: Sendable {
         var handoff: Handoff?
         /// The I/O thread woke while a caller held the socket and waits for it.
         var ioWantsSession = false
+        /// The task that borrowed the parked socket since the I/O thread last parked it (0: none yet).
+        var inlineCaller = 0
     }
 
     /// A borrowed socket given back to the I/O thread: with the caller's request when its reply did not
@@ -70,9 +72,14 @@ final class ConnectionCore: Sendable {
 
     // MARK: - Callers
 
-    /// Queues `command` and returns its id, or completes at once (open breaker, closed connection) and
-    /// returns `nil`. An open breaker costs one lock and no system call.
-    func submit(_ command: RESPCommand, completion: @escaping Completion) -> UInt64? {
+    /// Queues `command` and returns its id, or completes at once (open breaker, closed connection, a reply
+    /// read inline) and returns `nil`. An open breaker costs one lock and no system call.
+    ///
+    /// `caller` identifies the calling task (0 when unknown). Only the first task to borrow the parked
+    /// socket after the I/O thread parked it borrows it again: another task sending means tasks overlap
+    /// (the pool may run ready tasks one after another, so their requests would never be seen together),
+    /// and queueing them lets the I/O thread write them in one batch.
+    func submit(_ command: RESPCommand, caller: Int = 0, completion: @escaping Completion) -> UInt64? {
         enum Outcome { case queued(UInt64, wake: Bool), refused(RedisError), inline(SocketSession, UInt64) }
         let outcome: Outcome = locked.withLock { state in
             if state.isClosing || state.state == .closed {
@@ -84,7 +91,8 @@ final class ConnectionCore: Sendable {
             }
             let id = state.nextID
             state.nextID += 1
-            if let session = state.parked {
+            if let session = state.parked, caller == 0 || state.inlineCaller == 0 || state.inlineCaller == caller {
+                if caller != 0 { state.inlineCaller = caller }
                 // The I/O thread parks only with nothing in flight and nothing queued, and takes the socket
                 // back before it writes anything again: this request is the only one on the wire.
                 state.parked = nil

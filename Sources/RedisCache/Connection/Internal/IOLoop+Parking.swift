@@ -9,11 +9,15 @@ import Glibc
 // of the socket) until a keep-alive is due; a caller that finds it parked writes and reads on its own
 // thread. The loop takes the socket back whenever it wakes, or adopts what a caller gave back.
 extension IOLoop {
-    /// Parks the idle connection; `false` when it is not idle, inline exchanges are off, or a keep-alive
-    /// is due (the loop then services the socket itself).
+    /// Parks the idle connection; `false` when it is not idle, inline exchanges are off, a keep-alive is
+    /// due, or the requests since the connection was last idle overlapped (the loop then services the
+    /// socket itself, and parks after the next time a lone request was all there was).
     func park() -> Bool {
+        guard pendingCount == 0, output.isEmpty else { return false }
+        let overlapped = requestsSinceIdle > 1
+        requestsSinceIdle = 0
         defer { sawHangUp = false }
-        guard !sawHangUp, let socket, pendingCount == 0, output.isEmpty, configuration.inlineReplyWait > .zero,
+        guard !sawHangUp, !overlapped, let socket, configuration.inlineReplyWait > .zero,
             configuration.pushHandler == nil,
             ContinuousClock.now < lastActivity.advanced(by: configuration.keepAliveInterval)
         else { return false }
@@ -27,6 +31,7 @@ extension IOLoop {
         let parked = core.withState { state in
             guard state.queued.isEmpty, !state.isClosing else { return false }
             state.parked = session
+            state.inlineCaller = 0
             return true
         }
         guard parked else {

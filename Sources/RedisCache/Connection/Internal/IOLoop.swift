@@ -41,6 +41,9 @@ final class IOLoop: @unchecked Sendable {
     var parkedDescriptor: Int32 = -1
     /// The parked socket reported a hang-up: service it rather than park it again.
     var sawHangUp = false
+    /// Requests taken since the connection was last idle: more than one means callers overlap, and the
+    /// loop then keeps the socket (pipelining serves them better than one borrower at a time).
+    var requestsSinceIdle = 0
 
     init(core: ConnectionCore) {
         self.core = core
@@ -122,6 +125,7 @@ final class IOLoop: @unchecked Sendable {
         } else if reclaimed {
             reclaimSession()
         }
+        requestsSinceIdle += spareQueued.count + (handoff?.request == nil ? 0 : 1)
         let base = output.count
         output.append(contentsOf: spareOutbox)
         for request in spareQueued {
