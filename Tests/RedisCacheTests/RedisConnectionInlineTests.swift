@@ -64,7 +64,7 @@ struct RedisConnectionInlineTests {
         // Then the pop gets its own reply from the I/O thread, and every later request its own, in order
         // behind it: the counter values 1...20, each once
         #expect(try await slow.value == .array([RedisTesting.bulk("queue"), RedisTesting.bulk("item")]))
-        #expect(connection.statistics.inlineHandoffs == 1)
+        #expect(connection.statistics.inlineHandoffs >= 1)
         let replies = try await incrs.value
         let values = replies.compactMap { reply -> Int64? in
             if case .integer(let value) = reply { return value }

@@ -91,7 +91,9 @@ final class ConnectionCore: Sendable {
             }
             let id = state.nextID
             state.nextID += 1
-            if let session = state.parked, caller == 0 || state.inlineCaller == 0 || state.inlineCaller == caller {
+            if let session = state.parked, state.queued.isEmpty,
+                caller == 0 || state.inlineCaller == 0 || state.inlineCaller == caller
+            {
                 if caller != 0 { state.inlineCaller = caller }
                 // The I/O thread parks only with nothing in flight and nothing queued, and takes the socket
                 // back before it writes anything again: this request is the only one on the wire.
