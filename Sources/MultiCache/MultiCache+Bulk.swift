@@ -132,8 +132,9 @@ extension MultiCache: BulkReadingCache {
     ///   - keys: The keys to look up; duplicates are read and loaded once.
     ///   - expiry: The loaded values' expiry, resolved against ``clock`` when the batch ends.
     ///   - loadBatch: Given every key missing everywhere (and not being loaded by another caller), returns
-    ///     the values it found. Called at most once per call, on a task of its own, which runs to its end
-    ///     even when this caller is cancelled (single-key callers may be waiting for it).
+    ///     the values it found. Called once per call, on a task of its own, which runs to its end even
+    ///     when this caller is cancelled (single-key callers may be waiting for it); once more, with one key,
+    ///     for a key whose joined load failed or was fenced before this call could wait for it.
     /// - Returns: The cached and loaded values by key; keys `loadBatch` left out are absent (a single-key
     ///   caller that joined one gets ``CacheError/Code/notLoaded``).
     /// - Throws: What the tier reads throw (see ``entries(forKeys:)``); what `loadBatch` or a joined load

@@ -17,6 +17,9 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         try await verifyMasterKey()
         let keyBytes = try Self.canonicalBytes(of: key)
         let name = try entryName(keyBytes)
+        // Registered before the read, as `entry(forKey:)` does: a stale value that a load serves may be
+        // copied into the tiers above, and a later write elsewhere must reach that copy.
+        invalidations.track(name, for: key)
         let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), keys.epochKey, name]))
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
@@ -44,6 +47,9 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         try await verifyMasterKey()
         let keyBytes = try unique.map { try Self.canonicalBytes(of: $0) }
         let names = try keyBytes.map { try entryName($0) }
+        // Every name is registered before the read, as `entry(forKey:)` does: MultiCache writes bulk hits
+        // back into the tiers above, and an invalidation of a name it cannot map back would be lost.
+        for (name, key) in zip(names, unique) { invalidations.track(name, for: key) }
         let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), self.keys.epochKey] + names))
         guard case .array(let items) = reply, items.count == names.count + 1 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")

@@ -130,4 +130,26 @@ struct SingleTierLoadOptionsTests {
         #expect(cache.value(forKey: "key-49") == Data("loaded".utf8))
         #expect(cache.value(forKey: "key-1") == Data("key-1".utf8))
     }
+
+    @Test func aBatchRacingASucceedingLoadOfOneOfItsKeysLoadsItOnce() async throws {
+        // Given a single-key load of "a" racing a batch of "a" and "b", in many interleavings (the single
+        // load may end before, while or after the batch joins it, or join the batch's load)
+        for round in 0..<300 {
+            let cache = try MemoryCache<String, Int>()
+            let batchCalls = Locked(0)
+            async let single = cache.value(forKey: "a", expiry: .seconds(10)) {
+                await Task.yield()
+                return round
+            }
+            async let batch = cache.values(forKeys: ["a", "b"], expiry: .seconds(10)) { keys in
+                batchCalls.withLock { $0 += 1 }
+                return Dictionary(uniqueKeysWithValues: keys.map { ($0, -1) })
+            }
+            let (a, found) = try await (single, batch)
+            // Then one load of "a" ran, whichever owned it: both callers got its value, and the batch
+            // loader ran once (never again for a key whose joined load had already stored its value)
+            #expect(found["a"] == a, "round \(round)")
+            #expect(batchCalls.withLock { $0 } == 1, "round \(round)")
+        }
+    }
 }

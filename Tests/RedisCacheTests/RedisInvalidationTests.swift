@@ -47,6 +47,24 @@ struct RedisInvalidationTests {
         #expect(try await reader.multi.value(forKey: "k") == nil)
     }
 
+    @Test func aBulkReadWrittenBackIsInvalidatedByAWriteElsewhere() async throws {
+        // Given a value the reader got through a bulk read (one MGET) and wrote back into its memory tier
+        let server = try RedisServer()
+        let (writer, reader) = try await Self.pair(server)
+        try await writer.multi.setValue("old", forKey: "k")
+        #expect(await reader.settle())
+        #expect(try await reader.multi.values(forKeys: ["k"]) == ["k": "old"])
+        #expect(reader.memory.value(forKey: "k") == "old")
+
+        // When another cache writes the key
+        try await writer.multi.setValue("new", forKey: "k")
+
+        // Then the reader's copy above Redis goes (the bulk read registered the key's name)
+        #expect(await reader.log.waitForKey("k"))
+        #expect(reader.memory.value(forKey: "k") == nil)
+        #expect(try await reader.multi.value(forKey: "k") == "new")
+    }
+
     @Test func aWriteWithAPlainClientStopsTheOldValueBeingServed() async throws {
         let server = try RedisServer()
         let (_, reader) = try await Self.pair(server)

@@ -4,7 +4,8 @@ extension CoordinatorStorage {
     /// The bulk load-once read every cache shares: reads `keys` once, then loads every key still missing
     /// in **one** call of `loadBatch`, sharing loads with single-key callers both ways (a key another
     /// caller is loading is joined, not loaded again; a single-key caller of a key in the batch joins the
-    /// batch's load of it).
+    /// batch's load of it). The one exception: a joined load that fails or is fenced before this call can
+    /// wait for it leaves its key to one more `loadBatch` call with that key alone.
     ///
     /// Each key's load is a load like any other: fenced by writes and removals of its key, stored through
     /// `store` only when not fenced, answered to every waiter. The batch runs on a task of its own and
@@ -46,9 +47,12 @@ extension CoordinatorStorage {
             for key in plan.inFlight {
                 group.addTask {
                     let result = await Result(catching: {
-                        try await self.joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, recheckTiers in
-                            // The load joined ended before this caller got to it: load the key on its own.
-                            let owned = [OwnedLoad(key: key, loadID: loadID, recheckTiers: recheckTiers)]
+                        try await self.joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, _ in
+                            // The load joined ended before this caller got to it. A load that succeeded
+                            // stored its value, so the tiers are read again first: only a load that failed
+                            // or was fenced leaves the key to one more loader call, as it would for a
+                            // single-key caller arriving just after that load.
+                            let owned = [OwnedLoad(key: key, loadID: loadID, recheckTiers: true)]
                             return Task {
                                 _ = await self.runBatch(owned, recheck: recheck, loadBatch: loadBatch, store: store)
                             }
