@@ -13,6 +13,27 @@ import Foundation
 public protocol CacheClock: Sendable {
     /// The current time.
     var now: Date { get }
+
+    /// Suspends until ``now`` reaches `deadline`; used for the loader timeouts of `LoadOptions`.
+    ///
+    /// The default sleeps for the wall-clock time left (`Task.sleep`), which suits a clock that follows
+    /// real time; a test clock (`ManualClock`) wakes its sleepers when it is moved instead.
+    ///
+    /// - Parameter deadline: The instant to wake at; one already past returns at once.
+    /// - Throws: `CancellationError` when the sleeping task is cancelled.
+    func sleep(until deadline: Date) async throws
+}
+
+extension CacheClock {
+    /// Sleeps for the wall-clock time between ``now`` and `deadline`.
+    ///
+    /// - Parameter deadline: The instant to wake at.
+    /// - Throws: `CancellationError` when the sleeping task is cancelled.
+    public func sleep(until deadline: Date) async throws {
+        let seconds = deadline.timeIntervalSince(now)
+        guard seconds > 0 else { return try Task.checkCancellation() }
+        try await Task.sleep(nanoseconds: UInt64(min(seconds, 1e9) * 1e9))
+    }
 }
 
 /// The system's wall clock (`Date()`).

@@ -16,6 +16,14 @@ public struct CacheEntry<Value> {
     /// The entry's cost for cost limits (units are the caller's: bytes, pixels, 1 per entry), or `nil`
     /// to let the receiving tier compute it with its own cost function.
     public var cost: Int?
+    /// The instant until which a tier keeps the entry after ``expiresAt`` so that a load with
+    /// `LoadOptions` may still serve it stale (fail-safe, stale-while-revalidate, a soft timeout), or `nil`
+    /// for an entry that is gone at ``expiresAt``.
+    ///
+    /// A plain read (`entry(forKey:)`, `value(forKey:)`) never returns the entry from ``expiresAt`` on,
+    /// whatever this says; only a `StaleRetainingCache`'s `entryIncludingStale(forKey:)` does. A value
+    /// earlier than ``expiresAt`` means the same as `nil`.
+    public var staleUntil: Date?
 
     /// Creates an entry.
     ///
@@ -23,10 +31,30 @@ public struct CacheEntry<Value> {
     ///   - value: The value to cache.
     ///   - expiresAt: The absolute expiry instant, or `nil` for no expiry.
     ///   - cost: The entry's cost, or `nil` to let each tier compute it.
-    public init(value: Value, expiresAt: Date? = nil, cost: Int? = nil) {
+    ///   - staleUntil: How long a tier keeps the entry past `expiresAt` for loads that may serve it stale,
+    ///     or `nil` (the default) for no stale retention.
+    public init(value: Value, expiresAt: Date? = nil, cost: Int? = nil, staleUntil: Date? = nil) {
         self.value = value
         self.expiresAt = expiresAt
         self.cost = cost
+        self.staleUntil = staleUntil
+    }
+
+    /// The instant from which no tier keeps the entry: the later of ``expiresAt`` and ``staleUntil``, or
+    /// `nil` for an entry that never expires.
+    public var retainedUntil: Date? {
+        guard let expiresAt else { return nil }
+        guard let staleUntil, staleUntil > expiresAt else { return expiresAt }
+        return staleUntil
+    }
+
+    /// Whether a tier still keeps the entry at `now` (it is fresh, or stale before ``staleUntil``).
+    ///
+    /// - Parameter now: The current time on the cache's clock.
+    /// - Returns: `true` while `now` is strictly earlier than ``retainedUntil``.
+    public func isRetained(at now: Date) -> Bool {
+        guard let retainedUntil else { return true }
+        return now < retainedUntil
     }
 
     /// Whether the entry has expired at `now`.

@@ -39,6 +39,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
             case deadlineExceeded
             case unavailable
             case unsupportedServer
+            case loadTimedOut
+            case notLoaded
         }
 
         private let base: Base
@@ -105,6 +107,12 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// A remote tier's server is not one the tier can use: a cluster node, a replica or a read-only
         /// server (`RedisCache` needs a writable standalone primary). Not retried.
         public static let unsupportedServer = Code(.unsupportedServer)
+        /// A load-once call gave up waiting for its loader at the hard timeout of its `LoadOptions`. The load
+        /// itself goes on and its value is still stored when it arrives, unless a write or removal fenced it.
+        public static let loadTimedOut = Code(.loadTimedOut)
+        /// A batch loader (`values(forKeys:orLoad:)`) returned no value for a key that a single-key load-once
+        /// caller had joined; the batch's own caller just finds the key absent from its result.
+        public static let notLoaded = Code(.notLoaded)
 
         /// The code's name, for example `outOfSpace`.
         public var description: String { base.rawValue }

@@ -29,7 +29,7 @@ import Foundation
 ///
 /// Thread-safe: every method may be called from any thread or task. State sits behind one lock, which
 /// is never held while a parked call is resumed or the wrapped cache is called.
-public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
     /// The operations that can be failed or held.
     public typealias Operation = CacheOperation
 
@@ -164,6 +164,18 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         try await admit(.entry)
         return try await base.entry(forKey: key)
+    }
+
+    /// Reads through to the storage's fresh-or-stale read (a plain read when the storage keeps no stale
+    /// entries), unless reads are failed or held: faulted, held and counted as ``CacheOperation/entry``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The fresh or stale entry, or `nil`.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func entryIncludingStale(forKey key: Key) async throws -> CacheEntry<Value>? {
+        try await admit(.entry)
+        return try await base.entryIncludingStaleIfRetained(forKey: key)
     }
 
     /// Writes through to the storage, unless writes are failed or held.

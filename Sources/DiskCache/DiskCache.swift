@@ -140,7 +140,8 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func entry(forKey key: Key) throws -> CacheEntry<Value>? {
         guard let record = try store.read(keyBytes: try canonicalBytes(of: key)) else { return nil }
         return CacheEntry(
-            value: try decode(record.valueBytes), expiresAt: record.header.expiresAt, cost: record.header.cost)
+            value: try decode(record.valueBytes), expiresAt: record.header.expiresAt, cost: record.header.cost,
+            staleUntil: record.header.staleUntil)
     }
 
     /// Reads the live value for `key`.
@@ -181,7 +182,9 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         let keyBytes = try canonicalBytes(of: key)
         let valueBytes = try encode(entry.value)
         try loadOnce.fenced(key) {
-            try store.write(keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost)
+            try store.write(
+                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
+                staleUntil: entry.staleUntil)
         }
     }
 

@@ -296,7 +296,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         if let expiresAt = entry.expiresAt {
             try store(
                 entry.value, forKey: key, cost: cost, expiresAt: expiresAt.timeIntervalSinceReferenceDate,
-                now: clock.now.timeIntervalSinceReferenceDate)
+                now: clock.now.timeIntervalSinceReferenceDate,
+                staleUntil: entry.staleUntil?.timeIntervalSinceReferenceDate)
         } else {
             try store(entry.value, forKey: key, cost: cost, expiresAt: .infinity, now: -.infinity)
         }
@@ -387,22 +388,29 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
 
     /// Stores an entry, fencing loads of `key` in flight (see ``fenced(_:_:)``).
     @inlinable
-    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
+    func store(
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+    ) throws {
         // Checked inline: a cache that never loads writes without forming a closure or making a call.
         guard loadOnce.isActive else {
-            return try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now)
+            return try storeUnfenced(
+                value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil)
         }
-        try fenced(key) { try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now) }
+        try fenced(key) {
+            try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil)
+        }
     }
 
     @inlinable
-    func storeUnfenced(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) throws {
+    func storeUnfenced(
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+    ) throws {
         let (released, limit) = withTable(for: key) { table in
             // A table that keeps nothing (a limit of 0) refuses every entry without an error, as a disk
             // tier does; only an entry that alone exceeds a limit that keeps something is refused loudly.
             let tooLarge = table.countLimit != 0 && table.costLimit != 0 && cost > table.costLimit
             return (
-                table.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now),
+                table.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil),
                 tooLarge ? table.costLimit : nil
             )
         }

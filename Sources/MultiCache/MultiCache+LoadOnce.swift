@@ -90,10 +90,15 @@ extension MultiCache {
 
     /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
     /// written or removed (see ``CoordinatorStorage/storeLoadedValue(ofLoad:_:)``).
-    private func storeLoadedValue(_ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64) async {
+    /// With `options`, the entry is kept stale for the longest grace they name (`CacheEntry/staleUntil`).
+    func storeLoadedValue(
+        _ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64, options: LoadOptions = LoadOptions()
+    ) async {
         let stored = await coordinator.storeLoadedValue(ofLoad: loadID) {
             let now = clock.now
-            let entry = CacheEntry(value: value, expiresAt: expiry.expirationDate(from: now))
+            let expiresAt = expiry.expirationDate(from: now)
+            let entry = CacheEntry(
+                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt))
             return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now)
         }
         // As on write-back, a tier refusing the value by size is skipped quietly (see `isRefusedBySize`).

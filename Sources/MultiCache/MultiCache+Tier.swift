@@ -81,7 +81,10 @@ extension MultiCache {
         func capping(_ entry: CacheEntry<Value>, now: Date) -> CacheEntry<Value> {
             guard let maximumLifetime else { return entry }
             var copy = entry
-            copy.expiresAt = Expiry.earliest(entry.expiresAt, now.addingTimeInterval(maximumLifetime.timeInterval))
+            let cap = now.addingTimeInterval(maximumLifetime.timeInterval)
+            copy.expiresAt = Expiry.earliest(entry.expiresAt, cap)
+            // The cap bounds how long the tier keeps the copy at all, stale or not.
+            copy.staleUntil = entry.staleUntil.map { min($0, cap) }
             return copy
         }
     }

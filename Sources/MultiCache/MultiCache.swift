@@ -114,6 +114,12 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
     }
 
+    // Background refreshes and loads whose callers timed out hold this cache weakly; once it is gone they
+    // are cancelled and none starts.
+    deinit {
+        coordinator.cancelBackgroundLoads()
+    }
+
     /// Creates a cache over `caches`, fastest first, each named after its type and without a maximum
     /// lifetime.
     ///

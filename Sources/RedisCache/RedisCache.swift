@@ -183,7 +183,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
                 "a value of \(value.count) bytes exceeds the Redis tier's maximum of \(configuration.maximumValueSize)")
         }
         let name = try entryName(keyBytes)
-        guard let milliseconds = timeToLive(for: entry.expiresAt) else {
+        // The server keeps the entry until it is gone for good: its stale-until instant when it has one.
+        guard timeToLive(for: entry.expiresAt) != nil, let milliseconds = timeToLive(for: entry.retainedUntil) else {
             _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
             return
         }
@@ -192,7 +193,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         do {
             sealed = try Envelope.seal(
                 value: value, keyBytes: keyBytes,
-                header: Envelope.Header(epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost),
+                header: Envelope.Header(
+                    epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost, staleUntil: entry.staleUntil),
                 namespace: keys.namespace, redisKey: name, subkey: keys.sealing)
         } catch {
             throw CacheError(.crypto, "cannot seal the entry: \(error)", cause: error)

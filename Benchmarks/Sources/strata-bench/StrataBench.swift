@@ -16,6 +16,7 @@ enum StrataBench {
         PolicyCost.setEvict,
         PolicyCost.concurrent,
         MultiCacheHit.scenario,
+        LoadOptionsRows.scenario,
         DiskSet4K.scenario,
         DiskSetEvict.scenario,
         DiskGet4K.scenario,

@@ -5,4 +5,9 @@ package enum CoordinatorEvent: Sendable, Hashable {
     case joinedLoad
     /// A write or removal parked until stores already under way end.
     case parkedMutation
+    /// A load started with `LoadOptions` or by a batch ended: its value was stored (or skipped) and its
+    /// waiters answered.
+    case loadFinished
+    /// A caller stopped waiting for a load at a soft or hard timeout; the load goes on.
+    case waiterTimedOut
 }

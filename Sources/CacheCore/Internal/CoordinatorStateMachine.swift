@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a cache with load-once coordinates between its calls, as a pure value: load-once, the stores of
 /// write-backs and loaded values, and the fences that writes and removals put up against them. It lives
 /// in CacheCore (package access) so that every cache shares one implementation: `MultiCache` and the
@@ -43,6 +45,9 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
         /// after the miss of the caller that started it (then the load stays joinable: it began after the
         /// write, so its waiters may share it, but the caller's call was in flight when the write ran).
         var isFenced: Bool
+        /// The load runs to its end even when no caller waits for it any more (a background refresh, a load
+        /// whose callers timed out, a batch load), so that its value is still stored.
+        var keepsRunning = false
     }
 
     private struct PendingMutation {
@@ -65,6 +70,11 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
     private var mutatingKeys: [Key: Int] = [:]
     private var activeWipes = 0
     private var lastID: UInt64 = 0
+    /// Failed fail-safe loads per key: until when callers serve the stale value, and the change sequence
+    /// at the failure (a write or removal after it ends the throttle).
+    private var throttles: [Key: (until: Date, sequence: UInt64)] = [:]
+    /// The cache is gone: no background load may start.
+    private var isShutDown = false
 
     /// Stamp of the last change (write, removal, stored load) per key; keys absent changed at most at
     /// `changeFloor`.
@@ -169,7 +179,7 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
 
     /// Records the task that runs load `loadID`.
     mutating func attach(_ task: LoadTask, toLoad loadID: UInt64) -> AttachAction {
-        guard loads[loadID] != nil else { return .cancelTask }
+        guard loads[loadID] != nil, !isShutDown else { return .cancelTask }
         loads[loadID]?.task = task
         return .none
     }
@@ -189,7 +199,7 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
             var load = loads[loadID],
             let waiter = load.waiters.removeValue(forKey: waiterID)
         else { return .none }
-        guard load.waiters.isEmpty else {
+        guard load.waiters.isEmpty, !load.keepsRunning else {
             loads[loadID] = load
             return .resumeCancelled(waiter, cancelling: nil)
         }
@@ -331,6 +341,92 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
         guard !stillActive.isEmpty else { return .resume(continuation) }
         pendingMutations[makeID()] = PendingMutation(stores: stillActive, continuation: continuation)
         return .parked
+    }
+
+    // MARK: - Background loads, timeouts, batches and fail-safe throttles
+
+    /// What a caller that wants a key refreshed in the background does next.
+    enum BackgroundLoadAction: Equatable {
+        /// Start the load's task (no caller waits for it); read the tiers again first when `recheckTiers`.
+        case startLoad(loadID: UInt64, recheckTiers: Bool)
+        /// A load of the key is in flight already (or the cache is gone): nothing to start.
+        case none
+    }
+
+    /// Registers a load of `key` that no caller waits for (a stale-while-revalidate or refresh-ahead
+    /// refresh), unless one is in flight; it is fenced like a joined load (see
+    /// ``join(key:waiterID:continuation:sequenceSeen:isCancelled:)``) and runs to its end.
+    mutating func beginBackgroundLoad(key: Key, sequenceSeen: UInt64) -> BackgroundLoadAction {
+        guard !isShutDown else { return .none }
+        if let loadID = currentLoad[key], loads[loadID] != nil { return .none }
+        let (loadID, recheckTiers) = registerRunningLoad(of: key, sequenceSeen: sequenceSeen)
+        return .startLoad(loadID: loadID, recheckTiers: recheckTiers)
+    }
+
+    /// What a batch does for each key it has to load.
+    struct BatchPlan {
+        /// Keys with no load in flight: the batch registered a load for each, to run in its one loader call.
+        var owned: [(key: Key, loadID: UInt64, recheckTiers: Bool)] = []
+        /// Keys another caller is loading already: the batch joins those loads.
+        var inFlight: [Key] = []
+    }
+
+    /// Registers a load for each of `keys` that has none in flight, all run by one batch task (attach it
+    /// to each with ``attach(_:toLoad:)``); single-key callers join them like any load.
+    mutating func beginBatch(keys: [Key], sequenceSeen: UInt64) -> BatchPlan {
+        var plan = BatchPlan()
+        for key in keys {
+            if let loadID = currentLoad[key], loads[loadID] != nil {
+                plan.inFlight.append(key)
+            } else {
+                let (loadID, recheckTiers) = registerRunningLoad(of: key, sequenceSeen: sequenceSeen)
+                plan.owned.append((key, loadID, recheckTiers))
+            }
+        }
+        return plan
+    }
+
+    /// Takes waiter `waiterID` off its load without cancelling the load, which now runs to its end (its
+    /// value is stored unless fenced); returns the waiter to answer, or `nil` when it was answered already.
+    mutating func detachWaiter(_ waiterID: UInt64) -> Waiter? {
+        guard let loadID = loadOfWaiter.removeValue(forKey: waiterID),
+            let waiter = loads[loadID]?.waiters.removeValue(forKey: waiterID)
+        else { return nil }
+        loads[loadID]?.keepsRunning = true
+        return waiter
+    }
+
+    /// Marks the cache as gone and hands back the tasks of loads nobody waits for, to cancel; no background
+    /// load starts from now on.
+    mutating func shutDown() -> [LoadTask] {
+        isShutDown = true
+        return loads.values.filter { $0.waiters.isEmpty }.compactMap(\.task)
+    }
+
+    /// Remembers that a fail-safe load of `key` failed: until `until`, callers may serve a stale value
+    /// without loading, unless the key is written or removed first.
+    mutating func throttle(_ key: Key, until: Date) {
+        if throttles.count >= stampLimit, throttles[key] == nil {
+            throttles = throttles.filter { $0.value.until > until }
+            if throttles.count >= stampLimit { throttles.removeAll() }
+        }
+        throttles[key] = (until, changeSequence)
+    }
+
+    /// Whether a fail-safe failure of `key` is still throttling loads at `now`.
+    func isThrottled(_ key: Key, at now: Date) -> Bool {
+        guard let throttle = throttles[key], now < throttle.until else { return false }
+        return (lastMutation[key] ?? mutationFloor) <= throttle.sequence && !isMutating(key)
+    }
+
+    /// Registers a load of `key` with no waiter that runs to its end.
+    private mutating func registerRunningLoad(of key: Key, sequenceSeen: UInt64) -> (UInt64, Bool) {
+        let written = (lastMutation[key] ?? mutationFloor) > sequenceSeen || isMutating(key)
+        let loadID = makeID()
+        loads[loadID] = Load(
+            key: key, waiters: [:], task: nil, ticket: changeSequence, isFenced: written, keepsRunning: true)
+        currentLoad[key] = loadID
+        return (loadID, written || !isQuiet(key, since: sequenceSeen))
     }
 
     // MARK: - Stamps (lock held)

@@ -183,7 +183,7 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
     }
 
     /// Tells the observer, if any, of `event`.
-    private func notify(_ event: CoordinatorEvent) {
+    func notify(_ event: CoordinatorEvent) {
         eventObserver.withLock { $0 }?(event)
     }
 }

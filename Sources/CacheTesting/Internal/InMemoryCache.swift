@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Unlimited and unordered on purpose: the doubles test the code that uses a cache, not eviction.
 /// It keeps the `Cache` contract (it passes ``CacheContract``): expired entries are never returned and
-/// are dropped when read, an already-expired entry is not stored and removes the earlier one.
-final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+/// are dropped when read, an already-expired entry is not stored and removes the earlier one. An entry
+/// with a later `staleUntil` is kept until then for ``entryIncludingStale(forKey:)``, a miss for plain reads.
+final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
     let clock: any CacheClock
     private let entries = Locked<[Key: CacheEntry<Value>]>([:])
 
@@ -20,6 +21,18 @@ final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
             guard let entry = entries[key] else { return nil }
             if entry.isExpired(at: now) {
                 // Dropping it here is what keeps a clock that later moves back from reviving it.
+                if !entry.isRetained(at: now) { entries[key] = nil }
+                return nil
+            }
+            return entry
+        }
+    }
+
+    func entryIncludingStale(forKey key: Key) -> CacheEntry<Value>? {
+        let now = clock.now
+        return entries.withLock { entries in
+            guard let entry = entries[key] else { return nil }
+            guard entry.isRetained(at: now) else {
                 entries[key] = nil
                 return nil
             }

@@ -11,7 +11,10 @@ extension DiskStore {
     /// (a folder, a link, a FIFO: the store did not make it), is reported and left in place.
     ///
     /// - Throws: `CacheError` for read failures other than "not found".
-    func read(keyBytes: Data) throws -> EntryRecord? {
+    ///
+    /// With `includingStale`, an expired record still before its stale-until instant is returned (and
+    /// counts nothing); without it, such a record is a miss that is left in place.
+    func read(keyBytes: Data, includingStale: Bool = false) throws -> EntryRecord? {
         try translatingErrors {
             var epoch = try currentEpoch(recreating: false)
             let name = try fileName(for: keyBytes)
@@ -65,6 +68,12 @@ extension DiskStore {
             }
             let now = clock.now
             if let expiresAt = record.header.expiresAt, now >= expiresAt {
+                // Kept stale for loads that may serve it: theirs to read, a plain miss, not removed.
+                if let staleUntil = record.header.staleUntil, now < staleUntil {
+                    if includingStale { return record }
+                    count { $0.misses += 1 }
+                    return nil
+                }
                 _ = removeIfUnchangedAndForget(name, in: folder, status: status)
                 count {
                     $0.expirations += 1
@@ -169,7 +178,7 @@ extension DiskStore {
     ///
     /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `byteLimit` (the earlier
     ///   entry for the key is removed, no other is evicted), or the file-system error.
-    func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?) throws {
+    func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date? = nil) throws {
         try translatingErrors {
             try requireWritable("store an entry")
             let now = clock.now
@@ -204,7 +213,7 @@ extension DiskStore {
                 let epoch = try currentEpoch(recreating: true)
                 let header = EntryRecord.Header(
                     epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost,
-                    keyLength: keyBytes.count, valueLength: valueBytes.count)
+                    keyLength: keyBytes.count, valueLength: valueBytes.count, staleUntil: staleUntil)
                 do {
                     let folder = try fanOutFolder(for: name, in: try folders(), creating: true)
                     let commit = { self.accounting.recordInsertion(name, size: size, lastAccess: stamp) }

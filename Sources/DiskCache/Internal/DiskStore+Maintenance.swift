@@ -28,7 +28,7 @@ extension DiskStore {
             return .corrupt(reason, status, folder)
         case .success(let record):
             guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status, folder) }
-            if let expiresAt = record.header.expiresAt, now >= expiresAt { return .expired(status, folder) }
+            if let retainedUntil = record.header.retainedUntil, now >= retainedUntil { return .expired(status, folder) }
             return .live(record, status)
         }
     }
@@ -110,7 +110,7 @@ extension DiskStore {
                 case .success(let header) where header.epochID != epoch.id:
                     removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
                 case .success(let header):
-                    guard let expiresAt = header.expiresAt, now >= expiresAt,
+                    guard let retainedUntil = header.retainedUntil, now >= retainedUntil,
                         removeIfUnchangedAndForget(name, in: folder, status: status)
                     else { continue }
                     removed += 1

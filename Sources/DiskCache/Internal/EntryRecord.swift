@@ -26,6 +26,12 @@ struct EntryRecord {
 
     static let flagHasExpiry: UInt8 = 1 << 0
     static let flagHasCost: UInt8 = 1 << 1
+    /// Bytes 6–7 hold the stale retention (how long past its expiry the entry is kept for loads that may
+    /// serve it stale), in seconds; with ``flagStaleInMinutes`` too, in minutes. Needs ``flagHasExpiry``.
+    static let flagHasStaleness: UInt8 = 1 << 2
+    static let flagStaleInMinutes: UInt8 = 1 << 3
+    /// The longest stale retention the header holds: 65 535 minutes (about 45 days).
+    static let maximumStaleRetention = TimeInterval(UInt16.max) * 60
 
     /// The parsed, not yet authenticated, header.
     struct Header {
@@ -35,6 +41,21 @@ struct EntryRecord {
         var cost: Int?
         var keyLength: Int
         var valueLength: Int
+        /// Until when the entry is kept past ``expiresAt`` for loads that may serve it stale, or `nil`.
+        var staleUntil: Date? = nil
+
+        /// The instant from which the entry is gone: its stale-until instant when it has one, else its expiry.
+        var retainedUntil: Date? { staleUntil ?? expiresAt }
+
+        /// The stale retention as the header stores it: a count of seconds, or of minutes (rounded up, at
+        /// most ``EntryRecord/maximumStaleRetention``) when seconds do not fit 16 bits; `nil` for none.
+        var encodedStaleness: (count: UInt16, inMinutes: Bool)? {
+            guard let expiresAt, let staleUntil else { return nil }
+            let seconds = staleUntil.timeIntervalSince(expiresAt).rounded(.up)
+            guard seconds >= 1 else { return nil }
+            if seconds <= TimeInterval(UInt16.max) { return (UInt16(seconds), false) }
+            return (UInt16(min((seconds / 60).rounded(.up), TimeInterval(UInt16.max))), true)
+        }
     }
 
     var header: Header
@@ -115,10 +136,12 @@ struct EntryRecord {
         var flags: UInt8 = 0
         if header.expiresAt != nil { flags |= flagHasExpiry }
         if header.cost != nil { flags |= flagHasCost }
+        let staleness = header.encodedStaleness
+        if let staleness { flags |= flagHasStaleness | (staleness.inMinutes ? flagStaleInMinutes : 0) }
         output.copyBytes(from: magic)
         output[4] = version
         output[5] = flags
-        output.storeBytes(of: UInt16(0).bigEndian, toByteOffset: 6, as: UInt16.self)
+        output.storeBytes(of: (staleness?.count ?? 0).bigEndian, toByteOffset: 6, as: UInt16.self)
         output.storeBytes(of: header.epochID.bigEndian, toByteOffset: 8, as: UInt64.self)
         output.storeBytes(
             of: header.createdAt.timeIntervalSinceReferenceDate.bitPattern.bigEndian, toByteOffset: 16, as: UInt64.self)
@@ -162,7 +185,13 @@ struct EntryRecord {
         func load<T: FixedWidthInteger>(_: T.Type, at offset: Int) -> T {
             T(bigEndian: file.loadUnaligned(fromByteOffset: offset, as: T.self))
         }
-        guard flags & ~(flagHasExpiry | flagHasCost) == 0, load(UInt16.self, at: 6) == 0 else {
+        let staleCount = load(UInt16.self, at: 6)
+        let hasStaleness = flags & flagHasStaleness != 0
+        // Bytes 6–7 were reserved (zero) before stale retention; a record without the flag still needs them zero.
+        guard flags & ~(flagHasExpiry | flagHasCost | flagHasStaleness | flagStaleInMinutes) == 0,
+            hasStaleness
+                ? (staleCount != 0 && flags & flagHasExpiry != 0) : (staleCount == 0 && flags & flagStaleInMinutes == 0)
+        else {
             return .failure(.badHeader)
         }
         let created = Double(bitPattern: load(UInt64.self, at: 16))
@@ -172,13 +201,16 @@ struct EntryRecord {
         let valueLength = load(UInt64.self, at: 44)
         guard created.isFinite, expires.isFinite, keyLength <= maxKeyLength, valueLength <= UInt64(Int.max / 2)
         else { return .failure(.badHeader) }
+        let expiresAt = flags & flagHasExpiry != 0 ? Date(timeIntervalSinceReferenceDate: expires) : nil
+        let retention = TimeInterval(staleCount) * (flags & flagStaleInMinutes != 0 ? 60 : 1)
         let header = Header(
             epochID: load(UInt64.self, at: 8),
             createdAt: Date(timeIntervalSinceReferenceDate: created),
-            expiresAt: flags & flagHasExpiry != 0 ? Date(timeIntervalSinceReferenceDate: expires) : nil,
+            expiresAt: expiresAt,
             cost: flags & flagHasCost != 0 ? Int(cost) : nil,
             keyLength: keyLength,
-            valueLength: Int(valueLength))
+            valueLength: Int(valueLength),
+            staleUntil: hasStaleness ? expiresAt?.addingTimeInterval(retention) : nil)
         return .success(header)
     }
 

@@ -42,6 +42,8 @@ extension LRUTable {
         if entryExpiresAt <= now {
             settleBufferedHits()
             counters.misses += 1
+            // Kept for loads that may serve it stale: a miss for this plain read, but not dropped.
+            if !staleUntils.isEmpty, let staleUntil = staleUntils[entry.slot], staleUntil > now { return .miss }
             counters.expirations += 1
             index.removeValue(forKey: key)
             freeSlot(entry.slot)
@@ -54,6 +56,30 @@ extension LRUTable {
         expiresAt = entryExpiresAt
         if wantsCost { cost = costs[Int(entry.slot)] }
         return .hit
+    }
+
+    /// Reads `key` at `now` for a load that may serve a stale entry: a live entry as ``read(_:now:wantsCost:value:expiresAt:cost:)``
+    /// returns it (recency refreshed, a hit counted), or an expired one still before its stale-until
+    /// instant (left in place, nothing counted).
+    ///
+    /// - Returns: The value, expiry, stale-until instant (`nil` when none) and cost, or `nil`.
+    @inlinable
+    func readIncludingStale(
+        _ key: Key, now: Double
+    ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int)? {
+        guard let entry = index[key] else {
+            counters.misses += 1
+            return nil
+        }
+        let entryExpiresAt = expiry(of: entry)
+        let staleUntil = staleUntils.isEmpty ? nil : staleUntils[entry.slot]
+        if entryExpiresAt <= now {
+            guard let staleUntil, staleUntil > now else { return nil }
+        } else {
+            touch(entry.slot, hash: entry.hash)
+            counters.hits += 1
+        }
+        return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)])
     }
 
     // MARK: - Writes
@@ -71,7 +97,9 @@ extension LRUTable {
     ///   - now: The clock reading for an entry that can expire, `-.infinity` when none was taken.
     /// - Returns: The values that left the table (the replaced one and any evicted ones).
     @inlinable
-    func store(_ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double) -> Released {
+    func store(
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+    ) -> Released {
         settleBufferedHits()
         var released = Released()
         // `!(expiresAt > now)` rather than `expiresAt <= now`: a NaN expiry counts as already expired,
@@ -94,6 +122,7 @@ extension LRUTable {
         (keys + Int(slot)).initialize(to: key)
         let canExpire = expiresAt != .infinity
         if canExpire { expiries[Int(slot)] = expiresAt }
+        if canExpire, let staleUntil, staleUntil > expiresAt { staleUntils[slot] = staleUntil }
         let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
         if let old = index.updateValue(Entry(value: value, slot: slot, canExpire: canExpire, hash: hash), forKey: key) {
             freeSlot(old.slot)
@@ -133,7 +162,9 @@ extension LRUTable {
     /// - Complexity: O(*n*) in the number of entries held.
     func removeExpired(now: Double, into released: inout Released) -> Int {
         settleBufferedHits()
-        let expired = index.filter { expiry(of: $0.value) <= now }
+        let expired = index.filter { key, entry in
+            expiry(of: entry) <= now && (staleUntils.isEmpty || !(staleUntils[entry.slot].map { $0 > now } ?? false))
+        }
         for (key, entry) in expired {
             index.removeValue(forKey: key)
             freeSlot(entry.slot)

@@ -67,6 +67,7 @@ extension LRUTable {
             frequencyPolicy.adjust(region(of: slot), count: -1, cost: -regionCost(of: slot))
         }
         stamps[Int(slot)] = 0
+        if !staleUntils.isEmpty { staleUntils[slot] = nil }
         (keys + Int(slot)).deinitialize(count: 1)
         totalCost -= costs[Int(slot)]
         freeSlots.append(slot)

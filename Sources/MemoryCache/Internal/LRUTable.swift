@@ -136,6 +136,10 @@ final class LRUTable<Key: Hashable, Value> {
     /// The W-TinyLFU state when `admitsByFrequency`; otherwise a minimal, unused one. Its regions'
     /// queues replace `queue`, which such a table leaves empty.
     @usableFromInline @exclusivity(unchecked) var frequencyPolicy: WindowTinyLFU
+    /// Per slot, for the few entries a load with `LoadOptions` stored: the instant (seconds since the
+    /// reference date) until which the entry is kept after its expiry, to be served stale by such loads
+    /// only. A side table so that entries without one cost nothing.
+    @usableFromInline @exclusivity(unchecked) var staleUntils: [Int32: Double] = [:]
 
     /// Creates an empty table.
     ///

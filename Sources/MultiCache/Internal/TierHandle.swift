@@ -23,6 +23,10 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let removeEntry: @Sendable (Key) async throws -> Void
     /// Removes every entry.
     @usableFromInline let removeAll: @Sendable () async throws -> Void
+    /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
+    @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
+    /// Reads many entries at once (`BulkReadingCache`), or key by key for a tier without a bulk read.
+    @usableFromInline let entries: @Sendable ([Key]) async throws -> [Key: CacheEntry<Value>]
 
     /// A handle over a cache that is read with `await`.
     @inlinable
@@ -49,5 +53,7 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }
+        entryIncludingStale = { key in try await cache.entryIncludingStaleIfRetained(forKey: key) }
+        entries = { keys in try await cache.entriesReadOnce(forKeys: keys) }
     }
 }

@@ -7,16 +7,18 @@ import Foundation
 /// ```
 /// offset  size  field
 ///      0     1  version (1)
-///      1     1  flags: bit 0 = has expiry, bit 1 = has cost; other bits 0
+///      1     1  flags: bit 0 = has expiry, bit 1 = has cost, bit 2 = has stale-until; other bits 0
 ///      2     8  epoch, UInt64 big-endian
 ///     10     8  expiry: IEEE 754 bits of seconds since 1970, big-endian (0 without expiry)
 ///     18     8  cost, Int64 big-endian (0 without cost)
-///     26    12  nonce (random)
-///     38     n  AES-256-GCM ciphertext of: key length (UInt32 big-endian), canonical key bytes, value bytes
-///   38+n    16  tag
+///    (26     8  stale-until: IEEE 754 bits of seconds since 1970, big-endian; only with flag bit 2)
+///   h=26|34 12  nonce (random)
+///   h+12     n  AES-256-GCM ciphertext of: key length (UInt32 big-endian), canonical key bytes, value bytes
+///  h+12+n   16  tag
 /// ```
 ///
-/// The associated data is the 26-byte header, then the namespace's length (one byte) and bytes, then the
+/// An envelope without flag bit 2 is byte for byte the earlier format, so envelopes written before
+/// stale retention still open. The associated data is the header (26 or 34 bytes), then the namespace's length (one byte) and bytes, then the
 /// Redis key name, so a value copied to another key or namespace, replayed under a later epoch or given
 /// another expiry or cost fails to open. The full canonical key inside is compared on open, so even a
 /// collision of the 128-bit names cannot serve another key's value.
@@ -25,16 +27,26 @@ import Foundation
 enum Envelope {
     static let version: UInt8 = 1
     static let headerByteCount = 26
+    /// The header of an envelope that carries a stale-until instant (flag bit 2).
+    static let staleHeaderByteCount = 34
+    static let flagHasStaleUntil: UInt8 = 0b100
     static let nonceByteCount = 12
     static let tagByteCount = 16
     /// Everything but the plaintext.
-    static let overhead = headerByteCount + nonceByteCount + tagByteCount + 4
+    static let overhead = staleHeaderByteCount + nonceByteCount + tagByteCount + 4
 
     /// What the header says.
     struct Header: Equatable {
         var epoch: UInt64
         var expiresAt: Date?
         var cost: Int?
+        /// Until when the entry is kept past `expiresAt` for loads that may serve it stale, or `nil`.
+        var staleUntil: Date? = nil
+    }
+
+    /// The header length of an envelope with `flags`.
+    static func headerLength(flags: UInt8) -> Int {
+        flags & flagHasStaleUntil == 0 ? headerByteCount : staleHeaderByteCount
     }
 
     /// Seals `value` for `keyBytes` under `redisKey`.
@@ -50,13 +62,14 @@ enum Envelope {
         keyPart.append(contentsOf: bigEndian(UInt32(keyBytes.count)))
         keyPart.append(keyBytes)
         let plaintextCount = keyPart.count + value.count
-        var output = [UInt8](repeating: 0, count: headerByteCount + nonceByteCount + plaintextCount + tagByteCount)
+        let headerCount = headerBytes.count
+        var output = [UInt8](repeating: 0, count: headerCount + nonceByteCount + plaintextCount + tagByteCount)
         try output.withUnsafeMutableBytes { buffer in
             buffer.copyBytes(from: headerBytes)
             let nonce = UnsafeMutableRawBufferPointer(
-                rebasing: buffer[headerByteCount..<headerByteCount + nonceByteCount])
+                rebasing: buffer[headerCount..<headerCount + nonceByteCount])
             try CryptoBackend.fillRandom(nonce)
-            let cipherStart = headerByteCount + nonceByteCount
+            let cipherStart = headerCount + nonceByteCount
             let ciphertext = UnsafeMutableRawBufferPointer(rebasing: buffer[cipherStart..<cipherStart + plaintextCount])
             let tag = UnsafeMutableRawBufferPointer(rebasing: buffer[(cipherStart + plaintextCount)...])
             try associatedData.withUnsafeBytes { ad in
@@ -97,15 +110,26 @@ enum Envelope {
         }
         guard bytes[0] == version else { throw .malformed("version \(bytes[0])") }
         let flags = bytes[1]
-        guard flags & ~0b11 == 0 else { throw .malformed("flags \(flags)") }
+        guard flags & ~0b111 == 0, flags & flagHasStaleUntil == 0 || flags & 1 != 0 else {
+            throw .malformed("flags \(flags)")
+        }
+        guard bytes.count >= headerLength(flags: flags) + nonceByteCount + 4 + tagByteCount else {
+            throw .malformed("\(bytes.count) bytes")
+        }
         let epoch = readUInt64(bytes, at: 2)
         let expiryBits = readUInt64(bytes, at: 10)
         let cost = Int64(bitPattern: readUInt64(bytes, at: 18))
         let expiry = Double(bitPattern: expiryBits)
         guard flags & 1 == 0 || expiry.isFinite else { throw .malformed("expiry") }
+        var staleUntil: Date?
+        if flags & flagHasStaleUntil != 0 {
+            let seconds = Double(bitPattern: readUInt64(bytes, at: headerByteCount))
+            guard seconds.isFinite else { throw .malformed("stale-until") }
+            staleUntil = Date(timeIntervalSince1970: seconds)
+        }
         return Header(
             epoch: epoch, expiresAt: flags & 1 == 0 ? nil : Date(timeIntervalSince1970: expiry),
-            cost: flags & 2 == 0 ? nil : Int(cost))
+            cost: flags & 2 == 0 ? nil : Int(cost), staleUntil: staleUntil)
     }
 
     /// Opens `bytes` sealed for `keyBytes` under `redisKey` and returns the value bytes.
@@ -115,9 +139,10 @@ enum Envelope {
     static func open(
         _ bytes: [UInt8], keyBytes: Data, namespace: String, redisKey: [UInt8], subkey: any PreparedAESGCMSubkey
     ) throws -> Data {
+        let headerCount = headerLength(flags: bytes[1])
         let associatedData = self.associatedData(
-            header: bytes[0..<headerByteCount], namespace: namespace, redisKey: redisKey)
-        let cipherStart = headerByteCount + nonceByteCount
+            header: bytes[0..<headerCount], namespace: namespace, redisKey: redisKey)
+        let cipherStart = headerCount + nonceByteCount
         let plaintextCount = bytes.count - cipherStart - tagByteCount
         let keyPartCount = 4 + keyBytes.count
         guard plaintextCount >= keyPartCount else {
@@ -132,7 +157,7 @@ enum Envelope {
                     try value.withUnsafeMutableBytes { second in
                         do {
                             try subkey.open(
-                                nonce: UnsafeRawBufferPointer(rebasing: buffer[headerByteCount..<cipherStart]),
+                                nonce: UnsafeRawBufferPointer(rebasing: buffer[headerCount..<cipherStart]),
                                 associatedData: ad,
                                 ciphertext: UnsafeRawBufferPointer(
                                     rebasing: buffer[cipherStart..<cipherStart + plaintextCount]),
@@ -153,10 +178,18 @@ enum Envelope {
     }
 
     private static func encode(_ header: Header) -> [UInt8] {
-        var bytes: [UInt8] = [version, (header.expiresAt == nil ? 0 : 1) | (header.cost == nil ? 0 : 2)]
+        // A stale-until instant is written only when it lies after an expiry: otherwise it means nothing.
+        let staleUntil = header.expiresAt.flatMap { expiresAt in header.staleUntil.flatMap { $0 > expiresAt ? $0 : nil }
+        }
+        var bytes: [UInt8] = [
+            version,
+            (header.expiresAt == nil ? 0 : 1) | (header.cost == nil ? 0 : 2)
+                | (staleUntil == nil ? 0 : flagHasStaleUntil),
+        ]
         bytes += bigEndian(header.epoch)
         bytes += bigEndian(header.expiresAt?.timeIntervalSince1970.bitPattern ?? 0)
         bytes += bigEndian(UInt64(bitPattern: Int64(header.cost ?? 0)))
+        if let staleUntil { bytes += bigEndian(staleUntil.timeIntervalSince1970.bitPattern) }
         return bytes
     }
 

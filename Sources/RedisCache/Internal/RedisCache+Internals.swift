@@ -149,8 +149,12 @@ extension RedisCache {
     }
 
     /// Opens a stored envelope; every way it can fail to be this key's live value is a miss.
-    func open(_ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64) async throws -> CacheEntry<Value>?
-    {
+    ///
+    /// With `includingStale`, an expired entry still before its stale-until instant is returned (counted as
+    /// nothing); without it, such an entry is a miss that is left in place.
+    func open(
+        _ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64, includingStale: Bool = false
+    ) async throws -> CacheEntry<Value>? {
         let plaintext: Data
         let header: Envelope.Header
         do {
@@ -171,7 +175,12 @@ extension RedisCache {
         } catch {
             throw CacheError(.crypto, "cannot open the entry: \(error)", cause: error)
         }
-        if let expiresAt = header.expiresAt, clock.now >= expiresAt {
+        let now = clock.now
+        let isStale = header.expiresAt.map { now >= $0 } ?? false
+        if isStale, let staleUntil = header.staleUntil, now < staleUntil {
+            // Kept for loads that may serve it stale (the server's TTL runs to its stale-until instant).
+            guard includingStale else { return countMiss() }
+        } else if isStale {
             // Expired on this tier's clock (the server's TTL may still run, on its own clock): removed, so
             // that a clock set back cannot bring it back. It opened, so it is this namespace's own entry.
             _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
@@ -187,8 +196,8 @@ extension RedisCache {
         } catch {
             throw CacheError(.codec, "cannot decode the value: \(error)", cause: error)
         }
-        state.withLock { $0.statistics.hits += 1 }
-        return CacheEntry(value: value, expiresAt: header.expiresAt, cost: header.cost)
+        if !isStale { state.withLock { $0.statistics.hits += 1 } }
+        return CacheEntry(value: value, expiresAt: header.expiresAt, cost: header.cost, staleUntil: header.staleUntil)
     }
 
     /// After an entry failed to open: throws `wrongMasterKey` when the namespace's key-check record now

@@ -1,0 +1,102 @@
+import CacheCore
+import Foundation
+
+extension MultiCache: StaleRetainingCache {
+    /// Returns the cached value for `key` or loads it once, like ``value(forKey:expiry:orLoad:)``, with the
+    /// resilience `options` ask for: fail-safe, stale-while-revalidate, refresh-ahead and loader timeouts
+    /// (see `LoadOptions` and Docs/Loading.md).
+    ///
+    /// ```swift
+    /// let options = LoadOptions(failSafe: .init(maximumStaleness: .seconds(3_600)), softTimeout: .milliseconds(300))
+    /// let profile = try await cache.value(forKey: userID, expiry: .seconds(600), options: options) {
+    ///     try await api.profile(userID)
+    /// }
+    /// ```
+    ///
+    /// - A fresh hit is returned as by the plain call; with refresh-ahead, a hit past the fraction of its
+    ///   lifetime also starts one background refresh.
+    /// - An expired entry still kept (its `CacheEntry/staleUntil` is later) is returned at once within the
+    ///   stale-while-revalidate grace, while one background refresh per key runs; under fail-safe it is
+    ///   returned instead of the loader's error, and without loading while an earlier failure throttles
+    ///   the key.
+    /// - The loaded value is stored in every tier with a `staleUntil` of its expiry plus the longest grace
+    ///   the options name (each tier's copy capped by its ``Tier/maximumLifetime``).
+    /// - Background refreshes are fenced by writes and removals like any load, hold this cache weakly, and
+    ///   are cancelled when it is deinitialized.
+    ///
+    /// - Parameters:
+    ///   - key: The key to look up.
+    ///   - expiry: The loaded value's expiry; its relative lifetime is what refresh-ahead takes a fraction of.
+    ///   - options: The resilience behaviours; all off in `LoadOptions()`.
+    ///   - load: Produces the value; runs at most once per key at a time, on a task of its own.
+    /// - Returns: The cached, stale or loaded value.
+    /// - Throws: ``CacheError/Code/invalidArgument`` for options out of range; what `load` threw unless
+    ///   fail-safe served a stale value; ``CacheError/Code/loadTimedOut`` at the hard timeout;
+    ///   ``CacheError/Code/tierFailure`` when every tier failed to read; `CancellationError`.
+    /// - Complexity: That of ``value(forKey:expiry:orLoad:)``; a stale or missing key reads the tiers a
+    ///   second time for stale entries.
+    ///
+    /// Thread-safe: may be called from any task, concurrently with any other method.
+    @inlinable
+    public func value(
+        forKey key: Key,
+        expiry: Expiry = .never,
+        options: LoadOptions,
+        orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        // The commonest read, a fresh hit in a synchronous first tier with no refresh-ahead due, takes the
+        // plain read's path, inlined like `value(forKey:)` so that it is compiled for the caller's types.
+        if options.isValid, let entryAtOnce = tiers[0].handle.entryAtOnce, let found = entryAtOnce(key),
+            !isRefreshAheadDue(found, expiry: expiry, options: options)
+        {
+            countTierZeroHit()
+            return found.value
+        }
+        return try await loadWithOptions(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// Everything but a fresh tier-0 hit: the coordinator's resilient load.
+    @usableFromInline
+    func loadWithOptions(
+        forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try options.validate()
+        return try await coordinator.value(
+            forKey: key, options: options, clock: clock, lifetime: expiry.relativeLifetime,
+            read: { try await self.entryIncludingStale(forKey: key) },
+            recheck: { [weak self] in try? await self?.entry(forKey: key)?.value },
+            load: load,
+            store: { [weak self] loadID, value in
+                await self?.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, options: options)
+            })
+    }
+
+    /// Returns the entry for `key` whether fresh or stale: the live entry as ``entry(forKey:)`` finds it
+    /// (with its write-backs), else the first expired entry a tier still keeps before its
+    /// `CacheEntry/staleUntil`.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The entry, or `nil` when no tier holds it fresh or stale.
+    /// - Throws: What ``entry(forKey:)`` throws.
+    /// - Complexity: One ``entry(forKey:)``; when it misses, one more read per tier.
+    ///
+    /// Thread-safe.
+    public func entryIncludingStale(forKey key: Key) async throws -> CacheEntry<Value>? {
+        if let found = try await entry(forKey: key) { return found }
+        // A tier that failed the read above was counted and reported there; here it is just passed over.
+        for tier in tiers {
+            if let found = try? await tier.handle.entryIncludingStale(key) { return found }
+        }
+        return nil
+    }
+
+    /// Whether refresh-ahead wants `entry` refreshed now (a clock read only when it could).
+    @inlinable
+    func isRefreshAheadDue(_ entry: CacheEntry<Value>, expiry: Expiry, options: LoadOptions) -> Bool {
+        guard let fraction = options.refreshAhead, let expiresAt = entry.expiresAt,
+            case .after(let duration) = expiry
+        else { return false }
+        let lifetime = duration.timeInterval
+        return expiresAt.timeIntervalSince(clock.now) <= lifetime * (1 - fraction)
+    }
+}
