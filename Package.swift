@@ -66,7 +66,17 @@ let package = Package(
         ),
         .testTarget(
             name: "RedisCacheTests",
-            dependencies: ["RedisCache", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting", "StrataTestSupport"]
+            dependencies: [
+                "RedisCache", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting", "StrataTestSupport",
+                "strata-invalidation-peer",
+            ]
+        ),
+        // The second process of the two-process invalidation tests: a MultiCache([memory, redis]) driven
+        // through standard input.
+        .executableTarget(
+            name: "strata-invalidation-peer",
+            dependencies: ["CacheCore", "MemoryCache", "MultiCache", "RedisCache"],
+            path: "Tests/InvalidationPeer"
         ),
         .testTarget(name: "CacheTestingTests", dependencies: ["CacheTesting", "StrataTestSupport"]),
         .testTarget(name: "StrataCLITests", dependencies: ["strata", "StrataTestSupport"]),

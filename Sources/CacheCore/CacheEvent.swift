@@ -26,6 +26,9 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
         public static let tierReadFailed = Kind("tierReadFailed")
         /// A tier of a composite cache threw while a hit was written back into it.
         public static let writeBackFailed = Kind("writeBackFailed")
+        /// A tier of a composite cache threw while entries another tier had invalidated (changed
+        /// elsewhere) were removed from it; it may serve them until they expire or change again.
+        public static let invalidationFailed = Kind("invalidationFailed")
         /// Leftover temporary files from an interrupted write were removed.
         public static let staleFilesRemoved = Kind("staleFilesRemoved")
         /// Maintenance that is not part of the caller's request failed (for example the folder scan

@@ -66,6 +66,18 @@ import Foundation
 /// during a load fences it: its waiters still get the loaded value, but it is stored in no tier, and a
 /// caller that arrives after the removal starts a new load.
 ///
+/// ## Invalidations
+/// A tier that publishes invalidations (a ``CacheInvalidationSource``, such as the Redis tier, which
+/// reports other processes' writes) is subscribed to when the `MultiCache` is created, and unsubscribed
+/// from when it is released. Keys it publishes are removed from the tiers *above* it (never from itself
+/// or the tiers below), `.all` (and, until tags exist, `.tags`) clears those tiers. Each is fenced at
+/// once, on the publisher's thread, exactly as ``removeEntry(forKey:)`` and ``removeAll()`` fence: a read
+/// whose tier answered before the invalidation does not write back, a load in flight does not store, and
+/// the removal waits for stores already under way. The removals themselves run on a task, one batch at
+/// a time; at most 4,096 keys wait in the queue, beyond which the queue becomes one removal of
+/// everything above. A tier above that fails a removal is counted and reported
+/// (``CacheEvent/Kind/invalidationFailed``).
+///
 /// ## Time
 /// ``clock`` is the first tier's clock unless one is given. It resolves relative expiries and the tiers'
 /// maximum lifetimes; each tier decides liveness of what it holds with its own clock.
@@ -86,6 +98,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     let counters: Locked<MultiCacheCounters>
     /// Tier-0 hits, counted apart from `counters` so that the commonest read takes no lock for them.
     let tierZeroHits = HitCounter()
+    /// The subscriptions to tiers that publish invalidations, and the removals they queued.
+    let relay = InvalidationRelay<Key, Value>()
 
     /// Creates a cache over `tiers`, fastest first.
     ///
@@ -112,6 +126,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.clock = clock ?? first.cache.clock
         self.observer = observer
         counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
+        subscribeToInvalidations()
     }
 
     // Background refreshes and loads whose callers timed out hold this cache weakly; once it is gone they

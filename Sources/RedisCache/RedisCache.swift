@@ -34,6 +34,11 @@ import Foundation
 ///   `.unsupportedServer` (cluster, replica, read-only), `.outOfSpace` for `-OOM`, `.permissionDenied` for
 ///   refused credentials, `.io` for anything else (a malformed reply, another error reply).
 ///
+/// - **Coherence.** Under a faster tier of a `MultiCache`, the tier opens a second connection running
+///   `CLIENT TRACKING … BCAST` and reports every write other clients make to the namespace
+///   (``addInvalidationObserver(_:)``), so the copies above are dropped; see
+///   ``RedisCacheConfiguration/tracksInvalidations``.
+///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
 /// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.
 public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
@@ -46,6 +51,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     let codec: ValueCodec<Value>
     let connection: RedisConnection
     let state = Locked(TierState())
+    /// Observers of invalidations, the tracking connection and the names it maps back to keys.
+    let invalidations: InvalidationHub<Key>
 
     /// Creates the tier. It connects on first use, not here.
     ///
@@ -67,6 +74,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         self.configuration = configuration
         self.codec = codec
+        invalidations = InvalidationHub(
+            settings: Self.trackingSettings(configuration, prefix: keys.prefix), epochKey: keys.epochKey,
+            trackedKeyLimit: configuration.trackedKeyLimit)
         var connectionConfiguration = RedisConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, clientName: "strata",
@@ -92,7 +102,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public var health: RedisCacheHealth {
         let connectionStatistics = connection.statistics
         let open = connection.state == .unavailable
-        return state.withLock { state in
+        let tracking = invalidations.snapshot
+        var health = state.withLock { state in
             RedisCacheHealth(
                 connects: connectionStatistics.connects, reconnects: connectionStatistics.reconnects,
                 deadlineMisses: connectionStatistics.deadlineMisses,
@@ -100,11 +111,18 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
                 rejectedWhileOpen: connectionStatistics.rejectedWhileOpen, isBreakerOpen: open,
                 corruptEntries: state.corruptEntries, staleEpochEntries: state.staleEpochEntries)
         }
+        health.isTracking = tracking.isTracking
+        health.trackingConnects = tracking.counters.trackingConnects
+        health.trackingLosses = tracking.counters.trackingLosses
+        health.keysInvalidated = tracking.counters.keysInvalidated
+        health.fullInvalidations = tracking.counters.fullInvalidations
+        return health
     }
 
-    /// Closes the connection; later operations fail with `CacheError.Code.io`. Returns once its thread
-    /// has exited. Optional: the connection also closes when the cache is released.
+    /// Closes the connection and the tracking connection, if open; later operations fail with
+    /// `CacheError.Code.io`. Returns once their threads have exited. Optional: the connection also closes when the cache is released.
     public func close() async {
+        await invalidations.close()
         await connection.close()
     }
 
@@ -120,6 +138,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try await verifyMasterKey()
         let keyBytes = try Self.canonicalBytes(of: key)
         let name = try entryName(keyBytes)
+        invalidations.track(name, for: key)
         let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), keys.epochKey, name]))
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
@@ -167,6 +186,10 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await verifyMasterKey()
         let keyBytes = try Self.canonicalBytes(of: key)
+        // Named before the size checks: a tier above may keep a copy this tier refused, and removals of
+        // the key elsewhere must still reach it.
+        let name = try entryName(keyBytes)
+        invalidations.track(name, for: key)
         guard keyBytes.count <= Self.maximumKeySize else {
             throw CacheError(
                 .entryTooLarge, "the key's canonical bytes (\(keyBytes.count)) exceed \(Self.maximumKeySize) bytes")
@@ -182,7 +205,6 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
                 .entryTooLarge,
                 "a value of \(value.count) bytes exceeds the Redis tier's maximum of \(configuration.maximumValueSize)")
         }
-        let name = try entryName(keyBytes)
         // The server keeps the entry until it is gone for good: its stale-until instant when it has one.
         guard timeToLive(for: entry.expiresAt) != nil, let milliseconds = timeToLive(for: entry.retainedUntil) else {
             _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
@@ -214,6 +236,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func removeEntry(forKey key: Key) async throws {
         try await verifyMasterKey()
         let name = try entryName(try Self.canonicalBytes(of: key))
+        invalidations.track(name, for: key)
         _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
     }
 

@@ -53,6 +53,20 @@ public struct RedisCacheConfiguration: Sendable {
     public var clock: any CacheClock
     /// Receives corrupt entries and other events that do not fail a call; `nil` for none.
     public var observer: CacheObserver?
+    /// The most key names the tier remembers to map invalidations back to keys (see
+    /// ``RedisCache/addInvalidationObserver(_:)``); about 200 bytes each. Keep it at least the number of
+    /// entries the tiers above can hold: once names are dropped, a change to a key this process forgot
+    /// is published as `.all`. Default 100,000.
+    public var trackedKeyLimit = 100_000
+    /// Whether the tier publishes invalidations (``RedisCache/addInvalidationObserver(_:)``), so that a
+    /// `MultiCache` drops copies above it that another process changed. The price of coherence: losing
+    /// the tracking connection (the server dies, restarts or is unreachable) flushes the tiers above at
+    /// once and again when tracking is back. Turn it off when the tiers above must keep serving through
+    /// a Redis outage and may serve values other processes changed, until they expire. Default `true`.
+    public var tracksInvalidations = true
+    /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
+    /// front of it alone.
+    package var trackingPort: Int?
 
     /// The longest namespace, in characters.
     public static let maximumNamespaceLength = 64
@@ -118,6 +132,9 @@ public struct RedisCacheConfiguration: Sendable {
             ("keepAliveInterval", keepAliveInterval),
         ] where value <= .zero {
             throw CacheError(.invalidArgument, "\(name) must be positive")
+        }
+        guard trackedKeyLimit >= 2 else {
+            throw CacheError(.invalidArgument, "trackedKeyLimit must be at least 2, got \(trackedKeyLimit)")
         }
     }
 

@@ -20,6 +20,19 @@ public struct RedisCacheHealth: Sendable, Hashable {
     public var corruptEntries: Int
     /// Values sealed under an older epoch (before a `removeAll()`), read as misses.
     public var staleEpochEntries: Int
+    /// Whether the tracking connection is up with tracking on, and the tiers above were flushed since it
+    /// came up: invalidations reach observers. `false` while nobody observes (see
+    /// ``RedisCache/addInvalidationObserver(_:)``) and from a lost connection until tracking is back.
+    public var isTracking = false
+    /// Times tracking was turned on, on a new tracking connection (the first included).
+    public var trackingConnects = 0
+    /// Times the tracking connection was lost while tracking was on (each published `.all`).
+    public var trackingLosses = 0
+    /// Keys published in `.keys` invalidations.
+    public var keysInvalidated = 0
+    /// `.all` invalidations published (a connect or loss of the tracking connection, a `removeAll()`
+    /// anywhere, `FLUSHDB`, an unknown name after the name map overflowed).
+    public var fullInvalidations = 0
 
     /// Creates a snapshot.
     public init(

@@ -39,6 +39,9 @@ struct RedisCacheMultiCacheFailureTests {
             configuration.readTimeout = .milliseconds(50)
             configuration.writeTimeout = .milliseconds(100)
             configuration.keepAliveInterval = .milliseconds(500)
+            // Availability over coherence: with tracking on, losing the server flushes memory and disk
+            // (RedisInvalidationTests covers that side).
+            configuration.tracksInvalidations = false
             redis = try RedisCache(configuration: configuration)
             multi = try MultiCache([memory, disk, redis])
         }

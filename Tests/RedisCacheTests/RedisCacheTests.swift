@@ -275,8 +275,8 @@ struct RedisCacheTests {
         let raw = try RawRedis(port: server.port)
         // The ACL of Docs/RedisCache.md, "Running Redis for it"
         let rule =
-            "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +ping +get +mget +set "
-            + "+unlink +incr"
+            "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +client|tracking +ping +get "
+            + "+mget +set +unlink +incr"
         let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
         #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
         var configuration = try RedisTier.configuration(port: server.port)
@@ -289,6 +289,12 @@ struct RedisCacheTests {
         try await cache.setEntry(CacheEntry(value: Data(), expiresAt: Date(timeIntervalSince1970: 0)), forKey: "k")
         try await cache.removeAll()
         #expect(try await cache.value(forKey: "k") == nil)
+        // And the tracking connection may turn tracking on
+        let published = Locked(0)
+        let subscription = cache.addInvalidationObserver { _ in published.withLock { $0 += 1 } }
+        let tracking = await RedisTesting.wait(timeout: .seconds(10)) { cache.health.isTracking }
+        #expect(tracking != nil)
+        subscription.cancel()
         await cache.close()
         await raw.connection.close()
     }

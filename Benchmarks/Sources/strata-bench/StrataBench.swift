@@ -25,6 +25,7 @@ enum StrataBench {
         DiskPeer.scenario,
         DiskValueMemory.scenario,
         RedisTierRows.scenario,
+        RedisInvalidationRows.scenario,
     ]
 
     static func main() {

@@ -39,7 +39,13 @@ final class RedisBenchServer: @unchecked Sendable {
         guard Self.accepts(port) else { throw Unavailable(description: "redis-server did not start on \(port)") }
     }
 
+    /// Sends `signal` to the server (`SIGSTOP` makes it a peer that is silent without closing).
+    func signal(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+
     deinit {
+        kill(process.processIdentifier, SIGCONT)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }

@@ -1,0 +1,124 @@
+import CacheCore
+import Foundation
+import MemoryCache
+import MultiCache
+
+@testable import RedisCache
+
+/// The invalidations a `MultiCache` has applied (removed from the tiers above and unfenced), in order,
+/// with waits that end on the event or at a deadline.
+final class AppliedLog: Sendable {
+    private struct State {
+        var events: [CacheInvalidation<String>] = []
+        var consumed = 0
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = Locked(State())
+
+    func record(_ invalidation: CacheInvalidation<String>) {
+        let waiter = state.withLock { state in
+            state.events.append(invalidation)
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Every event so far.
+    var events: [CacheInvalidation<String>] { state.withLock { $0.events } }
+
+    /// Waits for the next event not yet consumed that satisfies `matches` (consuming it and everything
+    /// before it); `false` when `timeout` passes first.
+    func wait(
+        timeout: Duration = .seconds(10), _ matches: @escaping @Sendable (CacheInvalidation<String>) -> Bool
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = state.withLock { state -> Bool in
+                while state.consumed < state.events.count {
+                    let event = state.events[state.consumed]
+                    state.consumed += 1
+                    if matches(event) { return true }
+                }
+                return false
+            }
+            if found { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            // Woken by the next event, or by a timer at the deadline.
+            let timer = Task {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                self.wake()
+            }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if state.consumed < state.events.count { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            timer.cancel()
+        }
+    }
+
+    /// Waits for an applied `.all`.
+    func waitForAll(timeout: Duration = .seconds(10)) async -> Bool {
+        await wait(timeout: timeout) { if case .all = $0 { return true } else { return false } }
+    }
+
+    /// Waits for an applied `.keys` naming `key`.
+    func waitForKey(_ key: String, timeout: Duration = .seconds(10)) async -> Bool {
+        await wait(timeout: timeout) {
+            if case .keys(let keys) = $0 { return keys.contains(key) } else { return false }
+        }
+    }
+
+    private func wake() {
+        let waiter = state.withLock { state in
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+}
+
+/// `MultiCache([memory, redis])` with its log of applied invalidations.
+final class InvalidationStack: Sendable {
+    let memory: MemoryCache<String, String>
+    let redis: RedisCache<String, String>
+    let multi: MultiCache<String, String>
+    /// What the `MultiCache` applied (coalesced: an `.all` queued behind another is applied once).
+    let log = AppliedLog()
+    /// What the Redis tier published, one event per message.
+    let published = AppliedLog()
+    private let subscription: CacheInvalidationSubscription
+
+    /// - Parameters:
+    ///   - port: The data connection's port.
+    ///   - trackingPort: The tracking connection's port (a proxy), or `nil` for `port`.
+    init(
+        port: Int, namespace: String, masterKey: Data, trackingPort: Int? = nil,
+        configure: (inout RedisCacheConfiguration) -> Void = { _ in }
+    ) throws {
+        memory = try MemoryCache(countLimit: 10_000)
+        var configuration = try RedisTier.configuration(port: port, namespace: namespace, masterKey: masterKey)
+        configuration.trackingPort = trackingPort
+        configure(&configuration)
+        redis = try RedisCache(configuration: configuration)
+        // The first observer: it starts the tracking connection, so it receives exactly one `.all` when
+        // tracking is on (a later observer also receives one at once when it registers).
+        subscription = redis.addInvalidationObserver { [published] in published.record($0) }
+        multi = try MultiCache([memory, redis])
+        multi.observeAppliedInvalidations { [log] in log.record($0) }
+    }
+
+    /// Waits until tracking is on and every invalidation published so far has been applied: a marker key
+    /// written through this tier comes back as an invalidation, and applied invalidations arrive in order,
+    /// so once the marker's is applied the earlier `.all`s were too (and are consumed).
+    func waitUntilTracking() async -> Bool {
+        guard await published.waitForAll() else { return false }
+        let marker = "marker-\(UUID().uuidString)"
+        guard (try? await redis.setValue("m", forKey: marker)) != nil else { return false }
+        return await log.waitForKey(marker)
+    }
+}
