@@ -184,6 +184,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Complexity: One round trip, two when the cached epoch is older than
     ///   ``RedisCacheConfiguration/epochRefreshInterval``; O(*m*) encryption.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
+        // Tags are not kept in Redis yet (Docs/Tags.md): a tagged entry is not stored here, and the earlier
+        // entry for its key goes, so no copy can outlive a removal of its tags.
+        guard entry.tags.isEmpty else { return try await removeEntry(forKey: key) }
         try await verifyMasterKey()
         let keyBytes = try Self.canonicalBytes(of: key)
         // Named before the size checks: a tier above may keep a copy this tier refused, and removals of
@@ -257,6 +260,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         _ = noteEpoch(UInt64(value))
     }
+
+    /// Makes every entry carrying `tag` a miss. The namespace holds no tagged entries yet (a tagged
+    /// `setEntry(_:forKey:)` removes the key instead, Docs/Tags.md), so there is nothing to remove.
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Complexity: O(1), no round trip.
+    public func removeAll(taggedWith tag: String) async throws {}
 
     /// What one instance keeps between calls.
     struct TierState {

@@ -68,6 +68,7 @@ extension LRUTable {
         }
         stamps[Int(slot)] = 0
         if !staleUntils.isEmpty { staleUntils[slot] = nil }
+        if !tagStamps.isEmpty { tagStamps[slot] = nil }
         (keys + Int(slot)).deinitialize(count: 1)
         totalCost -= costs[Int(slot)]
         freeSlots.append(slot)
