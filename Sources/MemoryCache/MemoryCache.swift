@@ -84,7 +84,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     @usableFromInline let shardReferences: ShardReferences
     private let memoryPressureMonitor: MemoryPressureMonitor
     /// The version counter of every tag this cache has seen.
-    let tagRegistry = TagRegistry()
+    let tagRegistry: TagRegistry
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
     /// never loads pays one atomic load per write or removal for it and nothing per read.
     @usableFromInline let loadOnce = TierLoadOnce<Key, Value>()
@@ -133,14 +133,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
             throw CacheError(.invalidArgument, "shardCount must be at least 1, but is \(shardCount)")
         }
         let effectiveShardCount = Self.effectiveShardCount(shardCount, countLimit: countLimit, costLimit: costLimit)
+        let tagRegistry = TagRegistry()
         let shards = (0..<effectiveShardCount).map { shard in
             Locked(
                 LRUTable<Key, Value>(
                     countLimit: Self.share(of: countLimit, forShard: shard, of: effectiveShardCount),
                     costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount),
-                    approximatesRecency: effectiveShardCount > 1, policy: policy))
+                    approximatesRecency: effectiveShardCount > 1, policy: policy,
+                    tagGeneration: tagRegistry.generation))
         }
         self.clock = clock
+        self.tagRegistry = tagRegistry
         self.policy = policy
         self.countLimit = countLimit
         self.costLimit = costLimit

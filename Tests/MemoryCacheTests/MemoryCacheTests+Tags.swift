@@ -14,6 +14,9 @@ extension MemoryCacheTests {
         try cache.setValue(2, forKey: "statement", expiry: .seconds(60), tags: ["account:7", "statements"])
         try cache.setValue(3, forKey: "other", tags: ["account:8"])
         try cache.setValue(4, forKey: "plain")
+        // Hits first, so that the removal must get past each entry's last successful tag check
+        #expect(cache.value(forKey: "balance") == 1)
+        #expect(cache.value(forKey: "statement") == 2)
 
         cache.removeAll(taggedWith: "account:7")
 
@@ -62,6 +65,15 @@ extension MemoryCacheTests {
         _ = cache.removeExpired()
         #expect(cache.count == 5)
         #expect(cache.checkInvariants())
+    }
+
+    @Test func aWindowTinyLFUCacheHonoursTagsToo() throws {
+        let cache = try MemoryCache<String, Int>(policy: .windowTinyLFU, clock: ManualClock())
+        for index in 0..<100 { try cache.setValue(index, forKey: "k\(index)", tags: ["group-\(index % 3)"]) }
+        for index in 0..<100 { #expect(cache.value(forKey: "k\(index)") == index) }
+        cache.removeAll(taggedWith: "group-1")
+        for index in 0..<100 { #expect((cache.value(forKey: "k\(index)") == nil) == (index % 3 == 1)) }
+        #expect(cache.count == 67)
     }
 
     @Test func aTaggedEntryStillExpiresOnTime() throws {

@@ -1,4 +1,5 @@
 import CacheCore
+import Synchronization
 
 extension LRUTable {
     // MARK: - Reads
@@ -146,7 +147,10 @@ extension LRUTable {
         let canExpire = expiresAt != .infinity
         if canExpire { expiries[Int(slot)] = expiresAt }
         if canExpire, let staleUntil, staleUntil > expiresAt { staleUntils[slot] = staleUntil }
-        if let tagStamp { tagStamps[slot] = tagStamp }
+        if let tagStamp {
+            tagStamps[slot] = tagStamp
+            recordTagCheck(slot, generation: 0)
+        }
         let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
         let entry = Entry(value: value, slot: slot, canExpire: canExpire, hash: hash, isTagged: tagStamp != nil)
         if let old = index.updateValue(entry, forKey: key) {
@@ -221,10 +225,28 @@ extension LRUTable {
         }
     }
 
-    /// Whether a tagged entry's tags all still have the versions it was stored with.
+    /// Whether a tagged entry's tags all still have the versions it was stored with: at once when no tag
+    /// was removed since the entry was last checked, else through its stamp's counters.
     @inlinable
     func isCurrent(_ entry: Entry) -> Bool {
-        tagStamps[entry.slot]?.isCurrent ?? true
+        // Read before the counters: a removal advances its counter first and the generation second, so a
+        // check that finds the counters current was current at this generation.
+        let generation = tagGeneration.value.load(ordering: .acquiring)
+        if let tagChecks, tagChecks[Int(entry.slot)] == generation { return true }
+        guard tagStamps[entry.slot]?.isCurrent ?? true else { return false }
+        recordTagCheck(entry.slot, generation: generation)
+        return true
+    }
+
+    /// Notes that the tagged entry in `slot` was found current at `generation` (0: not yet checked).
+    @usableFromInline
+    func recordTagCheck(_ slot: Int32, generation: UInt64) {
+        if tagChecks == nil {
+            let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+            buffer.initialize(repeating: 0, count: capacity)
+            tagChecks = buffer
+        }
+        tagChecks?[Int(slot)] = generation
     }
 
     /// The expiry of `entry`, in seconds since the reference date; `.infinity` for never.

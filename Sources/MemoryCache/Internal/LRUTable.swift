@@ -150,6 +150,12 @@ final class LRUTable<Key: Hashable, Value> {
     /// Per slot, for tagged entries only: the versions of the entry's tags when it was stored. A side
     /// table, like `staleUntils`, so that untagged entries cost nothing.
     @usableFromInline @exclusivity(unchecked) var tagStamps: [Int32: TagStamp] = [:]
+    /// Per slot, for tagged entries only: the cache's tag generation when the entry's stamp was last
+    /// found current (0 for never). While no tag has been removed since, a hit needs only this word and
+    /// the generation, not the stamp's counters. Allocated with the first tagged entry.
+    @usableFromInline @exclusivity(unchecked) var tagChecks: UnsafeMutablePointer<UInt64>?
+    /// The cache's tag generation, advanced by every tag removal; shared by all of a cache's shards.
+    @usableFromInline let tagGeneration: TagGeneration
 
     /// Creates an empty table.
     ///
@@ -162,8 +168,10 @@ final class LRUTable<Key: Hashable, Value> {
     ///   - counters: Counters carried over from a table this one replaces.
     init(
         countLimit: Int?, costLimit: Int?, approximatesRecency: Bool = false,
-        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics()
+        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics(),
+        tagGeneration: TagGeneration = TagGeneration()
     ) {
+        self.tagGeneration = tagGeneration
         // One slot more than the count limit: an insertion stores the new entry before evicting.
         self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
         self.costLimit = costLimit ?? Int.max
@@ -190,6 +198,7 @@ final class LRUTable<Key: Hashable, Value> {
         keys.deallocate()
         costs.deallocate()
         expiries.deallocate()
+        tagChecks?.deallocate()
         frequencyPolicy.deallocate()
     }
 
@@ -205,6 +214,6 @@ final class LRUTable<Key: Hashable, Value> {
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            policy: policy, counters: counters)
+            policy: policy, counters: counters, tagGeneration: tagGeneration)
     }
 }

@@ -10,6 +10,14 @@ final class TagCounter: Sendable {
     init() {}
 }
 
+/// A cache's tag generation: how many tag removals it has seen, plus one (so 0 means "never checked").
+@usableFromInline
+final class TagGeneration: Sendable {
+    @usableFromInline let value = Atomic<UInt64>(1)
+
+    init() {}
+}
+
 /// The versions of a tagged entry's tags when it was stored, beside the counters they came from, so
 /// that a hit checks them with one atomic load per tag and no hashing of tag names.
 @usableFromInline
@@ -45,6 +53,8 @@ final class TagStamp: Sendable {
 /// atomics.
 final class TagRegistry: Sendable {
     private let counters = Mutex<[String: TagCounter]>([:])
+    /// Advanced after every tag's counter by ``advance(_:)``.
+    let generation = TagGeneration()
 
     init() {}
 
@@ -61,6 +71,7 @@ final class TagRegistry: Sendable {
     /// Advances `tag`'s version: O(1) however many entries carry it.
     func advance(_ tag: String) {
         counter(for: tag).version.add(1, ordering: .sequentiallyConsistent)
+        generation.value.add(1, ordering: .sequentiallyConsistent)
     }
 
     /// The current version of each of `tags`.
