@@ -184,10 +184,14 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Complexity: One round trip, two when the cached epoch is older than
     ///   ``RedisCacheConfiguration/epochRefreshInterval``; O(*m*) encryption.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
-        // Tags are not kept in Redis yet (Docs/Tags.md): a tagged entry is not stored here, and the earlier
-        // entry for its key goes, so no copy can outlive a removal of its tags.
-        guard entry.tags.isEmpty else { return try await removeEntry(forKey: key) }
         try await verifyMasterKey()
+        // A tagged entry is stamped with its tags' versions now (one `MGET` more).
+        let versions = entry.tags.isEmpty ? nil : try await currentTagVersions(of: entry.tags)
+        try await write(entry, forKey: key, tagVersions: versions)
+    }
+
+    /// Seals and stores `entry`, with a tag block of `tagVersions` when it has tags.
+    func write(_ entry: CacheEntry<Value>, forKey key: Key, tagVersions: [String: UInt64]?) async throws {
         let keyBytes = try Self.canonicalBytes(of: key)
         // Named before the size checks: a tier above may keep a copy this tier refused, and removals of
         // the key elsewhere must still reach it.
@@ -197,7 +201,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             throw CacheError(
                 .entryTooLarge, "the key's canonical bytes (\(keyBytes.count)) exceed \(Self.maximumKeySize) bytes")
         }
-        let value: Data
+        var value: Data
         do {
             value = try codec.encode(entry.value)
         } catch {
@@ -214,12 +218,14 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             return
         }
         let epoch = try await epochForWriting()
+        if let tagVersions { value = Envelope.tagBlock(tagVersions) + value }
         let sealed: [UInt8]
         do {
             sealed = try Envelope.seal(
                 value: value, keyBytes: keyBytes,
                 header: Envelope.Header(
-                    epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost, staleUntil: entry.staleUntil),
+                    epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost, staleUntil: entry.staleUntil,
+                    hasTags: tagVersions != nil),
                 namespace: keys.namespace, redisKey: name, subkey: keys.sealing)
         } catch {
             throw CacheError(.crypto, "cannot seal the entry: \(error)", cause: error)
@@ -260,13 +266,6 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         _ = noteEpoch(UInt64(value))
     }
-
-    /// Makes every entry carrying `tag` a miss. The namespace holds no tagged entries yet (a tagged
-    /// `setEntry(_:forKey:)` removes the key instead, Docs/Tags.md), so there is nothing to remove.
-    ///
-    /// - Parameter tag: The tag to remove.
-    /// - Complexity: O(1), no round trip.
-    public func removeAll(taggedWith tag: String) async throws {}
 
     /// What one instance keeps between calls.
     struct TierState {
