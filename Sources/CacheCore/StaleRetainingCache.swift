@@ -41,11 +41,11 @@ public protocol BulkReadingCache<Key, Value>: Cache {
 
 extension Cache {
     /// Returns the live values for those of `keys` that have one, in one bulk read when the cache is a
-    /// ``BulkReadingCache``, otherwise one ``entry(forKey:)`` per distinct key.
+    /// ``BulkReadingCache``, otherwise one ``Cache/entry(forKey:)`` per distinct key.
     ///
     /// - Parameter keys: The keys to look up; duplicates are read once.
     /// - Returns: The live values by key; absent and expired keys are left out.
-    /// - Throws: What ``entry(forKey:)`` throws; the first failure ends the call.
+    /// - Throws: What ``Cache/entry(forKey:)`` throws; the first failure ends the call.
     /// - Complexity: O(*n*) reads for *n* distinct keys, or one bulk read.
     ///
     /// Thread-safe.

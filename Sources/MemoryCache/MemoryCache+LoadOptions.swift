@@ -2,6 +2,24 @@ import CacheCore
 import Foundation
 
 extension MemoryCache: StaleRetainingCache, BulkReadingCache {
+    /// Returns the live value for `key` with its expiry, or `nil` on a miss: ``entry(forKey:)`` without
+    /// the cost, whose separate buffer it leaves unread.
+    ///
+    /// Thread-safe; locks like ``value(forKey:)``.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The value and its absolute expiry (`nil` for none), or `nil`.
+    /// - Complexity: O(1) on average.
+    @inlinable
+    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)? {
+        var expiresAt = Double.infinity
+        var cost = 0
+        var tagStamp: TagStamp?
+        guard let value = lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        else { return nil }
+        return (value, Self.date(fromSeconds: expiresAt))
+    }
+
     /// Returns the live entry for `key`, or an expired one that a load with `LoadOptions` stored with a
     /// later `CacheEntry/staleUntil`, without removing it; `nil` when there is neither.
     ///
@@ -20,7 +38,7 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
         guard let found = withTable(for: key, { $0.readIncludingStale(key, now: now) }) else { return nil }
         return CacheEntry(
             value: found.value, expiresAt: Self.date(fromSeconds: found.expiresAt), cost: found.cost,
-            staleUntil: found.staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) })
+            staleUntil: found.staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) }, tags: found.tags)
     }
 
     /// Returns the live entries for those of `keys` the cache holds, one shard lock per key.

@@ -46,8 +46,9 @@ extension MultiCache: StaleRetainingCache {
     ) async throws -> Value {
         // The commonest read, a fresh hit in a synchronous first tier with no refresh-ahead due, takes the
         // plain read's path, inlined like `value(forKey:)` so that it is compiled for the caller's types.
-        if options.isValid, let entryAtOnce = tiers[0].handle.entryAtOnce, let found = entryAtOnce(key),
-            !isRefreshAheadDue(found, expiry: expiry, options: options)
+        if options.isValid, let valueAndExpiryAtOnce = tiers[0].handle.valueAndExpiryAtOnce,
+            let found = valueAndExpiryAtOnce(key),
+            !isRefreshAheadDue(expiringAt: found.expiresAt, expiry: expiry, options: options)
         {
             countTierZeroHit()
             return found.value
@@ -92,8 +93,8 @@ extension MultiCache: StaleRetainingCache {
 
     /// Whether refresh-ahead wants `entry` refreshed now (a clock read only when it could).
     @inlinable
-    func isRefreshAheadDue(_ entry: CacheEntry<Value>, expiry: Expiry, options: LoadOptions) -> Bool {
-        guard let fraction = options.refreshAhead, let expiresAt = entry.expiresAt,
+    func isRefreshAheadDue(expiringAt expiresAt: Date?, expiry: Expiry, options: LoadOptions) -> Bool {
+        guard let fraction = options.refreshAhead, let expiresAt,
             case .after(let duration) = expiry
         else { return false }
         let lifetime = duration.timeInterval

@@ -120,7 +120,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     }
 
     /// Closes the connection and the tracking connection, if open; later operations fail with
-    /// `CacheError.Code.io`. Returns once their threads have exited. Optional: the connection also closes when the cache is released.
+    /// `CacheError.Code.io`. Returns once their threads have exited. Optional: both also close when the
+    /// cache is released.
     public func close() async {
         await invalidations.close()
         await connection.close()

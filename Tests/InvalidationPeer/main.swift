@@ -7,6 +7,7 @@
 //   peek K         -> "value V" or "nil"         (the memory tier alone)
 //   set K V        -> "ok"
 //   await K        -> "invalidated K"            (once an invalidation of K was applied; at most 10 s, else "timeout")
+//   settle         -> "settled"                  (once every write the server ran so far was applied here)
 //   quit
 // It prints "ready" once its tracking connection is on.
 import CacheCore
@@ -32,20 +33,24 @@ final class Applied: @unchecked Sendable {
         }
     }
 
-    /// Waits (blocking) until `key` was invalidated, or until 10 s pass.
-    func await(_ key: String?) -> Bool {
+    /// What ``await(_:orAll:)`` saw.
+    enum Outcome { case key, all, timeout }
+
+    /// Waits (blocking) until `key` was invalidated (or, with `orAll`, until anything was applied as
+    /// `.all`, which consumes every `.all` so far), or until 10 s pass.
+    func await(_ key: String, orAll: Bool = false) -> Outcome {
         let deadline = Date().addingTimeInterval(10)
         return condition.withLock {
             while true {
-                if let key, let count = keys[key], count > 0 {
+                if let count = keys[key], count > 0 {
                     keys[key] = count - 1
-                    return true
+                    return .key
                 }
-                if key == nil, fullCount > 0 {
-                    fullCount -= 1
-                    return true
+                if orAll, fullCount > 0 {
+                    fullCount = 0
+                    return .all
                 }
-                guard condition.wait(until: deadline) else { return false }
+                guard condition.wait(until: deadline) else { return .timeout }
             }
         }
     }
@@ -70,8 +75,27 @@ let redis = try RedisCache<String, String>(configuration: configuration)
 let cache = try MultiCache<String, String>([memory, redis])
 let applied = Applied()
 cache.observeAppliedInvalidations { applied.record($0) }
-// Tracking is on once the first `.all` (published when tracking starts) has been applied.
-guard applied.await(nil) else {
+
+/// Returns once every write the server ran so far has been applied here: a marker written through the
+/// tier comes back after every earlier push. A marker covered by a queued `.all` comes back as that
+/// `.all`; then another one is written.
+func settle() async throws -> Bool {
+    for _ in 0..<10 {
+        let marker = "marker-\(UUID().uuidString)"
+        try await redis.setValue("m", forKey: marker)
+        switch applied.await(marker, orAll: true) {
+        case .key: return true
+        case .all: continue
+        case .timeout: return false
+        }
+    }
+    return false
+}
+
+// Tracking is on, then settled (the `.all` published when tracking started has been applied).
+let trackingDeadline = Date().addingTimeInterval(10)
+while !redis.health.isTracking && Date() < trackingDeadline { usleep(2_000) }
+guard redis.health.isTracking, try await settle() else {
     say("timeout")
     exit(1)
 }
@@ -88,7 +112,9 @@ while let line = readLine() {
         try await cache.setValue(words[2], forKey: words[1])
         say("ok")
     case "await" where words.count == 2:
-        say(applied.await(words[1]) ? "invalidated \(words[1])" : "timeout")
+        say(applied.await(words[1]) == .key ? "invalidated \(words[1])" : "timeout")
+    case "settle":
+        say(try await settle() ? "settled" : "timeout")
     case "quit":
         exit(0)
     default:

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import MemoryCache
 import StrataTestSupport
 import Testing
 
@@ -153,5 +154,25 @@ struct MultiCacheBulkTests {
         await #expect(throws: BackendDown.self) { try await bulk.value }
         await #expect(throws: BackendDown.self) { try await loadB.value }
         #expect(try await tiers.held("a") == (nil, nil))
+    }
+
+    @Test func aSynchronousFirstTierIsReadAtOnceAndOnlyItsMissesGoFurther() async throws {
+        let clock = ManualClock()
+        let memory = try MemoryCache<String, Data>(clock: clock)
+        let slow = FaultInjectingCache<String, Data>(clock: clock)
+        let cache = try MultiCache<String, Data>(tiers: [.init(memory, name: "memory"), .init(slow, name: "fake")])
+        try memory.setValue(bytes("m"), forKey: "a")
+        try await slow.setValue(bytes("s"), forKey: "b")
+
+        let found = try await cache.values(forKeys: ["a", "b", "c", "a", "c"])
+
+        #expect(found == ["a": bytes("m"), "b": bytes("s")])
+        // Only the two keys the memory tier lacked reached the slow tier, once each
+        #expect(slow.callCount(.entry) == 2)
+        #expect(memory.value(forKey: "b") == bytes("s"))
+        #expect(cache.statistics.hits == 2)
+        #expect(cache.statistics.misses == 1)
+        #expect(cache.tierStatistics[0].hits == 1)
+        #expect(cache.tierStatistics[1].hits == 1)
     }
 }

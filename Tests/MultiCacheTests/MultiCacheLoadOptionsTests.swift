@@ -1,6 +1,7 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import MemoryCache
 import StrataTestSupport
 import Testing
 
@@ -391,5 +392,34 @@ struct MultiCacheLoadOptionsTests {
         #expect(try await call.value == bytes("v1"))
         loader.release()
         try await tiers.events.wait(for: .loadFinished, count: 2)
+    }
+
+    @Test func aConcreteMemoryFirstTierTakesTheFastPathAndStillRefreshesAhead() async throws {
+        let clock = ManualClock()
+        let memory = try MemoryCache<String, Data>(clock: clock)
+        let cache = try MultiCache<String, Data>(tiers: [.init(memory, name: "memory")])
+        let events = CoordinatorEventLog()
+        cache.coordinator.observe(events.observer)
+        let options = LoadOptions(refreshAhead: 0.5, hardTimeout: .seconds(1))
+        let runs = Counter()
+        let load: @Sendable () async throws -> Data = {
+            bytes("v\(runs.increment())")
+        }
+        #expect(
+            try await cache.value(forKey: "k", expiry: .seconds(100), options: options, orLoad: load) == bytes("v1"))
+        clock.advance(by: 40)
+        #expect(
+            try await cache.value(forKey: "k", expiry: .seconds(100), options: options, orLoad: load) == bytes("v1"))
+        #expect(runs.value == 1)
+        clock.advance(by: 20)
+        #expect(
+            try await cache.value(forKey: "k", expiry: .seconds(100), options: options, orLoad: load) == bytes("v1"))
+        try await events.wait(for: .loadFinished, count: 2)
+        #expect(runs.value == 2)
+        #expect(memory.value(forKey: "k") == bytes("v2"))
+        // Invalid options are refused on a hit too
+        await #expect(throws: CacheError.self) {
+            _ = try await cache.value(forKey: "k", options: LoadOptions(softTimeout: .zero), orLoad: load)
+        }
     }
 }

@@ -49,6 +49,15 @@ import Testing
         #expect(error?.code == .invalidArgument)
     }
 
+    @Test(arguments: [Int.min, -1, 0, 1])
+    func aTrackedKeyLimitBelowTwoIsRefused(limit: Int) {
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
+        configuration.trackedKeyLimit = limit
+        let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("trackedKeyLimit") == true)
+    }
+
     @Test(arguments: ["", "a:b", "a b", "a/b", "é", String(repeating: "x", count: 65)])
     func aBadNamespaceIsRefusedWhenTheCacheIsCreated(namespace: String) {
         let configuration = RedisCacheConfiguration(namespace: namespace, masterKeySource: .masterKey(Data(count: 32)))

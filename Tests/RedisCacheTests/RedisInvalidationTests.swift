@@ -10,7 +10,9 @@ import Testing
 /// Server-driven coherence: writes made by another cache, by a plain client, `FLUSHDB` and `removeAll()`
 /// elsewhere reach this process's memory tier through the Redis tier's tracking connection; a lost
 /// tracking connection flushes it; a reply read before an invalidation is never written back after it.
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+// Serialized: each test starts servers, proxies and tracking threads; one at a time keeps the suite from
+// starving the rest of the run on two cores.
+@Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
 struct RedisInvalidationTests {
     /// Two stacks on one namespace, both tracking.
     static func pair(_ server: RedisServer) async throws -> (InvalidationStack, InvalidationStack) {
@@ -27,6 +29,7 @@ struct RedisInvalidationTests {
         let server = try RedisServer()
         let (writer, reader) = try await Self.pair(server)
         try await writer.multi.setValue("old", forKey: "k")
+        #expect(await reader.settle())
         #expect(try await reader.multi.value(forKey: "k") == "old")
         #expect(reader.memory.value(forKey: "k") == "old")
 
@@ -66,6 +69,7 @@ struct RedisInvalidationTests {
         let server = try RedisServer()
         let (writer, reader) = try await Self.pair(server)
         for key in ["a", "b", "c"] { try await writer.multi.setValue(key, forKey: key) }
+        #expect(await reader.settle())
         for key in ["a", "b", "c"] { #expect(try await reader.multi.value(forKey: key) == key) }
         #expect(reader.memory.count == 3)
 
@@ -88,6 +92,7 @@ struct RedisInvalidationTests {
         let (filler, holder) = try await Self.pair(server)
         try await filler.multi.setValue("held", forKey: "held")
         try await filler.multi.setValue("s0", forKey: "sentinel")
+        #expect(await holder.settle())
         #expect(try await holder.multi.value(forKey: "held") == "held")
         #expect(try await holder.multi.value(forKey: "sentinel") == "s0")
         let before = holder.redis.health
@@ -118,6 +123,7 @@ struct RedisInvalidationTests {
         #expect(await reader.waitUntilTracking())
         #expect(await writer.waitUntilTracking())
         try await writer.multi.setValue("old", forKey: "k")
+        #expect(await reader.settle())
         #expect(try await reader.multi.value(forKey: "k") == "old")
         #expect(reader.memory.value(forKey: "k") == "old")
         #expect(reader.redis.health.isTracking)
@@ -196,6 +202,7 @@ struct RedisInvalidationTests {
         let writer = try RedisCache<String, String>(configuration: writerConfiguration)
         #expect(await reader.waitUntilTracking())
         try await writer.setValue("s", forKey: "sentinel")
+        #expect(await reader.settle())
         #expect(try await reader.multi.value(forKey: "sentinel") == "s")
 
         var random = SplitMix64(seed: 16)

@@ -85,7 +85,7 @@ extension LRUTable {
     @inlinable
     func readIncludingStale(
         _ key: Key, now: Double
-    ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int)? {
+    ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int, tags: Set<String>)? {
         guard let entry = index[key] else {
             counters.misses += 1
             return nil
@@ -100,7 +100,8 @@ extension LRUTable {
             touch(entry.slot, hash: entry.hash)
             counters.hits += 1
         }
-        return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)])
+        let tags = entry.isTagged ? tagStamps[entry.slot]?.tags ?? [] : []
+        return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)], tags)
     }
 
     // MARK: - Writes

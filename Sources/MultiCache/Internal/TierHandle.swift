@@ -1,4 +1,5 @@
 import CacheCore
+import Foundation
 
 /// How a ``MultiCache`` calls one tier, for reads and writes alike: closures formed where the tier was
 /// created.
@@ -17,6 +18,9 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Reads a value without suspending or building its entry; `nil` when the cache is not a
     /// `SynchronousCache`.
     @usableFromInline let valueAtOnce: (@Sendable (Key) -> Value?)?
+    /// Reads a value and its expiry without suspending (a load with options, for refresh-ahead); `nil`
+    /// when the cache is not a `SynchronousCache`.
+    @usableFromInline let valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Date?)?)?
     /// Stores an entry.
     @usableFromInline let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
     /// Removes a key's entry.
@@ -40,25 +44,28 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handle over a cache that is read with `await`.
     @inlinable
     init<TierCache: Cache<Key, Value>>(_ cache: TierCache) {
-        self.init(cache, entryAtOnce: nil, valueAtOnce: nil)
+        self.init(cache, entryAtOnce: nil, valueAtOnce: nil, valueAndExpiryAtOnce: nil)
     }
 
     /// A handle over a cache that can also be read without suspending.
     @inlinable
     init<TierCache: SynchronousCache<Key, Value>>(_ cache: TierCache) {
         self.init(
-            cache, entryAtOnce: { key in cache.entry(forKey: key) }, valueAtOnce: { key in cache.value(forKey: key) })
+            cache, entryAtOnce: { key in cache.entry(forKey: key) }, valueAtOnce: { key in cache.value(forKey: key) },
+            valueAndExpiryAtOnce: { key in cache.valueAndExpiry(forKey: key) })
     }
 
     @inlinable
     init<TierCache: Cache<Key, Value>>(
         _ cache: TierCache,
         entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?,
-        valueAtOnce: (@Sendable (Key) -> Value?)?
+        valueAtOnce: (@Sendable (Key) -> Value?)?,
+        valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Date?)?)?
     ) {
         entry = { key in try await cache.entry(forKey: key) }
         self.entryAtOnce = entryAtOnce
         self.valueAtOnce = valueAtOnce
+        self.valueAndExpiryAtOnce = valueAndExpiryAtOnce
         setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }

@@ -127,7 +127,12 @@ final class RedisServer: @unchecked Sendable {
     func waitUntilAccepting(timeout: Duration = .seconds(10)) throws {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
-            if FreePort.accepts(port) { return }
+            // Accepting is not enough: a fault proxy of another test may have bound the port between its
+            // discovery and this server's bind (the server then exits); the server must name its own pid.
+            if FreePort.accepts(port) {
+                let expected = lock.withLock { process?.processIdentifier }
+                if let expected, FreePort.redisProcessID(port: port) == expected { return }
+            }
             if lock.withLock({ process?.isRunning }) != true { break }  // it exited: the port was taken
             usleep(5_000)
         }
