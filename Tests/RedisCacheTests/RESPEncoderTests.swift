@@ -21,4 +21,19 @@ import Testing
         #expect(
             try decoder.next() == .array([.bulkString(Array("SET".utf8)), .bulkString([0x6B]), .bulkString(binary)]))
     }
+
+    @Test(arguments: [0, 1, 9, 10, 11, 99, 100, 999, 1000, 4096, 65_535, 1 << 20])
+    func writesEveryLengthInDecimal(length: Int) throws {
+        // Given an argument of `length` bytes (digit counts change at each power of ten)
+        var command = RESPCommand("SET")
+        command.append([UInt8](repeating: 0x61, count: length))
+        // When it is encoded, then its length prefix is the decimal count and the frame decodes back
+        let bytes = RESPEncoder.encode(command)
+        let prefix = Array("*2\r\n$3\r\nSET\r\n$\(length)\r\n".utf8)
+        #expect(Array(bytes.prefix(prefix.count)) == prefix)
+        #expect(bytes.count == prefix.count + length + 2)
+        var decoder = RESPDecoder(limits: RESPDecoder.Limits(maximumBulkLength: 2 << 20))
+        decoder.append(bytes)
+        #expect(try decoder.next() == .array([.bulkString(Array("SET".utf8)), .bulkString(command.arguments[1])]))
+    }
 }

@@ -42,9 +42,15 @@ struct RedisConnectionTests {
         await connection.close()
     }
 
-    @Test func pipelinesAThousandConcurrentRequestsOverOneConnection() async throws {
+    @Test(arguments: [true, false])
+    func pipelinesAThousandConcurrentRequestsOverOneConnection(inline: Bool) async throws {
         let server = try RedisServer()
-        let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(10))
+        var configuration = RedisConnection.Configuration(port: server.port, readTimeout: .seconds(10))
+        // Inline exchanges on or off: with them on, only one task at a time borrows the idle connection, and
+        // a second task sending makes the I/O thread batch again (the pool may run the tasks one after
+        // another, which must not turn 1,000 tasks into 1,000 round trips).
+        if !inline { configuration.inlineReplyWait = .zero }
+        let connection = try RedisConnection(configuration: configuration)
         // When 1,000 tasks INCR one counter at once
         let replies = try await withThrowingTaskGroup(of: RESPValue.self) { group in
             for _ in 0..<1000 { group.addTask { try await connection.send(RESPCommand("INCR", "counter")) } }
@@ -61,7 +67,8 @@ struct RedisConnectionTests {
         let statistics = connection.statistics
         #expect(statistics.connects == 1)
         #expect(statistics.writes < 1000)
-        print("pipelining: 1,000 concurrent INCR written in \(statistics.writes) send(2) calls")
+        if !inline { #expect(statistics.inlineReplies == 0) }
+        print("pipelining (inline \(inline)): 1,000 concurrent INCR written in \(statistics.writes) send(2) calls")
         await connection.close()
     }
 

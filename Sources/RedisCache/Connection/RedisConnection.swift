@@ -28,9 +28,17 @@ import CacheCore
 /// await connection.close()
 /// ```
 ///
-/// Thread safety: every method may be called from any thread or task. All socket I/O happens on one
-/// dedicated thread per connection; `async` callers are resumed from it and never block the cooperative
-/// pool. Error replies are thrown as ``RedisError`` (see ``RedisError/reply(_:)``).
+/// - **Inline exchanges.** A request sent while nothing else is in flight or queued is written by the
+///   caller's own thread, which then reads for its reply for up to ``Configuration/inlineReplyWait``
+///   (100 µs by default) with non-blocking reads, yielding the processor in between; a sequential caller
+///   so pays no hand-off to the I/O thread and back. A reply that takes longer is handed to the I/O thread
+///   with the request's deadlines unchanged (the read deadline counts from when the request was written),
+///   and requests other callers queue meanwhile follow it in order.
+///
+/// Thread safety: every method may be called from any thread or task. Socket I/O happens on the
+/// connection's dedicated thread, or, for an inline exchange, on the caller's thread for at most the
+/// inline wait (it never sleeps in the kernel); an `async` caller whose reply is not inline is resumed from
+/// the I/O thread. Error replies are thrown as ``RedisError`` (see ``RedisError/reply(_:)``).
 package final class RedisConnection: Sendable {
     private let core: ConnectionCore
 
@@ -72,10 +80,11 @@ package final class RedisConnection: Sendable {
     ///   is cancelled (the connection stays up).
     package func send(_ command: RESPCommand) async throws -> RESPValue {
         try Task.checkCancellation()
+        let caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
         let ticket = Locked(Ticket.waiting)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<RESPValue, any Error>) in
-                let id = core.submit(command) { continuation.resume(with: $0) }
+                let id = core.submit(command, caller: caller) { continuation.resume(with: $0) }
                 let cancelled = ticket.withLock { ticket in
                     if case .cancelled = ticket { return true }
                     if let id { ticket = .submitted(id) }
@@ -98,8 +107,8 @@ package final class RedisConnection: Sendable {
     /// - Parameters:
     ///   - command: The command.
     ///   - completion: Called exactly once, on the connection's I/O thread or (for a request refused at
-    ///     once) on the caller's thread, with the reply or the error ``send(_:)`` would throw. It must
-    ///     return quickly.
+    ///     once, or answered inline) on the caller's thread before this returns, with the reply or the
+    ///     error ``send(_:)`` would throw. It must return quickly.
     package func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void) {
         _ = core.submit(command, completion: completion)
     }

@@ -3,8 +3,10 @@ import CacheCore
 /// The state a connection's callers and its I/O thread share, behind one lock: requests queued but not
 /// yet taken by the I/O thread, the completions of requests still waiting, the breaker and counters.
 ///
-/// Callers only queue and cancel; the I/O thread owns the socket, the decoder and the FIFO of requests
-/// in flight. Completions always run outside the lock.
+/// Callers queue and cancel; the I/O thread owns the socket, the decoder and the FIFO of requests in
+/// flight. When the connection is idle the I/O thread parks its socket here (``State/parked``) and one
+/// caller at a time may borrow it to write its request and read the reply on its own thread
+/// (`ConnectionCore+Inline.swift`). Completions always run outside the lock.
 final class ConnectionCore: Sendable {
     /// Called once with a request's outcome.
     typealias Completion = @Sendable (Result<RESPValue, any Error>) -> Void
@@ -28,12 +30,32 @@ final class ConnectionCore: Sendable {
         var isClosing = false
         var isTerminated = false
         var terminationWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The idle connection's socket, lent by the I/O thread; a caller may take it when nothing is queued.
+        var parked: SocketSession?
+        /// A caller holds the socket for an inline exchange.
+        var inlineBusy = false
+        /// What a caller gave back to the I/O thread instead of parking it again.
+        var handoff: Handoff?
+        /// The I/O thread woke while a caller held the socket and waits for it.
+        var ioWantsSession = false
+        /// The task that borrowed the parked socket since the I/O thread last parked it (0: none yet).
+        var inlineCaller = 0
+    }
+
+    /// A borrowed socket given back to the I/O thread: with the caller's request when its reply did not
+    /// come within the inline wait, and the failure that ended the exchange, if any.
+    struct Handoff {
+        var session: SocketSession
+        var request: Queued?
+        var unwritten: ArraySlice<UInt8>
+        var writtenAt: ContinuousClock.Instant?
+        var failure: RedisError?
     }
 
     let configuration: RedisConnection.Configuration
     let wakePipe: WakePipe
     let origin = ContinuousClock.now
-    private let locked: Locked<State>
+    let locked: Locked<State>
 
     init(configuration: RedisConnection.Configuration, wakePipe: WakePipe) {
         self.configuration = configuration
@@ -50,10 +72,15 @@ final class ConnectionCore: Sendable {
 
     // MARK: - Callers
 
-    /// Queues `command` and returns its id, or completes at once (open breaker, closed connection) and
-    /// returns `nil`. An open breaker costs one lock and no system call.
-    func submit(_ command: RESPCommand, completion: @escaping Completion) -> UInt64? {
-        enum Outcome { case queued(UInt64, wake: Bool), refused(RedisError) }
+    /// Queues `command` and returns its id, or completes at once (open breaker, closed connection, a reply
+    /// read inline) and returns `nil`. An open breaker costs one lock and no system call.
+    ///
+    /// `caller` identifies the calling task (0 when unknown). Only the first task to borrow the parked
+    /// socket after the I/O thread parked it borrows it again: another task sending means tasks overlap
+    /// (the pool may run ready tasks one after another, so their requests would never be seen together),
+    /// and queueing them lets the I/O thread write them in one batch.
+    func submit(_ command: RESPCommand, caller: Int = 0, completion: @escaping Completion) -> UInt64? {
+        enum Outcome { case queued(UInt64, wake: Bool), refused(RedisError), inline(SocketSession, UInt64) }
         let outcome: Outcome = locked.withLock { state in
             if state.isClosing || state.state == .closed {
                 return .refused(RedisError(.connectionClosed, "the connection was closed"))
@@ -64,6 +91,16 @@ final class ConnectionCore: Sendable {
             }
             let id = state.nextID
             state.nextID += 1
+            if let session = state.parked, state.queued.isEmpty,
+                caller == 0 || state.inlineCaller == 0 || state.inlineCaller == caller
+            {
+                if caller != 0 { state.inlineCaller = caller }
+                // The I/O thread parks only with nothing in flight and nothing queued, and takes the socket
+                // back before it writes anything again: this request is the only one on the wire.
+                state.parked = nil
+                state.inlineBusy = true
+                return .inline(session, id)
+            }
             RESPEncoder.encode(command, into: &state.outbox)
             state.queued.append(Queued(id: id, end: state.outbox.count, queuedAt: .now))
             state.completions[id] = completion
@@ -79,6 +116,8 @@ final class ConnectionCore: Sendable {
         case .refused(let error):
             completion(.failure(error))
             return nil
+        case .inline(let session, let id):
+            return exchangeInline(command, id: id, on: session, completion: completion)
         }
     }
 

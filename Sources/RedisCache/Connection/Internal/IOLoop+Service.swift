@@ -7,10 +7,17 @@ extension IOLoop {
         // Write first: requests queued while the connection was being set up are judged by their write
         // deadline only once the socket had a chance to take them.
         guard writeAvailable(socket) else { return }
-        let now = ContinuousClock.now
+        var now = ContinuousClock.now
         if let deadline = nextDeadline(), deadline <= now {
-            drop(RedisError(.deadlineExceeded, deadlineMessage()), countsAsFailure: true)
-            return
+            // Read what already arrived before judging: a thread that was not scheduled for a while (a loaded
+            // machine) must not fail requests whose replies are waiting in the socket buffer.
+            readAvailable(socket)
+            guard self.socket != nil else { return }
+            now = ContinuousClock.now
+            if let deadline = nextDeadline(), deadline <= now {
+                drop(RedisError(.deadlineExceeded, deadlineMessage()), countsAsFailure: true)
+                return
+            }
         }
         if pendingCount == 0, lastActivity.advanced(by: configuration.keepAliveInterval) <= now {
             queueKeepAlive()

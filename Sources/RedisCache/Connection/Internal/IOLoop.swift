@@ -3,8 +3,9 @@ import Foundation
 /// The I/O thread of one connection: connects, writes queued requests together, reads and matches
 /// replies in FIFO order, enforces deadlines, reconnects with backoff, and sends keep-alive pings.
 ///
-/// Callers never touch the socket: they queue through ``ConnectionCore`` and are completed from here,
-/// so no task of the cooperative pool ever waits on a socket.
+/// Callers queue through ``ConnectionCore`` and are completed from here, except while the connection is
+/// idle: the loop then parks its socket (`IOLoop+Parking.swift`) and one caller at a time may borrow it
+/// for an inline exchange bounded by microseconds, never a blocking wait in the kernel.
 final class IOLoop: @unchecked Sendable {
     // @unchecked Sendable is sound: an IOLoop is created by `start`, handed to the one thread it runs on,
     // and never touched by any other thread; everything shared lives in `core`, behind its lock.
@@ -31,11 +32,23 @@ final class IOLoop: @unchecked Sendable {
     var spareOutbox: [UInt8] = []  // swapped with the callers' outbox in `takeQueued`
     var spareQueued: [ConnectionCore.Queued] = []
     var nextInternalID: UInt64 = 1 << 63
-    var writes = 0  // published to the statistics in `takeQueued`, which holds the lock anyway
+    var writes = 0  // added to the statistics in `takeQueued`, which holds the lock anyway
+    /// The holder this loop lends its socket and decoder in while the connection is idle.
+    let session: SocketSession
+    /// The socket is parked or with a caller (`socket` is `nil` then but the connection is up).
+    var isSessionAway = false
+    /// The parked socket's descriptor, polled for a hang-up while the loop is parked.
+    var parkedDescriptor: Int32 = -1
+    /// The parked socket reported a hang-up: service it rather than park it again.
+    var sawHangUp = false
+    /// Requests taken since the connection was last idle: more than one means callers overlap, and the
+    /// loop then keeps the socket (pipelining serves them better than one borrower at a time).
+    var requestsSinceIdle = 0
 
     init(core: ConnectionCore) {
         self.core = core
         decoder = RESPDecoder(limits: core.configuration.decoderLimits)
+        session = SocketSession(limits: core.configuration.decoderLimits)
     }
 
     /// Starts the I/O thread.
@@ -50,6 +63,11 @@ final class IOLoop: @unchecked Sendable {
 
     func run() {
         while takeQueued() {
+            if isSessionAway {
+                // A caller holds the socket for an inline exchange; it wakes this thread when it gives it back.
+                waitForWake(until: nil)
+                continue
+            }
             if socket == nil {
                 connectIfDue()
                 if socket == nil {
@@ -57,7 +75,16 @@ final class IOLoop: @unchecked Sendable {
                     continue
                 }
             }
+            if park() {
+                waitWhileParked()
+                continue
+            }
             serviceSocket()
+        }
+        while isSessionAway {
+            // Closing while a caller holds the socket: it gives it back within its inline wait.
+            waitForWake(until: nil)
+            _ = takeQueued()
         }
         drop(RedisError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
         core.terminated()
@@ -66,15 +93,39 @@ final class IOLoop: @unchecked Sendable {
     /// Moves requests callers queued into `output` and the FIFO; `false` when the connection is closing.
     private func takeQueued() -> Bool {
         core.wakePipe.drain()
+        var handoff: ConnectionCore.Handoff?
+        var reclaimed = false
         // Swap the callers' buffers with this thread's empty spares rather than copying them out: both
         // sides stay uniquely referenced, so neither reallocates on the next request.
         let closing = core.withState { state in
             state.wakePending = false
-            state.statistics.writes = writes
+            state.statistics.writes += writes
+            writes = 0
+            if isSessionAway {
+                if let given = state.handoff {
+                    handoff = given
+                    state.handoff = nil
+                    state.ioWantsSession = false
+                } else if state.parked != nil {
+                    state.parked = nil
+                    reclaimed = true
+                } else {
+                    // A caller holds the socket: what is queued stays queued, behind its request, until it
+                    // gives the socket back (it does so at once when it sees this flag or the queue).
+                    state.ioWantsSession = true
+                    return state.isClosing
+                }
+            }
             swap(&state.outbox, &spareOutbox)
             swap(&state.queued, &spareQueued)
             return state.isClosing
         }
+        if let handoff {
+            adopt(handoff)
+        } else if reclaimed {
+            reclaimSession()
+        }
+        requestsSinceIdle += spareQueued.count + (handoff?.request == nil ? 0 : 1)
         let base = output.count
         output.append(contentsOf: spareOutbox)
         for request in spareQueued {
