@@ -98,4 +98,16 @@ public protocol Cache<Key, Value>: Sendable {
     /// - Throws: ``CacheError`` when the tier cannot be changed.
     /// - Complexity: Usually O(*n*) in the number of entries held; set by the conformer.
     func removeAll() async throws
+
+    /// Makes every entry that carries `tag` a miss, in O(1) however many entries carry it.
+    ///
+    /// The tier advances the tag's version counter; an entry stamped with an older version is a miss from
+    /// then on and is dropped lazily (when a read finds it, or by eviction and trimming). No clock is
+    /// read, so clock skew between processes sharing a tier cannot revive an entry. Entries without the
+    /// tag are untouched.
+    ///
+    /// - Parameter tag: The tag whose entries to remove; any string (the empty one included).
+    /// - Throws: ``CacheError`` when the tier cannot be changed.
+    /// - Complexity: Set by the conformer; O(1) in the number of tagged entries for every Strata tier.
+    func removeAll(taggedWith tag: String) async throws
 }

@@ -24,6 +24,12 @@ public struct CacheEntry<Value> {
     /// whatever this says; only a `StaleRetainingCache`'s `entryIncludingStale(forKey:)` does. A value
     /// earlier than ``expiresAt`` means the same as `nil`.
     public var staleUntil: Date?
+    /// The tags the entry carries: `removeAll(taggedWith:)` with any of them makes the entry a miss in
+    /// every tier that stored it (Docs/Tags.md). Empty for an untagged entry.
+    ///
+    /// A tier stamps each tag with its own version counter when it stores the entry; the stamps are the
+    /// tier's business and never travel between tiers.
+    public var tags: Set<String>
 
     /// Creates an entry.
     ///
@@ -33,11 +39,15 @@ public struct CacheEntry<Value> {
     ///   - cost: The entry's cost, or `nil` to let each tier compute it.
     ///   - staleUntil: How long a tier keeps the entry past `expiresAt` for loads that may serve it stale,
     ///     or `nil` (the default) for no stale retention.
-    public init(value: Value, expiresAt: Date? = nil, cost: Int? = nil, staleUntil: Date? = nil) {
+    ///   - tags: The entry's tags; none by default.
+    public init(
+        value: Value, expiresAt: Date? = nil, cost: Int? = nil, staleUntil: Date? = nil, tags: Set<String> = []
+    ) {
         self.value = value
         self.expiresAt = expiresAt
         self.cost = cost
         self.staleUntil = staleUntil
+        self.tags = tags
     }
 
     /// The instant from which no tier keeps the entry: the later of ``expiresAt`` and ``staleUntil``, or

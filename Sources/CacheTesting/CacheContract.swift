@@ -71,6 +71,10 @@ public enum CacheContract {
         case concurrentSetsOnDistinctKeys
         /// A clock that moves backwards does not revive an entry that was read as expired.
         case clockMovingBackwardsDoesNotRevive
+        /// `removeAll(taggedWith:)` makes the entries carrying the tag misses and leaves untagged entries and
+        /// entries with other tags as they were; a tagged entry that reads back carries its tags. (A tier
+        /// may decline to keep tagged entries at all; it must then miss them.)
+        case removeAllTaggedMissesOnlyThatTag
 
         /// The rule's short name, for example `expiryBoundary`.
         public var description: String { rawValue }
@@ -94,6 +98,7 @@ public enum CacheContract {
             case .pathLikeKeysRoundTrip: "path-like, control-character and emoji keys round-trip"
             case .completionHandlersMatchAsync: "completion handlers match async results, each called once"
             case .concurrentSetsOnDistinctKeys: "concurrent sets on distinct keys are all kept"
+            case .removeAllTaggedMissesOnlyThatTag: "removing a tag misses exactly the entries that carry it"
             case .clockMovingBackwardsDoesNotRevive: "a clock moving backwards does not revive an expired entry"
             }
         }

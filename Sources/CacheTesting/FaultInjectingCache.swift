@@ -235,6 +235,18 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
         try await base.removeAll()
     }
 
+    /// Removes the entries tagged `tag` from the storage, unless wipes are failed or held (a tag removal
+    /// is faulted as ``CacheOperation/removeAll``).
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Throws: The injected error when ``CacheOperation/removeAll`` is failed; `CancellationError` when
+    ///   the task is cancelled while parked; otherwise what the storage throws.
+    /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
+    public func removeAll(taggedWith tag: String) async throws {
+        try await admit(.removeAll)
+        try await base.removeAll(taggedWith: tag)
+    }
+
     // MARK: - Internals
 
     /// Counts the call, parks it while its operation is held, then throws an injected failure if any.

@@ -37,6 +37,8 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
         case removeEntry(Key)
         /// `removeAll()`.
         case removeAll
+        /// `removeAll(taggedWith:)`, with the tag.
+        case removeAllTagged(String)
 
         /// Which requirement was called.
         public var operation: CacheOperation {
@@ -44,7 +46,7 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
             case .entry: .entry
             case .setEntry: .setEntry
             case .removeEntry: .removeEntry
-            case .removeAll: .removeAll
+            case .removeAll, .removeAllTagged: .removeAll
             }
         }
 
@@ -52,7 +54,7 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
         public var key: Key? {
             switch self {
             case .entry(let key), .setEntry(let key, _), .removeEntry(let key): key
-            case .removeAll: nil
+            case .removeAll, .removeAllTagged: nil
             }
         }
 
@@ -63,6 +65,7 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
             case .setEntry(let key, let expiresAt): "setEntry(\(key), expiresAt: \(expiresAt.map { "\($0)" } ?? "nil"))"
             case .removeEntry(let key): "removeEntry(\(key))"
             case .removeAll: "removeAll"
+            case .removeAllTagged(let tag): "removeAll(taggedWith: \(tag))"
             }
         }
     }
@@ -168,6 +171,16 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     public func removeAll() async throws {
         record(.removeAll)
         try await base.removeAll()
+    }
+
+    /// Records ``Call/removeAllTagged(_:)``, then removes the tag's entries from the storage.
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Throws: What the storage throws.
+    /// - Complexity: One append under the recording lock, plus what the storage's removal costs.
+    public func removeAll(taggedWith tag: String) async throws {
+        record(.removeAllTagged(tag))
+        try await base.removeAll(taggedWith: tag)
     }
 
     private func record(_ call: Call) {

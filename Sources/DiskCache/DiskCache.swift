@@ -179,6 +179,9 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///
     /// Thread-safe; concurrent writes of one key leave one of them whole.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
+        // Tags are not kept on disk yet (Docs/Tags.md): a tagged entry is not stored here, and the earlier
+        // entry for its key goes, so no copy can outlive a removal of its tags.
+        guard entry.tags.isEmpty else { return try removeEntry(forKey: key) }
         let keyBytes = try canonicalBytes(of: key)
         let valueBytes = try encode(entry.value)
         try loadOnce.fenced(key) {
@@ -242,6 +245,15 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func removeAll() throws {
         try loadOnce.fenced(nil) { try store.removeAll() }
     }
+
+    /// Makes every entry carrying `tag` a miss. The store keeps no tagged entries yet (a tagged
+    /// `setEntry(_:forKey:)` removes the key instead, Docs/Tags.md), so there is nothing to remove.
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Complexity: O(1).
+    ///
+    /// Thread-safe.
+    public func removeAll(taggedWith tag: String) {}
 
     /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every
     /// process and every instance on this store; waits for the lock.

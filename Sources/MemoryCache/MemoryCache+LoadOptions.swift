@@ -14,7 +14,9 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
     public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)? {
         var expiresAt = Double.infinity
         var cost = 0
-        guard let value = lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost) else { return nil }
+        var tagStamp: TagStamp?
+        guard let value = lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        else { return nil }
         return (value, Self.date(fromSeconds: expiresAt))
     }
 
@@ -36,7 +38,7 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
         guard let found = withTable(for: key, { $0.readIncludingStale(key, now: now) }) else { return nil }
         return CacheEntry(
             value: found.value, expiresAt: Self.date(fromSeconds: found.expiresAt), cost: found.cost,
-            staleUntil: found.staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) })
+            staleUntil: found.staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) }, tags: found.tags)
     }
 
     /// Returns the live entries for those of `keys` the cache holds, one shard lock per key.

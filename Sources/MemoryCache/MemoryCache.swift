@@ -83,6 +83,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Unretained references to `shards`, freed in `deinit`; `shards` keeps the objects alive.
     @usableFromInline let shardReferences: ShardReferences
     private let memoryPressureMonitor: MemoryPressureMonitor
+    /// The version counter of every tag this cache has seen.
+    let tagRegistry: TagRegistry
     /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
     /// never loads pays one atomic load per write or removal for it and nothing per read.
     @usableFromInline let loadOnce = TierLoadOnce<Key, Value>()
@@ -131,14 +133,17 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
             throw CacheError(.invalidArgument, "shardCount must be at least 1, but is \(shardCount)")
         }
         let effectiveShardCount = Self.effectiveShardCount(shardCount, countLimit: countLimit, costLimit: costLimit)
+        let tagRegistry = TagRegistry()
         let shards = (0..<effectiveShardCount).map { shard in
             Locked(
                 LRUTable<Key, Value>(
                     countLimit: Self.share(of: countLimit, forShard: shard, of: effectiveShardCount),
                     costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount),
-                    approximatesRecency: effectiveShardCount > 1, policy: policy))
+                    approximatesRecency: effectiveShardCount > 1, policy: policy,
+                    tagGeneration: tagRegistry.generation))
         }
         self.clock = clock
+        self.tagRegistry = tagRegistry
         self.policy = policy
         self.countLimit = countLimit
         self.costLimit = costLimit
@@ -174,7 +179,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     public func value(forKey key: Key) -> Value? {
         var expiresAt = Double.infinity
         var cost = 0
-        return lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost)
+        var tagStamp: TagStamp?
+        return lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
     }
 
     /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
@@ -189,8 +195,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     public func entry(forKey key: Key) -> CacheEntry<Value>? {
         var expiresAt = Double.infinity
         var cost = 0
-        guard let value = lookup(key, wantsCost: true, expiresAt: &expiresAt, cost: &cost) else { return nil }
-        return CacheEntry(value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost)
+        var tagStamp: TagStamp?
+        guard let value = lookup(key, wantsCost: true, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        else { return nil }
+        return CacheEntry(
+            value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost, tags: tagStamp?.tags ?? [])
     }
 
     /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:)``
@@ -292,6 +301,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// - Complexity: O(1) on average, plus O(1) per entry evicted.
     @inlinable
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
+        guard entry.tags.isEmpty else { return try setTaggedEntry(entry, forKey: key, taggedAt: nil) }
         let cost = max(entry.cost ?? costFunction(entry.value), 0)
         if let expiresAt = entry.expiresAt {
             try store(
@@ -370,18 +380,23 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Returns the value of a hit and fills in its expiry and, when `wantsCost`, its cost; an expired
     /// entry's value is released here, after the lock is dropped.
     @inlinable
-    func lookup(_ key: Key, wantsCost: Bool, expiresAt: inout Double, cost: inout Int) -> Value? {
+    func lookup(
+        _ key: Key, wantsCost: Bool, expiresAt: inout Double, cost: inout Int, tagStamp: inout TagStamp?
+    ) -> Value? {
         var value: Value?
         if !readsClockFirst {
             let status = withTable(for: key) {
-                $0.readWithoutClock(key, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost)
+                $0.readWithoutClock(
+                    key, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
             }
             if status == .hit { return value }
             if status != .needsClock { return nil }
         }
         let now = clock.now.timeIntervalSinceReferenceDate
         let status = withTable(for: key) {
-            $0.read(key, now: now, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost)
+            $0.read(
+                key, now: now, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost,
+                tagStamp: &tagStamp)
         }
         return status == .hit ? value : nil
     }
@@ -389,28 +404,35 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Stores an entry, fencing loads of `key` in flight (see ``fenced(_:_:)``).
     @inlinable
     func store(
-        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil,
+        tagStamp: TagStamp? = nil
     ) throws {
         // Checked inline: a cache that never loads writes without forming a closure or making a call.
         guard loadOnce.isActive else {
             return try storeUnfenced(
-                value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil)
+                value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil,
+                tagStamp: tagStamp)
         }
         try fenced(key) {
-            try storeUnfenced(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil)
+            try storeUnfenced(
+                value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil,
+                tagStamp: tagStamp)
         }
     }
 
     @inlinable
     func storeUnfenced(
-        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil,
+        tagStamp: TagStamp? = nil
     ) throws {
         let (released, limit) = withTable(for: key) { table in
             // A table that keeps nothing (a limit of 0) refuses every entry without an error, as a disk
             // tier does; only an entry that alone exceeds a limit that keeps something is refused loudly.
             let tooLarge = table.countLimit != 0 && table.costLimit != 0 && cost > table.costLimit
             return (
-                table.store(value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil),
+                table.store(
+                    value, forKey: key, cost: cost, expiresAt: expiresAt, now: now, staleUntil: staleUntil,
+                    tagStamp: tagStamp),
                 tooLarge ? table.costLimit : nil
             )
         }

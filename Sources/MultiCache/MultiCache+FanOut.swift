@@ -44,6 +44,26 @@ extension MultiCache {
         return failures
     }
 
+    /// ``forEachTier(in:_:)`` for an operation that needs each tier's index too.
+    func forEachIndexedTier(
+        in indices: Range<Int>,
+        _ operation: @escaping @Sendable (Int, Tier) async throws -> Void
+    ) async -> [CacheError.TierFailure] {
+        let tiers = self.tiers
+        var failures = await withTaskGroup(of: CacheError.TierFailure?.self) { group in
+            for index in indices {
+                group.addTask { await Self.call({ try await operation(index, $0) }, on: tiers[index], at: index) }
+            }
+            var failures: [CacheError.TierFailure] = []
+            for await failure in group {
+                if let failure { failures.append(failure) }
+            }
+            return failures
+        }
+        failures.sort { $0.index < $1.index }
+        return failures
+    }
+
     /// Runs `operation` on `tier`, tier number `index`, and returns its failure, if any.
     private static func call(
         _ operation: @Sendable (Tier) async throws -> Void,

@@ -22,14 +22,20 @@ extension MultiCache {
     /// once, as ``removeEntry(forKey:)`` and ``removeAll()`` do, and queues their removal from the tiers
     /// above the publisher.
     ///
-    /// `.tags` removes everything for now: no tier above holds tags yet.
+    /// `.tags` fences every key (a read or load in flight may carry one of the tags) and removes the
+    /// tags' entries, through `removeAll(taggedWith:)`, from the tiers above.
     func receive(_ invalidation: CacheInvalidation<Key>, fromTier publisher: Int) {
         let keys: [Key]?
+        var tags: [String]?
         switch invalidation {
         case .keys(let invalidated):
             guard !invalidated.isEmpty else { return }
             keys = invalidated
-        case .tags, .all:
+        case .tags(let invalidated):
+            guard !invalidated.isEmpty else { return }
+            keys = nil
+            tags = invalidated
+        case .all:
             keys = nil
         }
         let startDrain = relay.state.withLock { state -> Bool in
@@ -38,10 +44,11 @@ extension MultiCache {
             if let keys, state.queuedKeyCount + keys.count > InvalidationRelay<Key, Value>.keyLimit {
                 fenced = nil
             }
-            state.queued.append(.init(fence: coordinator.beginInvalidation(of: fenced), tiersAbove: publisher))
+            state.queued.append(
+                .init(fence: coordinator.beginInvalidation(of: fenced), tiersAbove: publisher, tags: tags))
             if let fenced {
                 state.queuedKeyCount += fenced.count
-            } else {
+            } else if tags == nil {
                 state.queuedWipe = max(state.queuedWipe ?? 0, publisher)
             }
             defer { state.isDraining = true }
@@ -71,6 +78,8 @@ extension MultiCache {
                 let failures = await forEachTier(in: 0..<removal.tiersAbove) { tier in
                     if let keys = removal.fence.keys {
                         for key in keys { try await tier.handle.removeEntry(key) }
+                    } else if let tags = removal.tags {
+                        for tag in tags { try await tier.handle.removeAllTagged(tag) }
                     } else {
                         try await tier.handle.removeAll()
                     }
@@ -79,7 +88,8 @@ extension MultiCache {
             }
             for removal in removals {
                 coordinator.endInvalidation(removal.fence)
-                observer?(removal.fence.keys.map(CacheInvalidation.keys) ?? .all)
+                observer?(
+                    removal.fence.keys.map(CacheInvalidation.keys) ?? removal.tags.map(CacheInvalidation.tags) ?? .all)
             }
         }
     }

@@ -91,14 +91,17 @@ extension MultiCache {
     /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
     /// written or removed (see ``CoordinatorStorage/storeLoadedValue(ofLoad:_:)``).
     /// With `options`, the entry is kept stale for the longest grace they name (`CacheEntry/staleUntil`).
+    /// With `tags`, each tier's copy is stamped with that tier's tag `versions` read before the load.
     func storeLoadedValue(
-        _ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64, options: LoadOptions = LoadOptions()
+        _ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64, options: LoadOptions = LoadOptions(),
+        tags: Set<String> = [], versions: [Int: CacheTagVersions?]? = nil
     ) async {
         let stored = await coordinator.storeLoadedValue(ofLoad: loadID) {
             let now = clock.now
             let expiresAt = expiry.expirationDate(from: now)
             let entry = CacheEntry(
-                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt))
+                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
+            if let versions { return await setEntry(entry, forKey: key, taggedAt: versions, now: now) }
             return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now)
         }
         // As on write-back, a tier refusing the value by size is skipped quietly (see `isRefusedBySize`).

@@ -87,7 +87,7 @@ extension MultiCache {
     // MARK: - Helpers
 
     /// Counts `failures` against their tiers and throws the partial-failure error when there are any.
-    private func throwIfFailed(_ failures: [CacheError.TierFailure], _ operation: String) throws {
+    func throwIfFailed(_ failures: [CacheError.TierFailure], _ operation: String) throws {
         guard !failures.isEmpty else { return }
         counters.withLock { statistics in
             for failure in failures { statistics.tiers[failure.index].errors += 1 }

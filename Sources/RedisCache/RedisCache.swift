@@ -186,6 +186,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   ``RedisCacheConfiguration/epochRefreshInterval``; O(*m*) encryption.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
         try await verifyMasterKey()
+        // A tagged entry is stamped with its tags' versions now (one `MGET` more).
+        let versions = entry.tags.isEmpty ? nil : try await currentTagVersions(of: entry.tags)
+        try await write(entry, forKey: key, tagVersions: versions)
+    }
+
+    /// Seals and stores `entry`, with a tag block of `tagVersions` when it has tags.
+    func write(_ entry: CacheEntry<Value>, forKey key: Key, tagVersions: [String: UInt64]?) async throws {
         let keyBytes = try Self.canonicalBytes(of: key)
         // Named before the size checks: a tier above may keep a copy this tier refused, and removals of
         // the key elsewhere must still reach it.
@@ -195,7 +202,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             throw CacheError(
                 .entryTooLarge, "the key's canonical bytes (\(keyBytes.count)) exceed \(Self.maximumKeySize) bytes")
         }
-        let value: Data
+        var value: Data
         do {
             value = try codec.encode(entry.value)
         } catch {
@@ -212,12 +219,14 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             return
         }
         let epoch = try await epochForWriting()
+        if let tagVersions { value = Envelope.tagBlock(tagVersions) + value }
         let sealed: [UInt8]
         do {
             sealed = try Envelope.seal(
                 value: value, keyBytes: keyBytes,
                 header: Envelope.Header(
-                    epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost, staleUntil: entry.staleUntil),
+                    epoch: epoch, expiresAt: entry.expiresAt, cost: entry.cost, staleUntil: entry.staleUntil,
+                    hasTags: tagVersions != nil),
                 namespace: keys.namespace, redisKey: name, subkey: keys.sealing)
         } catch {
             throw CacheError(.crypto, "cannot seal the entry: \(error)", cause: error)

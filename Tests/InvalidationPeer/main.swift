@@ -6,6 +6,7 @@
 //   get K          -> "value V" or "nil"         (through the MultiCache)
 //   peek K         -> "value V" or "nil"         (the memory tier alone)
 //   set K V        -> "ok"
+//   untag T        -> "ok"                       (removeAll(taggedWith: T) through the MultiCache)
 //   await K        -> "invalidated K"            (once an invalidation of K was applied; at most 10 s, else "timeout")
 //   settle         -> "settled"                  (once every write the server ran so far was applied here)
 //   quit
@@ -110,6 +111,9 @@ while let line = readLine() {
         say(memory.value(forKey: words[1]).map { "value \($0)" } ?? "nil")
     case "set" where words.count == 3:
         try await cache.setValue(words[2], forKey: words[1])
+        say("ok")
+    case "untag" where words.count == 2:
+        try await cache.removeAll(taggedWith: words[1])
         say("ok")
     case "await" where words.count == 2:
         say(applied.await(words[1]) == .key ? "invalidated \(words[1])" : "timeout")

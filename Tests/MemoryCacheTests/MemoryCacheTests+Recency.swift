@@ -68,8 +68,9 @@ extension MemoryCacheTests {
             var value: Int?
             var expiresAt = 0.0
             var cost = 0
+            var tagStamp: TagStamp?
             let status = table.readWithoutClock(
-                "a", wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost)
+                "a", wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
             #expect(status == .hit && value == 0)
         }
         // Then the reads queued nothing (a hit only marks the entry), so two cores reading one shard

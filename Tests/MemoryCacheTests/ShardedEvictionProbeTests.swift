@@ -20,7 +20,9 @@ import Testing
         var value: Int?
         var expiresAt = 0.0
         var cost = 0
-        let status = table.readWithoutClock(key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost)
+        var tagStamp: TagStamp?
+        let status = table.readWithoutClock(
+            key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
         return status == .hit ? value : nil
     }
 
@@ -108,8 +110,11 @@ import Testing
             var value: Int??
             var expiresAt = 0.0
             var cost = 0
+            var tagStamp: TagStamp?
             #expect(
-                table.readWithoutClock(key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost) == .hit
+                table.readWithoutClock(
+                    key, wantsCost: false, value: &value, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+                    == .hit
             )
         }
         // When a third is stored

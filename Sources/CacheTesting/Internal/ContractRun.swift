@@ -39,6 +39,7 @@ struct ContractRun: Sendable {
         case .completionHandlersMatchAsync: try await completionHandlersMatchAsync()
         case .concurrentSetsOnDistinctKeys: try await concurrentSetsOnDistinctKeys()
         case .clockMovingBackwardsDoesNotRevive: try await clockMovingBackwardsDoesNotRevive()
+        case .removeAllTaggedMissesOnlyThatTag: try await removeAllTaggedMissesOnlyThatTag()
         }
     }
 

@@ -60,4 +60,9 @@ final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetai
     func removeAll() {
         entries.withLock { entries in entries.removeAll() }
     }
+
+    /// O(*n*): a test double has no version counters; it drops every entry carrying `tag` at once.
+    func removeAll(taggedWith tag: String) {
+        entries.withLock { entries in entries = entries.filter { !$0.value.tags.contains(tag) } }
+    }
 }

@@ -1,4 +1,5 @@
 import CacheCore
+import Synchronization
 
 extension LRUTable {
     // MARK: - Reads
@@ -10,19 +11,25 @@ extension LRUTable {
     /// retries with ``read(_:now:wantsCost:value:expiresAt:cost:)``.
     @inlinable
     func readWithoutClock(
-        _ key: Key, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int
+        _ key: Key, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int,
+        tagStamp: inout TagStamp?
     ) -> LRUReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
             return .miss
         }
         guard !entry.canExpire else { return .needsClock }
+        // A tag removed since the entry was stored: `read` drops it (and hands its value back).
+        if entry.isTagged, !isCurrent(entry) { return .needsClock }
         touch(entry.slot, hash: entry.hash)
         counters.hits += 1
         value = entry.value
         expiresAt = .infinity
         // The cost sits in its own buffer: read it only for callers that return it.
-        if wantsCost { cost = costs[Int(entry.slot)] }
+        if wantsCost {
+            cost = costs[Int(entry.slot)]
+            if entry.isTagged { tagStamp = tagStamps[entry.slot] }
+        }
         return .hit
     }
 
@@ -32,13 +39,22 @@ extension LRUTable {
     /// entry's value is put in `value` too, to be released by the caller outside the lock.
     @inlinable
     func read(
-        _ key: Key, now: Double, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int
+        _ key: Key, now: Double, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int,
+        tagStamp: inout TagStamp?
     ) -> LRUReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
             return .miss
         }
         let entryExpiresAt = expiry(of: entry)
+        if entry.isTagged, !isCurrent(entry) {
+            settleBufferedHits()
+            counters.misses += 1
+            index.removeValue(forKey: key)
+            freeSlot(entry.slot)
+            value = entry.value
+            return .expired
+        }
         if entryExpiresAt <= now {
             settleBufferedHits()
             counters.misses += 1
@@ -54,7 +70,10 @@ extension LRUTable {
         counters.hits += 1
         value = entry.value
         expiresAt = entryExpiresAt
-        if wantsCost { cost = costs[Int(entry.slot)] }
+        if wantsCost {
+            cost = costs[Int(entry.slot)]
+            if entry.isTagged { tagStamp = tagStamps[entry.slot] }
+        }
         return .hit
     }
 
@@ -66,11 +85,13 @@ extension LRUTable {
     @inlinable
     func readIncludingStale(
         _ key: Key, now: Double
-    ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int)? {
+    ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int, tags: Set<String>)? {
         guard let entry = index[key] else {
             counters.misses += 1
             return nil
         }
+        // A removed tag ends an entry for every read, stale ones included.
+        if entry.isTagged, !isCurrent(entry) { return nil }
         let entryExpiresAt = expiry(of: entry)
         let staleUntil = staleUntils.isEmpty ? nil : staleUntils[entry.slot]
         if entryExpiresAt <= now {
@@ -79,7 +100,8 @@ extension LRUTable {
             touch(entry.slot, hash: entry.hash)
             counters.hits += 1
         }
-        return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)])
+        let tags = entry.isTagged ? tagStamps[entry.slot]?.tags ?? [] : []
+        return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)], tags)
     }
 
     // MARK: - Writes
@@ -98,13 +120,16 @@ extension LRUTable {
     /// - Returns: The values that left the table (the replaced one and any evicted ones).
     @inlinable
     func store(
-        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil
+        _ value: Value, forKey key: Key, cost: Int, expiresAt: Double, now: Double, staleUntil: Double? = nil,
+        tagStamp: TagStamp? = nil
     ) -> Released {
         settleBufferedHits()
         var released = Released()
         // `!(expiresAt > now)` rather than `expiresAt <= now`: a NaN expiry counts as already expired,
         // not as one that never comes.
-        if countLimit == 0 || costLimit == 0 || cost > costLimit || !(expiresAt > now) {
+        if countLimit == 0 || costLimit == 0 || cost > costLimit || !(expiresAt > now)
+            || tagStamp.map({ !$0.isCurrent }) == true
+        {
             if let old = index.removeValue(forKey: key) {
                 freeSlot(old.slot)
                 released.first = old.value
@@ -123,8 +148,13 @@ extension LRUTable {
         let canExpire = expiresAt != .infinity
         if canExpire { expiries[Int(slot)] = expiresAt }
         if canExpire, let staleUntil, staleUntil > expiresAt { staleUntils[slot] = staleUntil }
+        if let tagStamp {
+            tagStamps[slot] = tagStamp
+            recordTagCheck(slot, generation: 0)
+        }
         let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
-        if let old = index.updateValue(Entry(value: value, slot: slot, canExpire: canExpire, hash: hash), forKey: key) {
+        let entry = Entry(value: value, slot: slot, canExpire: canExpire, hash: hash, isTagged: tagStamp != nil)
+        if let old = index.updateValue(entry, forKey: key) {
             freeSlot(old.slot)
             released.first = old.value
         }
@@ -163,7 +193,9 @@ extension LRUTable {
     func removeExpired(now: Double, into released: inout Released) -> Int {
         settleBufferedHits()
         let expired = index.filter { key, entry in
-            expiry(of: entry) <= now && (staleUntils.isEmpty || !(staleUntils[entry.slot].map { $0 > now } ?? false))
+            (entry.isTagged && !isCurrent(entry))
+                || (expiry(of: entry) <= now
+                    && (staleUntils.isEmpty || !(staleUntils[entry.slot].map { $0 > now } ?? false)))
         }
         for (key, entry) in expired {
             index.removeValue(forKey: key)
@@ -192,6 +224,30 @@ extension LRUTable {
         while totalCost > max(cost, 0) && !index.isEmpty {
             released.append(evictLeastRecentlyUsed())
         }
+    }
+
+    /// Whether a tagged entry's tags all still have the versions it was stored with: at once when no tag
+    /// was removed since the entry was last checked, else through its stamp's counters.
+    @inlinable
+    func isCurrent(_ entry: Entry) -> Bool {
+        // Read before the counters: a removal advances its counter first and the generation second, so a
+        // check that finds the counters current was current at this generation.
+        let generation = tagGeneration.value.load(ordering: .acquiring)
+        if let tagChecks, tagChecks[Int(entry.slot)] == generation { return true }
+        guard tagStamps[entry.slot]?.isCurrent ?? true else { return false }
+        recordTagCheck(entry.slot, generation: generation)
+        return true
+    }
+
+    /// Notes that the tagged entry in `slot` was found current at `generation` (0: not yet checked).
+    @usableFromInline
+    func recordTagCheck(_ slot: Int32, generation: UInt64) {
+        if tagChecks == nil {
+            let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity)
+            buffer.initialize(repeating: 0, count: capacity)
+            tagChecks = buffer
+        }
+        tagChecks?[Int(slot)] = generation
     }
 
     /// The expiry of `entry`, in seconds since the reference date; `.infinity` for never.

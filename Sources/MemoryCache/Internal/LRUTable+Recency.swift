@@ -24,6 +24,12 @@ extension LRUTable {
         newKeys.moveInitialize(from: keys, count: used)
         newCosts.moveInitialize(from: costs, count: used)
         newExpiries.moveInitialize(from: expiries, count: used)
+        if let tagChecks {
+            let newTagChecks = UnsafeMutablePointer<UInt64>.allocate(capacity: newCapacity)
+            newTagChecks.moveInitialize(from: tagChecks, count: used)
+            tagChecks.deallocate()
+            self.tagChecks = newTagChecks
+        }
         if admitsByFrequency {
             let newHashes = UnsafeMutablePointer<UInt32>.allocate(capacity: newCapacity)
             newHashes.moveInitialize(from: frequencyPolicy.hashes, count: used)
@@ -68,6 +74,7 @@ extension LRUTable {
         }
         stamps[Int(slot)] = 0
         if !staleUntils.isEmpty { staleUntils[slot] = nil }
+        if !tagStamps.isEmpty { tagStamps[slot] = nil }
         (keys + Int(slot)).deinitialize(count: 1)
         totalCost -= costs[Int(slot)]
         freeSlots.append(slot)
@@ -88,6 +95,8 @@ extension LRUTable {
             frequencyPolicy.protected.removeAll()
         }
         guard capacity > 8 else { return }
+        tagChecks?.deallocate()
+        tagChecks = nil
         stamps.deallocate()
         keys.deallocate()
         costs.deallocate()

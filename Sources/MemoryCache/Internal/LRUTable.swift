@@ -60,16 +60,23 @@ final class LRUTable<Key: Hashable, Value> {
         @usableFromInline var hash: UInt32
 
         @inlinable
-        init(value: Value, slot: Int32, canExpire: Bool, hash: UInt32 = 0) {
+        init(value: Value, slot: Int32, canExpire: Bool, hash: UInt32 = 0, isTagged: Bool = false) {
             self.value = value
-            self.slotAndFlag = UInt32(truncatingIfNeeded: slot) | (canExpire ? Self.canExpireBit : 0)
+            self.slotAndFlag =
+                UInt32(truncatingIfNeeded: slot) | (canExpire ? Self.canExpireBit : 0) | (isTagged ? Self.taggedBit : 0)
             self.hash = hash
         }
 
         @inlinable static var canExpireBit: UInt32 { 1 << 31 }
+        /// Set when the entry carries tags, whose stamp is then in `tagStamps`: an untagged hit tests one
+        /// bit of a word it reads anyway.
+        @inlinable static var taggedBit: UInt32 { 1 << 30 }
 
         /// The entry's slot in `stamps`, `keys`, `costs` and `expiries`.
-        @inlinable var slot: Int32 { Int32(truncatingIfNeeded: slotAndFlag & ~Self.canExpireBit) }
+        @inlinable var slot: Int32 { Int32(truncatingIfNeeded: slotAndFlag & ~(Self.canExpireBit | Self.taggedBit)) }
+
+        /// Whether the entry carries tags.
+        @inlinable var isTagged: Bool { slotAndFlag & Self.taggedBit != 0 }
 
         /// Whether the entry has a finite expiry, stored in `expiries`.
         @inlinable var canExpire: Bool { slotAndFlag & Self.canExpireBit != 0 }
@@ -91,7 +98,7 @@ final class LRUTable<Key: Hashable, Value> {
 
     @inlinable static var none: Int32 { -1 }
     /// The most slots a table can address with `Int32` slot numbers.
-    static var maximumSlots: Int { Int(Int32.max) }
+    static var maximumSlots: Int { (1 << 30) - 1 }
 
     /// The most entries this table keeps (its share of the cache's count limit).
     @usableFromInline let countLimit: Int
@@ -140,6 +147,15 @@ final class LRUTable<Key: Hashable, Value> {
     /// reference date) until which the entry is kept after its expiry, to be served stale by such loads
     /// only. A side table so that entries without one cost nothing.
     @usableFromInline @exclusivity(unchecked) var staleUntils: [Int32: Double] = [:]
+    /// Per slot, for tagged entries only: the versions of the entry's tags when it was stored. A side
+    /// table, like `staleUntils`, so that untagged entries cost nothing.
+    @usableFromInline @exclusivity(unchecked) var tagStamps: [Int32: TagStamp] = [:]
+    /// Per slot, for tagged entries only: the cache's tag generation when the entry's stamp was last
+    /// found current (0 for never). While no tag has been removed since, a hit needs only this word and
+    /// the generation, not the stamp's counters. Allocated with the first tagged entry.
+    @usableFromInline @exclusivity(unchecked) var tagChecks: UnsafeMutablePointer<UInt64>?
+    /// The cache's tag generation, advanced by every tag removal; shared by all of a cache's shards.
+    @usableFromInline let tagGeneration: TagGeneration
 
     /// Creates an empty table.
     ///
@@ -152,8 +168,10 @@ final class LRUTable<Key: Hashable, Value> {
     ///   - counters: Counters carried over from a table this one replaces.
     init(
         countLimit: Int?, costLimit: Int?, approximatesRecency: Bool = false,
-        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics()
+        policy: EvictionPolicy = .leastRecentlyUsed, counters: CacheStatistics = CacheStatistics(),
+        tagGeneration: TagGeneration = TagGeneration()
     ) {
+        self.tagGeneration = tagGeneration
         // One slot more than the count limit: an insertion stores the new entry before evicting.
         self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
         self.costLimit = costLimit ?? Int.max
@@ -180,6 +198,7 @@ final class LRUTable<Key: Hashable, Value> {
         keys.deallocate()
         costs.deallocate()
         expiries.deallocate()
+        tagChecks?.deallocate()
         frequencyPolicy.deallocate()
     }
 
@@ -195,6 +214,6 @@ final class LRUTable<Key: Hashable, Value> {
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            policy: policy, counters: counters)
+            policy: policy, counters: counters, tagGeneration: tagGeneration)
     }
 }

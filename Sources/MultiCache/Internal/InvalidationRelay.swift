@@ -16,6 +16,9 @@ final class InvalidationRelay<Key: Hashable & Sendable, Value: Sendable>: Sendab
     struct Removal: Sendable {
         var fence: CoordinatorStorage<Key, Value>.InvalidationFence
         var tiersAbove: Int
+        /// For a tag invalidation: the tags whose entries to remove (the fence covers every key, since
+        /// any read or load in flight might carry one of them).
+        var tags: [String]? = nil
     }
 
     struct State {

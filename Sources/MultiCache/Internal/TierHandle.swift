@@ -27,6 +27,15 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let removeEntry: @Sendable (Key) async throws -> Void
     /// Removes every entry.
     @usableFromInline let removeAll: @Sendable () async throws -> Void
+    /// Makes every entry carrying a tag a miss.
+    @usableFromInline let removeAllTagged: @Sendable (String) async throws -> Void
+    /// Whether the tier is a `TagVersioningCache`.
+    @usableFromInline let isTagVersioning: Bool
+    /// Reads the tier's tag versions, or returns `nil` for a tier that is not a `TagVersioningCache`.
+    @usableFromInline let tagVersions: @Sendable (Set<String>) async throws -> CacheTagVersions?
+    /// Stores an entry stamped with a snapshot of tag versions (`TagVersioningCache`), or as `setEntry`
+    /// for a tier that is not one.
+    @usableFromInline let setEntryTaggedAt: @Sendable (CacheEntry<Value>, Key, CacheTagVersions) async throws -> Void
     /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
     @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
     /// Reads many entries at once (`BulkReadingCache`), or key by key for a tier without a bulk read.
@@ -60,6 +69,17 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }
+        removeAllTagged = { tag in try await cache.removeAll(taggedWith: tag) }
+        let versioning = cache as? any TagVersioningCache<Key, Value>
+        isTagVersioning = versioning != nil
+        tagVersions = { tags in try await versioning?.tagVersions(for: tags) }
+        setEntryTaggedAt = { entry, key, versions in
+            if let versioning {
+                try await versioning.setEntry(entry, forKey: key, taggedAt: versions)
+            } else {
+                try await cache.setEntry(entry, forKey: key)
+            }
+        }
         entryIncludingStale = { key in try await cache.entryIncludingStaleIfRetained(forKey: key) }
         entries = { keys in try await cache.entriesReadOnce(forKeys: keys) }
     }

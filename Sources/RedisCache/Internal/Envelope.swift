@@ -12,6 +12,7 @@ import Foundation
 ///     10     8  expiry: IEEE 754 bits of seconds since 1970, big-endian (0 without expiry)
 ///     18     8  cost, Int64 big-endian (0 without cost)
 ///    (26     8  stale-until: IEEE 754 bits of seconds since 1970, big-endian; only with flag bit 2)
+///                flag bit 3: the value bytes start with a tag block (`tagBlock(_:)`)
 ///   h=26|34 12  nonce (random)
 ///   h+12     n  AES-256-GCM ciphertext of: key length (UInt32 big-endian), canonical key bytes, value bytes
 ///  h+12+n   16  tag
@@ -30,6 +31,8 @@ enum Envelope {
     /// The header of an envelope that carries a stale-until instant (flag bit 2).
     static let staleHeaderByteCount = 34
     static let flagHasStaleUntil: UInt8 = 0b100
+    /// The value bytes start with a tag block (``tagBlock(_:)``): the entry's tags and their versions.
+    static let flagHasTags: UInt8 = 0b1000
     static let nonceByteCount = 12
     static let tagByteCount = 16
     /// Everything but the plaintext.
@@ -42,6 +45,8 @@ enum Envelope {
         var cost: Int?
         /// Until when the entry is kept past `expiresAt` for loads that may serve it stale, or `nil`.
         var staleUntil: Date? = nil
+        /// Whether the value bytes start with a tag block.
+        var hasTags = false
     }
 
     /// The header length of an envelope with `flags`.
@@ -110,7 +115,7 @@ enum Envelope {
         }
         guard bytes[0] == version else { throw .malformed("version \(bytes[0])") }
         let flags = bytes[1]
-        guard flags & ~0b111 == 0, flags & flagHasStaleUntil == 0 || flags & 1 != 0 else {
+        guard flags & ~0b1111 == 0, flags & flagHasStaleUntil == 0 || flags & 1 != 0 else {
             throw .malformed("flags \(flags)")
         }
         guard bytes.count >= headerLength(flags: flags) + nonceByteCount + 4 + tagByteCount else {
@@ -129,7 +134,43 @@ enum Envelope {
         }
         return Header(
             epoch: epoch, expiresAt: flags & 1 == 0 ? nil : Date(timeIntervalSince1970: expiry),
-            cost: flags & 2 == 0 ? nil : Int(cost), staleUntil: staleUntil)
+            cost: flags & 2 == 0 ? nil : Int(cost), staleUntil: staleUntil, hasTags: flags & flagHasTags != 0)
+    }
+
+    /// The tag block that starts the value bytes of a tagged entry, inside the ciphertext (so tag names are
+    /// as secret as values) and flagged in the authenticated header: a count (UInt16 big-endian), then per
+    /// tag its UTF-8 length (UInt16), its bytes, and the version it was stamped with (UInt64).
+    static func tagBlock(_ versions: [String: UInt64]) -> Data {
+        var block = Data(bigEndian(UInt16(truncatingIfNeeded: versions.count)))
+        for (tag, version) in versions.sorted(by: { $0.key < $1.key }) {
+            let bytes = Array(tag.utf8)
+            block += bigEndian(UInt16(truncatingIfNeeded: bytes.count))
+            block += bytes
+            block += bigEndian(version)
+        }
+        return block
+    }
+
+    /// Splits opened value bytes into their tag block's tags and versions and the value proper.
+    ///
+    /// - Throws: ``Failure/malformed(_:)`` when the block runs past the bytes or holds invalid UTF-8 (only
+    ///   possible for an envelope sealed by a faulty writer holding the master key).
+    static func splitTagBlock(_ bytes: Data) throws(Failure) -> (versions: [String: UInt64], value: Data) {
+        let all = [UInt8](bytes)
+        var offset = 0
+        func take(_ count: Int) throws(Failure) -> ArraySlice<UInt8> {
+            guard count <= all.count - offset else { throw .malformed("tag block") }
+            defer { offset += count }
+            return all[offset..<offset + count]
+        }
+        let count = try take(2).reduce(0) { $0 << 8 | Int($1) }
+        var versions: [String: UInt64] = [:]
+        for _ in 0..<count {
+            let length = try take(2).reduce(0) { $0 << 8 | Int($1) }
+            guard let tag = String(validating: try take(length), as: UTF8.self) else { throw .malformed("tag name") }
+            versions[tag] = try take(8).reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        return (versions, Data(all[offset...]))
     }
 
     /// Opens `bytes` sealed for `keyBytes` under `redisKey` and returns the value bytes.
@@ -184,7 +225,7 @@ enum Envelope {
         var bytes: [UInt8] = [
             version,
             (header.expiresAt == nil ? 0 : 1) | (header.cost == nil ? 0 : 2)
-                | (staleUntil == nil ? 0 : flagHasStaleUntil),
+                | (staleUntil == nil ? 0 : flagHasStaleUntil) | (header.hasTags ? flagHasTags : 0),
         ]
         bytes += bigEndian(header.epoch)
         bytes += bigEndian(header.expiresAt?.timeIntervalSince1970.bitPattern ?? 0)

@@ -51,6 +51,17 @@ struct NamespaceKeys: Sendable {
         return name
     }
 
+    /// The Redis key of a tag's version counter: `…:t:` and 128 bits of the HMAC of the tag's UTF-8 bytes
+    /// after a domain separator that no entry's MAC input shares in meaning (and `:t:`, not `:k:`, keeps
+    /// the two name spaces apart whatever the bytes).
+    func tagKey(for tag: String) throws -> [UInt8] {
+        var name = Array((prefix + "t:").utf8)
+        try namer.withMAC(of: Data("strata redis v1 tag\u{0}".utf8) + Data(tag.utf8)) { mac in
+            name += Self.base64URL(mac.prefix(16))
+        }
+        return name
+    }
+
     /// This master key's fingerprint (public).
     func fingerprint() throws -> Data {
         try MasterKeyCheck.fingerprint(checkSubkey: checkSubkey, context: Self.checkContext)

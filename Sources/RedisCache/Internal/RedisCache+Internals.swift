@@ -155,7 +155,7 @@ extension RedisCache {
     func open(
         _ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64, includingStale: Bool = false
     ) async throws -> CacheEntry<Value>? {
-        let plaintext: Data
+        var plaintext: Data
         let header: Envelope.Header
         do {
             header = try Envelope.header(of: bytes)
@@ -174,6 +174,21 @@ extension RedisCache {
             return countMiss()
         } catch {
             throw CacheError(.crypto, "cannot open the entry: \(error)", cause: error)
+        }
+        var tags: Set<String> = []
+        if header.hasTags {
+            // A removed tag ends the entry for every read, stale ones included. Left in place: the server's
+            // TTL or eviction takes it, and an `UNLINK` here could remove a fresh entry written meanwhile.
+            let stamped: [String: UInt64]
+            do {
+                (stamped, plaintext) = try Envelope.splitTagBlock(plaintext)
+            } catch {
+                state.withLock { $0.corruptEntries += 1 }
+                return countMiss()
+            }
+            let current = try await currentTagVersions(of: Set(stamped.keys))
+            guard current == stamped else { return countMiss() }
+            tags = Set(stamped.keys)
         }
         let now = clock.now
         let isStale = header.expiresAt.map { now >= $0 } ?? false
@@ -197,7 +212,8 @@ extension RedisCache {
             throw CacheError(.codec, "cannot decode the value: \(error)", cause: error)
         }
         if !isStale { state.withLock { $0.statistics.hits += 1 } }
-        return CacheEntry(value: value, expiresAt: header.expiresAt, cost: header.cost, staleUntil: header.staleUntil)
+        return CacheEntry(
+            value: value, expiresAt: header.expiresAt, cost: header.cost, staleUntil: header.staleUntil, tags: tags)
     }
 
     /// After an entry failed to open: throws `wrongMasterKey` when the namespace's key-check record now

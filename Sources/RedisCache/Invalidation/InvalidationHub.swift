@@ -9,7 +9,9 @@ import CacheCore
 ///   is published as `.keys`; an unknown one names no key this process holds above, unless names were
 ///   dropped from the bounded map (``TrackedNames``), and is then published as `.all`. The epoch key
 ///   (`removeAll()` anywhere) and a `null` payload (`FLUSHDB`, `FLUSHALL`) are published as `.all`;
-///   other names of the namespace (the key-check record) name no entry and are ignored.
+///   other names of the namespace (the key-check record) name no entry and are ignored. A tag's version
+///   key (`…:t:`, advanced by `removeAll(taggedWith:)` in another process) that maps back to a tag this
+///   process used is published as `.tags`.
 /// - A lost connection publishes `.all` at once; once tracking is back on, `.all` again, and only then
 ///   does ``isTracking`` turn true.
 ///
@@ -27,6 +29,8 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         /// Advanced for each listener started; events of an older (stopped) listener are ignored.
         var generation: UInt64 = 0
         var names: TrackedNames<Key>
+        /// The tags whose version keys this process read or advanced, by name (bounded like `names`).
+        var tagNames: TrackedNames<String>
         var isTracking = false
         /// Set by ``close()``: no listener starts again.
         var isClosed = false
@@ -44,13 +48,16 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     private let settings: TrackingListener.Settings
     private let epochKey: [UInt8]
     private let entryPrefix: [UInt8]
+    private let tagPrefix: [UInt8]
     private let state: Locked<State>
 
     init(settings: TrackingListener.Settings, epochKey: [UInt8], trackedKeyLimit: Int) {
         self.settings = settings
         self.epochKey = epochKey
         entryPrefix = settings.prefix + Array("k:".utf8)
-        state = Locked(State(names: TrackedNames(limit: trackedKeyLimit)))
+        tagPrefix = settings.prefix + Array("t:".utf8)
+        state = Locked(
+            State(names: TrackedNames(limit: trackedKeyLimit), tagNames: TrackedNames(limit: trackedKeyLimit)))
     }
 
     deinit {
@@ -84,6 +91,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             state.generation += 1
             state.isTracking = false
             state.names.removeAll()
+            state.tagNames.removeAll()
             state.retired.removeAll { $0.hasExited }
             state.retired.append(listener)
             return listener
@@ -142,6 +150,15 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// Remembers that `name` is the version key of `tag`, while anyone observes: the tier calls it for
+    /// every tag it stamps, checks or removes, so that another process's `INCR` of it maps back to the tag.
+    func trackTag(_ name: [UInt8], _ tag: String) {
+        state.withLock { state in
+            guard !state.observers.isEmpty else { return }
+            state.tagNames.insert(name, for: tag)
+        }
+    }
+
     // MARK: - Events (the listener's thread)
 
     private func handle(_ event: TrackingListener.Event, from generation: UInt64) {
@@ -162,26 +179,37 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             }
             if wasTracking { publish(.all) }
         case .push(let value):
-            if let invalidation = invalidation(from: value) { publish(invalidation) }
+            for invalidation in invalidations(from: value) { publish(invalidation) }
         }
     }
 
-    /// The invalidation a push stands for, or `nil` for other pushes and names that concern no copy.
-    private func invalidation(from push: RESPValue) -> CacheInvalidation<Key>? {
-        guard case .push(let parts) = push, parts.count == 2, parts[0].string == "invalidate" else { return nil }
-        guard case .array(let names) = parts[1] else { return .all }  // null: FLUSHDB, FLUSHALL
-        return state.withLock { state -> CacheInvalidation<Key>? in
+    /// The invalidations a push stands for (keys, tags, or everything); none for other pushes and names
+    /// that concern no copy. A tag's version key that maps to no tag this process used names no entry
+    /// held above, unless tag names were dropped from the bounded map: then everything.
+    private func invalidations(from push: RESPValue) -> [CacheInvalidation<Key>] {
+        guard case .push(let parts) = push, parts.count == 2, parts[0].string == "invalidate" else { return [] }
+        guard case .array(let names) = parts[1] else { return [.all] }  // null: FLUSHDB, FLUSHALL
+        return state.withLock { state -> [CacheInvalidation<Key>] in
             var keys: [Key] = []
+            var tags: [String] = []
             for case .bulkString(let name) in names {
-                if name == epochKey { return .all }
+                if name == epochKey { return [.all] }
+                if name.starts(with: tagPrefix) {
+                    if let tag = state.tagNames.key(for: name) {
+                        tags.append(tag)
+                    } else if state.tagNames.hasDropped {
+                        return [.all]
+                    }
+                    continue
+                }
                 guard name.starts(with: entryPrefix) else { continue }
                 if let key = state.names.key(for: name) {
                     keys.append(key)
                 } else if state.names.hasDropped {
-                    return .all
+                    return [.all]
                 }
             }
-            return keys.isEmpty ? nil : .keys(keys)
+            return (keys.isEmpty ? [] : [.keys(keys)]) + (tags.isEmpty ? [] : [.tags(tags)])
         }
     }
 
@@ -193,6 +221,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             case .all:
                 state.counters.fullInvalidations += 1
                 state.names.forgetDrops()
+                state.tagNames.forgetDrops()
             }
             return Array(state.observers.values)
         }

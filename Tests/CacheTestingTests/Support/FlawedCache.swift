@@ -104,4 +104,8 @@ final class FlawedCache: Cache {
         guard flaw != .removeAllDoesNothing else { return }
         entries.withLock { $0.removeAll() }
     }
+
+    func removeAll(taggedWith tag: String) async throws {
+        entries.withLock { entries in entries = entries.filter { !$0.value.tags.contains(tag) } }
+    }
 }

@@ -50,4 +50,10 @@ final class ObservedTier: Cache {
         defer { history.noteTierCallEnd() }
         try await base.removeAll()
     }
+
+    func removeAll(taggedWith tag: String) async throws {
+        await Task.yield()
+        defer { history.noteTierCallEnd() }
+        try await base.removeAll(taggedWith: tag)
+    }
 }

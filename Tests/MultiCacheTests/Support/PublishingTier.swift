@@ -47,6 +47,7 @@ final class PublishingTier<Value: Sendable>: Cache, CacheInvalidationSource {
     }
     func removeEntry(forKey key: String) async throws { try await tier.removeEntry(forKey: key) }
     func removeAll() async throws { try await tier.removeAll() }
+    func removeAll(taggedWith tag: String) async throws { try await tier.removeAll(taggedWith: tag) }
 }
 
 /// The invalidations a `MultiCache` has applied, with a wait that ends on the next one.

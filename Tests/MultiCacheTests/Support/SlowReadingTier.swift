@@ -36,4 +36,5 @@ final class SlowReadingTier<Value: Sendable>: Cache {
     func removeEntry(forKey key: String) async throws { try await storage.removeEntry(forKey: key) }
 
     func removeAll() async throws { try await storage.removeAll() }
+    func removeAll(taggedWith tag: String) async throws { try await storage.removeAll(taggedWith: tag) }
 }
