@@ -49,10 +49,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     let keys: NamespaceKeys
     let codec: ValueCodec<Value>
-    let connection: RedisConnection
+    let pool: ConnectionPool
     let state = Locked(TierState())
     /// Observers of invalidations, the tracking connection and the names it maps back to keys.
     let invalidations: InvalidationHub<Key>
+    /// The background purge of older epochs (RedisCache+Purge.swift) and its completed ticks.
+    let purgeTask = Locked<Task<Void, Never>?>(nil)
+    let purgeTicks = Locked(0)
 
     /// Creates the tier. It connects on first use, not here.
     ///
@@ -85,11 +88,14 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {
-            connection = try RedisConnection(configuration: connectionConfiguration)
+            pool = try ConnectionPool(count: configuration.connectionCount, configuration: connectionConfiguration)
         } catch {
-            throw CacheError(.io, "cannot start the Redis connection: \(error)", cause: error)
+            throw CacheError(.io, "cannot start the Redis connections: \(error)", cause: error)
         }
+        startPurging()
     }
+
+    deinit { stopPurging() }
 
     /// The longest canonical key, in bytes (64 KiB); longer keys are refused with `entryTooLarge`.
     public static var maximumKeySize: Int { 64 << 10 }
@@ -100,8 +106,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     /// Connection and integrity counters, beside ``statistics``.
     public var health: RedisCacheHealth {
-        let connectionStatistics = connection.statistics
-        let open = connection.state == .unavailable
+        let connectionStatistics = pool.statistics
+        let open = pool.isUnavailable
         let tracking = invalidations.snapshot
         var health = state.withLock { state in
             RedisCacheHealth(
@@ -123,8 +129,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// `CacheError.Code.io`. Returns once their threads have exited. Optional: both also close when the
     /// cache is released.
     public func close() async {
+        stopPurging()
         await invalidations.close()
-        await connection.close()
+        await pool.close()
     }
 
     /// Returns the live entry for `key`, or `nil` on a miss.
