@@ -40,7 +40,8 @@ import Foundation
 ///   ``RedisCacheConfiguration/tracksInvalidations``.
 ///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
-/// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.
+/// connection (pipelined), or ``RedisCacheConfiguration/connectionCount`` of them; socket I/O runs on each
+/// connection's own thread, never on the cooperative pool.
 public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// The settings the cache was created with.
     public let configuration: RedisCacheConfiguration
