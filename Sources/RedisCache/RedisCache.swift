@@ -86,6 +86,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             password: configuration.password, clientName: "strata",
             connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
             writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval)
+        connectionConfiguration.fallbackAddresses = configuration.fallbackAddresses
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {

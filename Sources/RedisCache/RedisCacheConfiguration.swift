@@ -78,6 +78,11 @@ public struct RedisCacheConfiguration: Sendable {
     /// eviction does. Timed by ``clock``. Must be positive. Default `nil`; see
     /// ``RedisCache/purgeOldEpochs()`` for a pass on demand.
     public var purgeInterval: Duration?
+    /// Addresses tried, in order, when ``host``:``port`` cannot be used: it refuses or times out the
+    /// connect, or its handshake fails (a replica after a failover, a server still loading). Every
+    /// connect starts over from ``host``:``port``, so the tier returns to it once it accepts again. Each
+    /// address has its own ``connectTimeout``. The tracking connection uses the same list. Default none.
+    public var fallbackAddresses: [Address] = []
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.
     package var trackingPort: Int?
@@ -146,6 +151,12 @@ public struct RedisCacheConfiguration: Sendable {
             ("keepAliveInterval", keepAliveInterval),
         ] where value <= .zero {
             throw CacheError(.invalidArgument, "\(name) must be positive")
+        }
+        for address in fallbackAddresses {
+            guard !address.host.isEmpty, (1...65_535).contains(address.port) else {
+                throw CacheError(
+                    .invalidArgument, "a fallback address needs a host and a port 1...65535, got \(address)")
+            }
         }
         guard (1...16).contains(connectionCount) else {
             throw CacheError(.invalidArgument, "connectionCount must be 1...16, got \(connectionCount)")
