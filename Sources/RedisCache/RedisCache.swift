@@ -40,7 +40,8 @@ import Foundation
 ///   ``RedisCacheConfiguration/tracksInvalidations``.
 ///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
-/// connection (pipelined); socket I/O runs on the connection's own thread, never on the cooperative pool.
+/// connection (pipelined), or ``RedisCacheConfiguration/connectionCount`` of them; socket I/O runs on each
+/// connection's own thread, never on the cooperative pool.
 public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// The settings the cache was created with.
     public let configuration: RedisCacheConfiguration
@@ -49,10 +50,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     let keys: NamespaceKeys
     let codec: ValueCodec<Value>
-    let connection: RedisConnection
+    let pool: ConnectionPool
     let state = Locked(TierState())
     /// Observers of invalidations, the tracking connection and the names it maps back to keys.
     let invalidations: InvalidationHub<Key>
+    /// The background purge of older epochs (RedisCache+Purge.swift) and its completed ticks.
+    let purgeTask = Locked<Task<Void, Never>?>(nil)
+    let purgeTicks = Locked(0)
 
     /// Creates the tier. It connects on first use, not here.
     ///
@@ -82,14 +86,18 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             password: configuration.password, clientName: "strata",
             connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
             writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval)
+        connectionConfiguration.fallbackAddresses = configuration.fallbackAddresses
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {
-            connection = try RedisConnection(configuration: connectionConfiguration)
+            pool = try ConnectionPool(count: configuration.connectionCount, configuration: connectionConfiguration)
         } catch {
-            throw CacheError(.io, "cannot start the Redis connection: \(error)", cause: error)
+            throw CacheError(.io, "cannot start the Redis connections: \(error)", cause: error)
         }
+        startPurging()
     }
+
+    deinit { stopPurging() }
 
     /// The longest canonical key, in bytes (64 KiB); longer keys are refused with `entryTooLarge`.
     public static var maximumKeySize: Int { 64 << 10 }
@@ -100,8 +108,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     /// Connection and integrity counters, beside ``statistics``.
     public var health: RedisCacheHealth {
-        let connectionStatistics = connection.statistics
-        let open = connection.state == .unavailable
+        let connectionStatistics = pool.statistics
+        let open = pool.isUnavailable
         let tracking = invalidations.snapshot
         var health = state.withLock { state in
             RedisCacheHealth(
@@ -123,8 +131,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// `CacheError.Code.io`. Returns once their threads have exited. Optional: both also close when the
     /// cache is released.
     public func close() async {
+        stopPurging()
         await invalidations.close()
-        await connection.close()
+        await pool.close()
     }
 
     /// Returns the live entry for `key`, or `nil` on a miss.

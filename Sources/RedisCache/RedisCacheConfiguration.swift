@@ -64,6 +64,25 @@ public struct RedisCacheConfiguration: Sendable {
     /// once and again when tracking is back. Turn it off when the tiers above must keep serving through
     /// a Redis outage and may serve values other processes changed, until they expire. Default `true`.
     public var tracksInvalidations = true
+    /// How many data connections the tier opens to the server, 1 to 16 (the tracking connection is
+    /// extra). Each request goes to the one with the fewest requests in flight, so with more than one, a
+    /// large value being written or read does not hold up small requests behind it. Each connection
+    /// pipelines, reconnects and keeps its own circuit breaker. Default 1, which suits most processes:
+    /// one connection already pipelines every concurrent request.
+    public var connectionCount = 1
+    /// How often a background task removes a batch of entries sealed under an older epoch (left by
+    /// ``RedisCache/removeAll()``), or `nil` for never. Each tick runs one `SCAN … MATCH
+    /// strata:v1:<namespace>:k:* COUNT 100` step and `UNLINK`s what it found of older epochs: bounded
+    /// work, about 100 keys looked at per tick, resuming where the last tick stopped. Entries of older
+    /// epochs are never served either way; the purge only frees their memory before their TTL or
+    /// eviction does. Timed by ``clock``. Must be positive. Default `nil`; see
+    /// ``RedisCache/purgeOldEpochs()`` for a pass on demand.
+    public var purgeInterval: Duration?
+    /// Addresses tried, in order, when ``host``:``port`` cannot be used: it refuses or times out the
+    /// connect, or its handshake fails (a replica after a failover, a server still loading). Every
+    /// connect starts over from ``host``:``port``, so the tier returns to it once it accepts again. Each
+    /// address has its own ``connectTimeout``. The tracking connection uses the same list. Default none.
+    public var fallbackAddresses: [Address] = []
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.
     package var trackingPort: Int?
@@ -132,6 +151,18 @@ public struct RedisCacheConfiguration: Sendable {
             ("keepAliveInterval", keepAliveInterval),
         ] where value <= .zero {
             throw CacheError(.invalidArgument, "\(name) must be positive")
+        }
+        for address in fallbackAddresses {
+            guard !address.host.isEmpty, (1...65_535).contains(address.port) else {
+                throw CacheError(
+                    .invalidArgument, "a fallback address needs a host and a port 1...65535, got \(address)")
+            }
+        }
+        guard (1...16).contains(connectionCount) else {
+            throw CacheError(.invalidArgument, "connectionCount must be 1...16, got \(connectionCount)")
+        }
+        if let purgeInterval, purgeInterval <= .zero {
+            throw CacheError(.invalidArgument, "purgeInterval must be positive or nil")
         }
         guard trackedKeyLimit >= 2 else {
             throw CacheError(.invalidArgument, "trackedKeyLimit must be at least 2, got \(trackedKeyLimit)")

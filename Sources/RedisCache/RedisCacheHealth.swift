@@ -13,7 +13,8 @@ public struct RedisCacheHealth: Sendable, Hashable {
     public var breakerOpenings: Int
     /// Operations refused at once while the breaker was open.
     public var rejectedWhileOpen: Int
-    /// Whether the breaker is open now (operations fail at once with `CacheError.Code.io`).
+    /// Whether the breaker of every data connection is open now (operations fail at once with
+    /// `CacheError.Code.unavailable`). The counters above are summed over the data connections.
     public var isBreakerOpen: Bool
     /// Values that failed to open (tampered, copied to another key, damaged): each was a miss, reported
     /// to the observer, and left in place.

@@ -8,6 +8,8 @@ extension RedisConnection {
         package var host: String
         /// The server's TCP port. Default 6379.
         package var port: Int
+        /// Addresses tried in order after `host`:`port` fails to connect or to complete the handshake.
+        package var fallbackAddresses: [RedisCacheConfiguration.Address] = []
         /// The ACL user for `HELLO … AUTH`; `nil` with a password means `default`.
         package var username: String?
         /// The password; `nil` sends no credentials.

@@ -26,7 +26,7 @@ extension RedisCache {
     /// Sends `command`, turning transport failures into `CacheError`s that name the server.
     func send(_ command: RESPCommand) async throws -> RESPValue {
         do {
-            return try await connection.send(command)
+            return try await pool.send(command)
         } catch let error as RedisError {
             // Codes an app holding `any Cache` may need to tell apart live in CacheError (Overview.md, "Where
             // a code lives"); the transport's own detail stays in the `RedisError` cause.

@@ -41,6 +41,6 @@ extension RedisCache: CacheInvalidationSource {
             connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
             writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval,
             breaker: CircuitBreaker(), decoderLimits: RESPDecoder.Limits(maximumBulkLength: 1 << 20),
-            prefix: Array(prefix.utf8))
+            prefix: Array(prefix.utf8), fallbackAddresses: configuration.fallbackAddresses)
     }
 }

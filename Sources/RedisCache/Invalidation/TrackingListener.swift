@@ -32,6 +32,8 @@ final class TrackingListener: Sendable {
         var decoderLimits: RESPDecoder.Limits
         /// The key prefix tracked, `strata:v1:<namespace>:`.
         var prefix: [UInt8]
+        /// Addresses tried in order after `host`:`port`, as the data connection does.
+        var fallbackAddresses: [RedisCacheConfiguration.Address] = []
     }
 
     /// What the listener reports.
@@ -121,10 +123,30 @@ final class TrackingListener: Sendable {
         }
     }
 
-    /// Connects, runs `HELLO 3` and turns tracking on.
+    /// Connects to the first address that accepts and completes the handshake (the first failure is the
+    /// one thrown when none does).
     private func open(_ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void) throws(RedisError) -> Socket {
+        var firstFailure: RedisError?
+        let addresses =
+            [RedisCacheConfiguration.Address(host: settings.host, port: settings.port)] + settings.fallbackAddresses
+        for address in addresses {
+            do throws(RedisError) {
+                decoder = RESPDecoder(limits: settings.decoderLimits)
+                return try open(address, &decoder, onEvent)
+            } catch {
+                if firstFailure == nil { firstFailure = error }
+            }
+        }
+        throw firstFailure ?? RedisError(.connectFailed, "no address to connect to")
+    }
+
+    /// Connects to `address`, runs `HELLO 3` and turns tracking on.
+    private func open(
+        _ address: RedisCacheConfiguration.Address, _ decoder: inout RESPDecoder,
+        _ onEvent: @Sendable (Event) -> Void
+    ) throws(RedisError) -> Socket {
         let socket = try Socket.connect(
-            host: settings.host, port: settings.port, deadline: .now.advanced(by: settings.connectTimeout))
+            host: address.host, port: address.port, deadline: .now.advanced(by: settings.connectTimeout))
         do throws(RedisError) {
             var hello = RESPCommand("HELLO", "3")
             if let password = settings.password {

@@ -5,18 +5,31 @@ extension IOLoop {
     ///
     /// Runs on the I/O thread and blocks it for at most the connect deadline plus one read and one write
     /// deadline per handshake command. RESP3 specification, "The HELLO command and connection handshake".
+    ///
+    /// The configuration's address first, then each fallback address in order; the first failure is the
+    /// one thrown when none can be used.
     func open() throws(RedisError) -> Socket {
         let configuration = configuration
-        let socket = try Socket.connect(
-            host: configuration.host, port: configuration.port,
-            deadline: .now.advanced(by: configuration.connectTimeout))
-        do throws(RedisError) {
-            try handshake(socket)
-            return socket
-        } catch {
-            socket.close()
-            throw error
+        var firstFailure: RedisError?
+        let addresses =
+            [RedisCacheConfiguration.Address(host: configuration.host, port: configuration.port)]
+            + configuration.fallbackAddresses
+        for address in addresses {
+            do throws(RedisError) {
+                let socket = try Socket.connect(
+                    host: address.host, port: address.port, deadline: .now.advanced(by: configuration.connectTimeout))
+                do throws(RedisError) {
+                    try handshake(socket)
+                    return socket
+                } catch {
+                    socket.close()
+                    throw error
+                }
+            } catch {
+                if firstFailure == nil { firstFailure = error }
+            }
         }
+        throw firstFailure ?? RedisError(.connectFailed, "no address to connect to")
     }
 
     private func handshake(_ socket: Socket) throws(RedisError) {
