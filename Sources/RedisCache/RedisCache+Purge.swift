@@ -43,7 +43,7 @@ extension RedisCache {
         try await verifyMasterKey()
         // The epoch is read first: an entry sealed under it or a later one (a removeAll racing this step)
         // is never older than it, so only entries that no reader can open are removed.
-        let epoch = noteEpoch(
+        let epoch = try await effectiveEpoch(
             try Self.epochValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))))
         let reply = try await send(
             RESPCommand(arguments: [

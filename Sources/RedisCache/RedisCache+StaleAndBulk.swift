@@ -24,7 +24,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        let epoch = noteEpoch(try Self.epochValue(items[0]))
+        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
         guard case .bulkString(let bytes) = items[1] else { return countMiss() }
         return try await open(bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch, includingStale: true)
     }
@@ -54,7 +54,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         guard case .array(let items) = reply, items.count == names.count + 1 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        let epoch = noteEpoch(try Self.epochValue(items[0]))
+        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
         var found: [Key: CacheEntry<Value>] = [:]
         for (index, key) in unique.enumerated() {
             guard case .bulkString(let bytes) = items[index + 1] else {

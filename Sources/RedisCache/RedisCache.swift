@@ -153,7 +153,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        let epoch = noteEpoch(try Self.epochValue(items[0]))
+        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
         guard case .bulkString(let bytes) = items[1] else { return countMiss() }
         return try await open(bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch)
     }
@@ -270,11 +270,14 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Complexity: O(1) at any number of entries: one round trip.
     public func removeAll() async throws {
         try await verifyMasterKey()
+        let sealedWith = state.withLock { $0.epoch }
         let reply = try await send(RESPCommand(arguments: [Array("INCR".utf8), keys.epochKey]))
         guard case .integer(let value) = reply, value >= 0 else {
             throw CacheError(.io, "the Redis server answered INCR with \(reply)")
         }
-        _ = noteEpoch(UInt64(value))
+        // A counter that did not pass the epoch this instance sealed with was lost (FLUSHDB, eviction):
+        // pushed past it, so this clear reaches this instance's own writes too.
+        _ = try await repairEpoch(UInt64(value), above: sealedWith, strictly: true)
     }
 
     /// What one instance keeps between calls.

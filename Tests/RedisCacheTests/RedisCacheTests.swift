@@ -75,6 +75,41 @@ struct RedisCacheTests {
         await raw.connection.close()
     }
 
+    @Test func aLostEpochCounterIsRepairedSoNothingClearedComesBackAndRemoveAllStillWorks() async throws {
+        // Given an instance that has cleared three times and holds an entry sealed under epoch 3
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let cache = try RedisCache<String, Data>(configuration: try RedisTier.configuration(port: server.port))
+        let epochKey = "strata:v1:\(cache.configuration.namespace):epoch"
+        for _ in 0..<3 { try await cache.removeAll() }
+        try await cache.setValue(Data("three".utf8), forKey: "k", expiry: .never)
+
+        // When the counter alone is lost (as allkeys-lru may evict it), the entry stays a miss: the counter
+        // is pushed past every epoch the instance saw instead of starting again from 0
+        _ = try await raw.send("DEL", epochKey)
+        #expect(try await cache.value(forKey: "k") == nil)
+        guard case .bulkString(let bytes) = try await raw.send("GET", epochKey),
+            let repaired = Int(String(decoding: bytes, as: UTF8.self))
+        else {
+            Issue.record("the counter was not repaired")
+            return
+        }
+        #expect(repaired > 3)
+
+        // When the whole database goes (FLUSHDB) and the instance, having read since, writes again (a write
+        // sealed before the instance noticed the loss is a miss: it is sealed under the lost count)
+        _ = try await raw.send("FLUSHDB")
+        #expect(try await cache.value(forKey: "k") == nil)
+        try await cache.setValue(Data("after".utf8), forKey: "k", expiry: .never)
+        #expect(try await cache.value(forKey: "k") == Data("after".utf8))
+
+        // Then removeAll still clears this instance's own writes, here and in a fresh instance
+        try await cache.removeAll()
+        #expect(try await cache.value(forKey: "k") == nil)
+        let fresh = try RedisCache<String, Data>(configuration: cache.configuration)
+        #expect(try await fresh.value(forKey: "k") == nil)
+    }
+
     @Test func removeAllIsOneIncrAndMakesEveryEntryAMiss() async throws {
         let server = try RedisServer()
         let raw = try RawRedis(port: server.port)

@@ -82,6 +82,34 @@ extension RedisCache {
         }
     }
 
+    /// The epoch to compare entries with, given the counter a reply carried.
+    ///
+    /// A counter below one this instance saw means it was lost (`FLUSHDB`, or evicted under
+    /// `allkeys-lru`). A fresh read confirms it first: a reply overtaken by a later `removeAll()`'s `INCR`
+    /// also reads lower, and is not a loss. A confirmed loss is repaired by pushing the counter above
+    /// every epoch seen (`INCRBY`, so concurrent repairs by other processes only add up): entries sealed
+    /// before the loss stay unreadable, and a later `removeAll()` advances past what this instance seals
+    /// with. Taking the higher of the two without repairing would keep sealing under an epoch the server
+    /// no longer counts, so a `removeAll()` after the loss would not clear this instance's writes.
+    func effectiveEpoch(_ reported: UInt64) async throws -> UInt64 {
+        if reported >= state.withLock({ $0.epoch }) { return noteEpoch(reported) }
+        let fresh = try Self.epochValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey])))
+        return try await repairEpoch(fresh, above: state.withLock { $0.epoch })
+    }
+
+    /// Returns `counter` when it exceeds `highest` - 1 (it is at least `highest`), else pushes the server's
+    /// counter to at least `highest + 1` and returns the new value.
+    func repairEpoch(_ counter: UInt64, above highest: UInt64, strictly: Bool = false) async throws -> UInt64 {
+        if strictly ? counter > highest : counter >= highest { return noteEpoch(counter) }
+        let delta = Int64(clamping: highest + 1 - counter)
+        let reply = try await send(
+            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]))
+        guard case .integer(let value) = reply, value >= 0 else {
+            throw CacheError(.io, "the Redis server answered INCRBY with \(reply)")
+        }
+        return noteEpoch(UInt64(value))
+    }
+
     /// The epoch to seal a write with: the cached one while fresh, else read again.
     func epochForWriting() async throws -> UInt64 {
         let interval = configuration.epochRefreshInterval
@@ -91,7 +119,7 @@ extension RedisCache {
         }
         if let cached { return cached }
         let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
-        return noteEpoch(try Self.epochValue(reply))
+        return try await effectiveEpoch(try Self.epochValue(reply))
     }
 
     /// Checks once per instance that the namespace's key-check record belongs to this master key, and
