@@ -68,6 +68,24 @@ struct RedisSharingTests {
         let fromEnvironment = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
         #expect(fromEnvironment.status == 2)
     }
+
+    @Test(arguments: [
+        "redis://u:hun#ter2@127.0.0.1:6379/ns", "redis://u:hunter2@127.0.0.1:99999/ns",
+        "redis://u:hunter2@127.0.0.1:$P/ns", "redis://u:hunter2@/ns",
+    ])
+    func aBadURLNeverShowsItsPassword(url: String) throws {
+        let harness = try StrataHarness()
+        for result in [
+            try harness.run(["--redis", url, "get", "k"]),
+            try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url]),
+        ] {
+            #expect(result.status == 2)
+            #expect(result.errorLines.first?.hasPrefix("strata: bad Redis URL: ") == true)
+            let everything = result.errorLines.joined(separator: "\n") + result.outputText
+            #expect(!everything.contains("hun"), "\(everything)")
+            #expect(!everything.contains("ter2"), "\(everything)")
+        }
+    }
 }
 
 /// A `redis-server` child on a free loopback port for the CLI tests, stopped by pid.
