@@ -90,6 +90,10 @@ struct RedisSharingTests {
         #expect(set.status == 0)
         #expect(set.errorLines.count == 1)
         #expect(set.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(port)") == true)
+        // The address once, and the reason in words
+        let warning = set.errorLines.first ?? ""
+        #expect(warning.components(separatedBy: "127.0.0.1:\(port)").count == 2, "\(warning)")
+        #expect(warning.contains("Connection refused (errno"), "\(warning)")
         let get = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
         #expect(get.status == 0)
         #expect(get.outputText == "v")

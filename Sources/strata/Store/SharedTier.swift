@@ -149,7 +149,11 @@ struct SharedTier {
     }
 
     private static func warn(about error: any Error, host: String) {
-        let reason = (error as? CacheError)?.message ?? "\(error)"
+        // The transport's own sentence, without the address the line already names.
+        let cacheError = error as? CacheError
+        let reason = ((cacheError?.cause as? RedisError)?.message ?? cacheError?.message ?? "\(error)")
+            .replacingOccurrences(of: " to \(host)", with: "")
+            .replacingOccurrences(of: "Redis at \(host): ", with: "")
         let line = "strata: warning: Redis at \(host) not used for the rest of this run: \(reason)"
         StandardStreams.printError(line.replacingOccurrences(of: "\n", with: " "))
     }
