@@ -193,7 +193,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         var text = "\(code): \(message)"
         var details: [String] = []
         if let path { details.append("path: \(path)") }
-        if let cause { details.append("cause: \(cause)") }
+        // A cause whose text the message already quotes is not repeated.
+        if let cause, !message.contains("\(cause)") { details.append("cause: \(cause)") }
         if !tierFailures.isEmpty { details.append(tierFailures.map(\.description).joined(separator: "; ")) }
         if !details.isEmpty { text += " (" + details.joined(separator: "; ") + ")" }
         return text

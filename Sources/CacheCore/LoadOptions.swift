@@ -78,7 +78,8 @@ public struct LoadOptions: Sendable, Hashable {
     ///   - failSafe: Serve an expired value when the loader fails.
     ///   - staleWhileRevalidate: Grace period after expiry, served while a background refresh runs; positive.
     ///   - refreshAhead: Fraction of the lifetime after which a hit refreshes in the background; in (0, 1).
-    ///   - softTimeout: Wait for the loader at most this long when a stale value is at hand; positive.
+    ///   - softTimeout: Wait for the loader at most this long when a stale value is at hand; positive, and
+    ///     shorter than `hardTimeout` when both are given.
     ///   - hardTimeout: Wait for the loader at most this long; positive.
     public init(
         failSafe: FailSafe? = nil,
@@ -118,6 +119,7 @@ public struct LoadOptions: Sendable, Hashable {
         if let staleWhileRevalidate, staleWhileRevalidate <= .zero { return false }
         if let softTimeout, softTimeout <= .zero { return false }
         if let hardTimeout, hardTimeout <= .zero { return false }
+        if let softTimeout, let hardTimeout, softTimeout >= hardTimeout { return false }
         if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) { return false }
         return true
     }
@@ -138,6 +140,12 @@ public struct LoadOptions: Sendable, Hashable {
         try positive(staleWhileRevalidate, "staleWhileRevalidate")
         try positive(softTimeout, "softTimeout")
         try positive(hardTimeout, "hardTimeout")
+        // A soft timeout at or past the hard one could never serve the stale value it exists for.
+        if let softTimeout, let hardTimeout, softTimeout >= hardTimeout {
+            throw CacheError(
+                .invalidArgument,
+                "LoadOptions.softTimeout is \(softTimeout); it must be shorter than hardTimeout (\(hardTimeout))")
+        }
         if let fraction = refreshAhead, !(fraction > 0 && fraction < 1) {
             throw CacheError(.invalidArgument, "LoadOptions.refreshAhead is \(fraction); it must lie in (0, 1)")
         }

@@ -24,21 +24,27 @@ extension RedisCacheConfiguration {
     ///   fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
     public init(url: String, masterKeySource: MasterKeySource = .platformDefault) throws(CacheError) {
         guard let components = URLComponents(string: url), components.scheme != nil else {
-            throw CacheError(
-                .invalidArgument, "\"\(url)\" is not a URL; expected redis://[user:password@]host:port/namespace")
-        }
-        guard components.scheme?.lowercased() == "redis" else {
+            // The URL is never echoed: it may hold a password, and a URL that does not parse cannot be
+            // redacted reliably (an unencoded `#` in the password ends the authority early).
             throw CacheError(
                 .invalidArgument,
-                "unsupported scheme \"\(components.scheme ?? "")\" in a Redis URL; expected redis:// (TLS is not supported)"
-            )
+                "the Redis URL does not parse (an unencoded #, space or % in the password, or an unset variable?); "
+                    + "expected redis://[user:password@]host[:port][/namespace]")
+        }
+        guard components.scheme?.lowercased() == "redis" else {
+            // Only a scheme known to be one is named: a mangled URL can put the user or password there.
+            let named = components.scheme?.lowercased() == "rediss" ? " rediss://" : ""
+            throw CacheError(
+                .invalidArgument,
+                "unsupported scheme\(named) in a Redis URL; expected redis:// (TLS is not supported)")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw CacheError(.invalidArgument, "the Redis URL \"\(Self.redacted(url))\" has no host")
+            throw CacheError(.invalidArgument, "the Redis URL has no host")
         }
         let port = components.port ?? 6379
         guard (1...65_535).contains(port) else {
-            throw CacheError(.invalidArgument, "the Redis URL's port must be 1...65535, got \(port)")
+            // The value is not shown: a URL missing its `@host` can put the password in the port.
+            throw CacheError(.invalidArgument, "the Redis URL's port must be 1...65535")
         }
         guard components.query == nil, components.fragment == nil else {
             throw CacheError(.invalidArgument, "a Redis URL takes no query or fragment")
@@ -47,17 +53,16 @@ extension RedisCacheConfiguration {
         if path.hasPrefix("/") { path.removeFirst() }
         if path.hasSuffix("/") { path.removeLast() }
         let namespace = path.isEmpty ? Self.defaultNamespace : path
-        try Self.validateNamespace(namespace)
+        do {
+            try Self.validateNamespace(namespace)
+        } catch {
+            // Not echoed either: a mangled URL can carry the password into the path.
+            throw CacheError(
+                .invalidArgument, "the Redis URL's namespace must be 1 to 64 characters from A-Z a-z 0-9 . _ -")
+        }
         let user = components.user.flatMap { $0.isEmpty ? nil : $0 }
         self.init(
             host: host, port: port, username: user, password: components.password, namespace: namespace,
             masterKeySource: masterKeySource)
-    }
-
-    /// `url` with any password replaced by `***`, for messages.
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? "redis://***"
     }
 }

@@ -50,6 +50,10 @@ import Darwin
         #expect(CacheError(.io, "cannot read").description == "io: cannot read")
         let detailed = CacheError(.corruptEntry, "bad tag", path: "/c/ab", cause: CacheError(.crypto, "tag"))
         #expect(detailed.description == "corruptEntry: bad tag (path: /c/ab; cause: crypto: tag)")
+        // A cause the message already quotes is not repeated
+        let quoting = CacheError(
+            .unavailable, "Redis: \(CacheError(.io, "refused"))", cause: CacheError(.io, "refused"))
+        #expect(quoting.description == "unavailable: Redis: io: refused")
         #expect(detailed.localizedDescription == detailed.description)
     }
 

@@ -59,6 +59,21 @@ struct MultiCacheLoadOptionsTests {
         #expect(tiers.cache.statistics.loads == 0)
     }
 
+    @Test(arguments: [(2, 1), (1, 1)])
+    func aSoftTimeoutNotShorterThanTheHardOneIsRefused(soft: Int, hard: Int) async throws {
+        let tiers = try ResilientTiers()
+        let options = LoadOptions(softTimeout: .seconds(soft), hardTimeout: .seconds(hard))
+        let error = await #expect(throws: CacheError.self) {
+            _ = try await tiers.cache.value(forKey: "k", options: options) { bytes("x") }
+        }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("softTimeout") == true)
+        #expect(tiers.cache.statistics.loads == 0)
+        // A soft timeout shorter than the hard one is accepted
+        let accepted = LoadOptions(softTimeout: .seconds(1), hardTimeout: .seconds(2))
+        #expect(try await tiers.cache.value(forKey: "k", options: accepted) { bytes("x") } == bytes("x"))
+    }
+
     // MARK: - Fail-safe
 
     @Test func failSafeServesTheStaleValueWhenTheLoaderThrowsAndLeavesTheTiersAlone() async throws {

@@ -27,6 +27,9 @@ struct RedisCacheMultiCacheFailureTests {
         let disk: DiskCache<Int, Data>
         let redis: RedisCache<Int, Data>
         let multi: MultiCache<Int, Data>
+        /// The same namespace and master key with the tests' loose deadlines: setup writes go through it,
+        /// so a loaded machine cannot fail the setup on the checked tier's 50 ms read deadline.
+        let seeder: RedisCache<Int, Data>
 
         init(port: Int, folder: URL) throws {
             memory = try MemoryCache(countLimit: 10_000)
@@ -34,6 +37,9 @@ struct RedisCacheMultiCacheFailureTests {
                 configuration: DiskCacheConfiguration(
                     name: "multi", directory: folder, masterKeySource: .masterKey(RedisTier.randomMasterKey())))
             var configuration = try RedisTier.configuration(port: port)
+            var loose = configuration
+            loose.tracksInvalidations = false
+            seeder = try RedisCache(configuration: loose)
             // The tier's cache-grade defaults, not the tests' loose ones.
             configuration.connectTimeout = .milliseconds(250)
             configuration.readTimeout = .milliseconds(50)
@@ -86,14 +92,24 @@ struct RedisCacheMultiCacheFailureTests {
 
     static func value(_ key: Int) -> Data { Data("value-\(key)".utf8) }
 
+    /// Writes `keys` to Redis through the seeder, retrying what a loaded machine fails.
+    static func seed(_ stack: Stack, keys: Range<Int>) async throws {
+        for key in keys {
+            try await RedisTesting.settingUp {
+                try await stack.seeder.setValue(Self.value(key), forKey: key, expiry: .never)
+            }
+        }
+    }
+
     @Test func aKilledHungAndRestartedServerNeverFailsWhatMemoryOrDiskHolds() async throws {
         let server = try RedisServer()
         let folder = TemporaryFolder(label: "redis-multi")
         var stack: Stack? = try Stack(port: server.port, folder: folder.url)
         let multi = try #require(stack)
-        for key in 0..<100 { try await multi.multi.setValue(Self.value(key), forKey: key, expiry: .never) }
-        for key in 50..<100 { multi.memory.removeEntry(forKey: key) }
-        for key in 100..<200 { try await multi.redis.setValue(Self.value(key), forKey: key, expiry: .never) }
+        // Setup: memory and disk directly, Redis through the loosely timed seeder.
+        for key in 0..<50 { try multi.memory.setValue(Self.value(key), forKey: key, expiry: .never) }
+        for key in 0..<100 { try await multi.disk.setValue(Self.value(key), forKey: key, expiry: .never) }
+        try await Self.seed(multi, keys: 0..<200)
         let rounds = StressScale.scaled(400)
 
         // SIGKILL: reads of what memory or disk holds see no error; the breaker opens
@@ -135,7 +151,7 @@ struct RedisCacheMultiCacheFailureTests {
         let recovery = multi.redis.connection.lastConnectedAt.map { max(.zero, $0 - acceptedAt) }
         #expect(recovery.map { $0 < Self.recoveryBound } == true)
         print("redis tier: reconnected \(recovery.map { "\($0)" } ?? "never") after the restarted server accepted")
-        for key in 100..<200 { try await multi.redis.setValue(Self.value(key), forKey: key, expiry: .never) }
+        try await Self.seed(multi, keys: 100..<200)
 
         // SIGSTOP: a hung server costs each read at most the deadline, never an error
         server.signal(SIGSTOP)
@@ -155,6 +171,7 @@ struct RedisCacheMultiCacheFailureTests {
         // No socket or wake-up pipe left behind once the tier is closed
         let wakePipe = Descriptors.target(of: multi.redis.connection.wakeDescriptor)
         await multi.redis.close()
+        await multi.seeder.close()
         #expect(Descriptors.sockets(toPort: server.port) == 0)
         _ = consume multi
         stack = nil

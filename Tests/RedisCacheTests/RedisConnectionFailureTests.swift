@@ -91,8 +91,12 @@ struct RedisConnectionFailureTests {
         let server = try RedisServer()
         // A read deadline far beyond the test's own waits: on a starved pool (the whole suite under
         // ThreadSanitizer on two cores) the pop must still be pending when the test looks for it.
-        let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(120))
-        let observer = try RedisTesting.connection(port: server.port, readTimeout: .seconds(30))
+        // Connect and write deadlines as loose: a starved pool must not fail the setup or reconnect (the
+        // test counts one connect).
+        let connection = try RedisTesting.connection(
+            port: server.port, readTimeout: .seconds(120), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
+        let observer = try RedisTesting.connection(
+            port: server.port, readTimeout: .seconds(30), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout)
         let blocked = Task { try await connection.send(RESPCommand("BLPOP", "queue", "0")) }
         #expect(await Self.waitForBlockedClients(1, observer))
@@ -137,7 +141,12 @@ struct RedisConnectionFailureTests {
         let server = try RedisServer()
         let proxy = try FaultProxy(upstreamPort: server.port)
         defer { proxy.stop() }
-        let connection = try RedisTesting.connection(port: proxy.port, readTimeout: .milliseconds(100))
+        // On a loaded machine some of the 10 tasks start only after the first deadline closed the connection;
+        // they reconnect and miss the handshake's deadline, which is a deadline miss too. The breaker must
+        // not open on those repeated misses (then they would fail as `unavailable`): this test is about the
+        // deadline, CircuitBreakerTests about the breaker.
+        let connection = try RedisTesting.connection(
+            port: proxy.port, readTimeout: .milliseconds(100), breaker: CircuitBreaker(failureThreshold: 1_000))
         _ = try await retrying { try await connection.send(RESPCommand("PING")) }
         for mode in [FaultProxy.Mode.blackhole, .delay(.milliseconds(400))] {
             // Given requests that will never be answered in time

@@ -35,9 +35,49 @@ struct RedisSharingTests {
         #expect(try run(first, ["set", "greeting", "hello"]).status == 0)
         #expect(try run(second, ["get", "greeting"]).outputText == "hello")
         server.stop()
+        // With Redis gone the local copy serves, after one warning line
         let local = try run(second, ["get", "greeting"])
         #expect(local.outputText == "hello")
-        #expect(local.errorText == "")
+        #expect(local.errorLines.count == 1)
+        #expect(local.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(server.port)") == true)
+    }
+
+    @Test func whileRedisAnswersItDecidesWhatEveryStoreReads() throws {
+        let server = try CLIRedisServer()
+        let first = try StrataHarness()
+        let second = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-coherence"
+        let run = { (harness: StrataHarness, arguments: [String], stdin: Data?) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", harness.store.path, "--redis", url] + arguments, stdin: stdin,
+                environment: harness.environment(key: first.key, extra: [:]), directory: first.root
+            ).wait()
+        }
+        // Given a value the second store has read (and so holds locally)
+        #expect(try run(first, ["set", "k", "one"], nil).status == 0)
+        #expect(try run(second, ["get", "k"], nil).outputText == "one")
+        // When the first store replaces it, the second reads the new value, not its local copy
+        #expect(try run(first, ["set", "k", "two"], nil).status == 0)
+        let replaced = try run(second, ["get", "k"], nil)
+        #expect(replaced.outputText == "two")
+        #expect(replaced.errorText == "")
+        // When the first store removes it, the second misses
+        #expect(try run(first, ["rm", "k"], nil).status == 0)
+        let removed = try run(second, ["get", "k"], nil)
+        #expect(removed.status == 1)
+        #expect(removed.outputText == "")
+        // When the first store clears, every key the second had read misses there too
+        #expect(try run(first, ["set", "a", "1"], nil).status == 0)
+        #expect(try run(second, ["get", "a"], nil).outputText == "1")
+        #expect(try run(first, ["clear"], nil).status == 0)
+        #expect(try run(second, ["get", "a"], nil).status == 1)
+        // And a value over the tier's 1 MiB maximum, which only the local store can hold, is still served
+        let large = Data(repeating: 0x78, count: (1 << 20) + 1)
+        #expect(try run(second, ["set", "large"], large).status == 0)
+        let served = try run(second, ["get", "large"], nil)
+        #expect(served.status == 0)
+        #expect(served.outputText.utf8.count == large.count)
+        #expect(served.errorText == "")
     }
 
     @Test func aDeadServerCostsOneWarningAndTheLocalStoreKeepsWorking() throws {
@@ -50,6 +90,10 @@ struct RedisSharingTests {
         #expect(set.status == 0)
         #expect(set.errorLines.count == 1)
         #expect(set.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(port)") == true)
+        // The address once, and the reason in words
+        let warning = set.errorLines.first ?? ""
+        #expect(warning.components(separatedBy: "127.0.0.1:\(port)").count == 2, "\(warning)")
+        #expect(warning.contains("Connection refused (errno"), "\(warning)")
         let get = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
         #expect(get.status == 0)
         #expect(get.outputText == "v")
@@ -67,6 +111,24 @@ struct RedisSharingTests {
         #expect(result.errorLines.first?.hasPrefix("strata: bad Redis URL: ") == true)
         let fromEnvironment = try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url])
         #expect(fromEnvironment.status == 2)
+    }
+
+    @Test(arguments: [
+        "redis://u:hun#ter2@127.0.0.1:6379/ns", "redis://u:hunter2@127.0.0.1:99999/ns",
+        "redis://u:hunter2@127.0.0.1:$P/ns", "redis://u:hunter2@/ns",
+    ])
+    func aBadURLNeverShowsItsPassword(url: String) throws {
+        let harness = try StrataHarness()
+        for result in [
+            try harness.run(["--redis", url, "get", "k"]),
+            try harness.run(["get", "k"], extraEnvironment: ["STRATA_REDIS_URL": url]),
+        ] {
+            #expect(result.status == 2)
+            #expect(result.errorLines.first?.hasPrefix("strata: bad Redis URL: ") == true)
+            let everything = result.errorLines.joined(separator: "\n") + result.outputText
+            #expect(!everything.contains("hun"), "\(everything)")
+            #expect(!everything.contains("ter2"), "\(everything)")
+        }
     }
 }
 

@@ -39,8 +39,10 @@ extension RedisCache {
                 case .clusterMode, .replica, .readOnly, .moved, .ask, .crossSlot: .unsupportedServer
                 default: .io
                 }
-            throw CacheError(
-                code, "Redis at \(configuration.host):\(configuration.port): \(error)", cause: error)
+            // The server's address once: a connect failure already names it.
+            let address = "\(configuration.host):\(configuration.port)"
+            let place = error.message.contains(address) ? "Redis" : "Redis at \(address)"
+            throw CacheError(code, "\(place): \(error)", cause: error)
         }
     }
 

@@ -81,7 +81,7 @@ struct ValueCommands {
         try refuseReserved(key, command: "get")
         let value: Data?
         do {
-            value = try store.value(forKey: key) ?? sharedValue(forKey: key)
+            value = try shared.value(forKey: key, in: store)
         } catch {
             throw CLIFailure.read(error, store: storePath)
         }
@@ -104,13 +104,6 @@ struct ValueCommands {
         }
         shared.removeEntry(forKey: key)
         return ExitStatus.success
-    }
-
-    /// A local miss asks the Redis tier; a hit is written back into the store with its remaining lifetime.
-    private func sharedValue(forKey key: String) -> Data? {
-        guard let entry = shared.entry(forKey: key) else { return nil }
-        try? store.setEntry(entry, forKey: key)
-        return entry.value
     }
 
     private func refuseReserved(_ key: String, command: String) throws(CLIFailure) {

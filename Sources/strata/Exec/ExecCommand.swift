@@ -113,14 +113,10 @@ struct ExecCommand {
     private func lookUp(_ key: String) throws(CLIFailure) -> ExecRecord? {
         let data: Data?
         do {
-            data = try store.value(forKey: key)
+            // Redis decides while it answers (another machine's result is kept locally); see SharedTier.
+            data = try shared.value(forKey: key, in: store)
         } catch {
             throw CLIFailure.store(error, store: storePath)
-        }
-        if data == nil, let entry = shared.entry(forKey: key) {
-            // Another machine's result: kept locally with its remaining lifetime.
-            try? store.setEntry(entry, forKey: key)
-            return ExecRecord(serialized: entry.value)
         }
         return data.flatMap(ExecRecord.init(serialized:))
     }

@@ -85,7 +85,7 @@ enum HelpText {
               --max-size SIZE      byte limit: 500MB, 1.5G (powers of 1000), 2GiB (powers of 1024), 4096, none
               --max-entries N      entry limit, or none; 0 keeps nothing
               --redis URL          share values and exec results through Redis under the store:
-                                   redis://[user:password@]host:port/namespace (same master key everywhere)
+                                   redis://[user:password@]host[:port][/namespace] (same master key everywhere)
               -h, --help           show help;  strata help COMMAND for one command
               -V, --version        print the version
 
@@ -94,7 +94,7 @@ enum HelpText {
 
             environment:
               STRATA_MASTER_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
-              STRATA_REDIS_URL     the --redis URL when the option is not given
+              STRATA_REDIS_URL            the --redis URL when the option is not given
 
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error

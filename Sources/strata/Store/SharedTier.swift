@@ -4,14 +4,16 @@ import DiskCache
 import Foundation
 import RedisCache
 
-/// The Redis tier `--redis URL` (or `STRATA_REDIS_URL`) stacks under the local store: a local miss asks
-/// Redis and writes a hit back into the store with its remaining lifetime; writes, removals and `clear` go
-/// to both. Every machine with the same server, namespace and master key shares `set`/`get` values and
-/// `exec` results.
+/// The Redis tier `--redis URL` (or `STRATA_REDIS_URL`) beside the local store: writes, removals and
+/// `clear` go to both. Every machine with the same server, namespace and master key shares `set`/`get`
+/// values and `exec` results.
 ///
-/// The local store always decides the outcome. A Redis that cannot be reached, answers too late or refuses
-/// a write costs one warning line on stderr, once per run; the rest of the run uses the local store alone.
-/// Values over the tier's maximum (1 MiB) stay local without a warning.
+/// While Redis answers it is authoritative for reads (``value(forKey:in:)``): a hit refreshes the local
+/// copy, a miss is a miss and drops the local copy, so a value another machine replaced, removed or
+/// cleared is never served from an old local copy. The one exception is a local value over the tier's
+/// maximum (1 MiB), which could only ever live locally: it is served. A Redis that cannot be reached,
+/// answers too late or refuses a write costs one warning line on stderr, once per run; the rest of the run
+/// uses the local store alone. Values over the maximum stay local without a warning.
 ///
 /// The master key is the store's own: `STRATA_MASTER_KEY`, the `--store` folder's key file, or the default
 /// store's key file.
@@ -64,9 +66,44 @@ struct SharedTier {
         }
     }
 
-    /// The entry Redis holds for `key`, or `nil` (a miss, or Redis unavailable).
-    func entry(forKey key: String) -> CacheEntry<Data>? {
-        call { try await $0.entry(forKey: key) } ?? nil
+    /// What Redis answered for one key.
+    enum Lookup {
+        /// Redis holds the entry.
+        case hit(CacheEntry<Data>)
+        /// Redis answered: no such entry.
+        case miss
+        /// No Redis for this run (none given, or it failed and was warned about).
+        case unavailable
+    }
+
+    /// Asks Redis for `key`.
+    func lookUp(_ key: String) -> Lookup {
+        switch call({ try await $0.entry(forKey: key) }) {
+        case .some(.some(let entry)): .hit(entry)
+        case .some(.none): .miss
+        case .none: .unavailable
+        }
+    }
+
+    /// The value `get` and `exec` serve for `key`: Redis's while it answers (a hit is written into `store`
+    /// with its remaining lifetime, a miss removes the local copy unless that copy is over the tier's
+    /// maximum value size), the store's own otherwise.
+    ///
+    /// - Throws: What reading `store` throws.
+    func value(forKey key: String, in store: DiskCache<String, Data>) throws -> Data? {
+        switch lookUp(key) {
+        case .unavailable:
+            return try store.value(forKey: key)
+        case .hit(let entry):
+            try? store.setEntry(entry, forKey: key)
+            return entry.value
+        case .miss:
+            guard let local = try store.value(forKey: key) else { return nil }
+            if let limit = cache?.configuration.maximumValueSize, local.count > limit { return local }
+            // Another machine removed or cleared it (or it expired there): the local copy is out of date.
+            try? store.removeEntry(forKey: key)
+            return nil
+        }
     }
 
     /// Stores `entry` in Redis; failures are warned about, values too large skipped.
@@ -112,7 +149,11 @@ struct SharedTier {
     }
 
     private static func warn(about error: any Error, host: String) {
-        let reason = (error as? CacheError)?.message ?? "\(error)"
+        // The transport's own sentence, without the address the line already names.
+        let cacheError = error as? CacheError
+        let reason = ((cacheError?.cause as? RedisError)?.message ?? cacheError?.message ?? "\(error)")
+            .replacingOccurrences(of: " to \(host)", with: "")
+            .replacingOccurrences(of: "Redis at \(host): ", with: "")
         let line = "strata: warning: Redis at \(host) not used for the rest of this run: \(reason)"
         StandardStreams.printError(line.replacingOccurrences(of: "\n", with: " "))
     }

@@ -42,6 +42,22 @@ enum RedisTesting {
         return condition() ? ContinuousClock.now - start : nil
     }
 
+    /// Runs a test's SETUP step, retrying a failure (a deadline missed on a loaded machine, a connection
+    /// still coming back) every 20 ms until `timeout`; the last failure is rethrown. Never for the step a
+    /// test checks.
+    static func settingUp<Result>(
+        timeout: Duration = .seconds(30), _ body: () async throws -> Result
+    ) async throws -> Result {
+        let start = ContinuousClock.now
+        while true {
+            do {
+                return try await body()
+            } catch  where ContinuousClock.now - start < timeout {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
     /// The bulk string of `text`'s UTF-8 bytes.
     static func bulk(_ text: String) -> RESPValue { .bulkString(Array(text.utf8)) }
 }

@@ -57,14 +57,14 @@ struct Socket {
         throws(RedisError) -> Socket
     {
         let descriptor = socket(address.ai_family, streamType, 0)
-        guard descriptor >= 0 else { throw RedisError(.connectFailed, "socket(2) failed: errno \(errno)") }
+        guard descriptor >= 0 else { throw RedisError(.connectFailed, "socket(2) failed: \(errorText(errno))") }
         let socket = Socket(descriptor: descriptor)
         socket.configure()
         if systemConnect(descriptor, address.ai_addr, address.ai_addrlen) != 0 {
             let code = errno
             guard code == EINPROGRESS || code == EINTR else {
                 socket.close()
-                throw RedisError(.connectFailed, "connect to \(name) failed: errno \(code)")
+                throw RedisError(.connectFailed, "connect to \(name) failed: \(errorText(code))")
             }
             guard socket.wait(forWriting: true, until: deadline) else {
                 socket.close()
@@ -75,7 +75,7 @@ struct Socket {
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
             guard failure == 0 else {
                 socket.close()
-                throw RedisError(.connectFailed, "connect to \(name) failed: errno \(failure)")
+                throw RedisError(.connectFailed, "connect to \(name) failed: \(errorText(failure))")
             }
         }
         return socket
