@@ -23,7 +23,7 @@ extension DiskCache: StaleRetainingCache {
         }
         return CacheEntry(
             value: try decode(record.valueBytes), expiresAt: record.header.expiresAt, cost: record.header.cost,
-            staleUntil: record.header.staleUntil)
+            staleUntil: record.header.staleUntil, tags: record.tags)
     }
 
     /// Returns the entry for `key` fresh or stale, like the synchronous `entryIncludingStale(forKey:)`,

@@ -115,7 +115,9 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     // MARK: - Synchronous API (file I/O on the caller's thread)
 
-    /// Reads the live entry for `key`; a missing, expired or corrupt entry is `nil`.
+    /// Reads the live entry for `key`; a missing, expired or corrupt entry is `nil`, and so is a tagged
+    /// entry one of whose tags was removed since it was stored, or whose tag counter cannot be read or is
+    /// damaged (reported to the observer; never served).
     ///
     /// A hit records recency in the file's modification time (at most once a second). An expired,
     /// corrupt, old-epoch or misplaced file is removed and counted; corrupt ones are reported to the
@@ -141,7 +143,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         guard let record = try store.read(keyBytes: try canonicalBytes(of: key)) else { return nil }
         return CacheEntry(
             value: try decode(record.valueBytes), expiresAt: record.header.expiresAt, cost: record.header.cost,
-            staleUntil: record.header.staleUntil)
+            staleUntil: record.header.staleUntil, tags: record.tags)
     }
 
     /// Reads the live value for `key`.
@@ -177,18 +179,12 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   set, the first write in a process scans the folder (one `lstat` per file), and a write that takes
     ///   the store over a limit trims it: O(*n* log *n*) for *n* entries, under the store's `flock`.
     ///
+    /// A tagged entry is stamped with its tags' current versions (one small file read per tag, Docs/Tags.md);
+    /// a damaged tag counter throws `.corruptEntry` and removes the earlier entry for `key`.
+    ///
     /// Thread-safe; concurrent writes of one key leave one of them whole.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) throws {
-        // Tags are not kept on disk yet (Docs/Tags.md): a tagged entry is not stored here, and the earlier
-        // entry for its key goes, so no copy can outlive a removal of its tags.
-        guard entry.tags.isEmpty else { return try removeEntry(forKey: key) }
-        let keyBytes = try canonicalBytes(of: key)
-        let valueBytes = try encode(entry.value)
-        try loadOnce.fenced(key) {
-            try store.write(
-                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
-                staleUntil: entry.staleUntil)
-        }
+        try write(entry, forKey: key, taggedAt: nil)
     }
 
     /// Stores `value` under `key` with `expiry` (the store's default expiry when `nil`).
@@ -245,15 +241,6 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func removeAll() throws {
         try loadOnce.fenced(nil) { try store.removeAll() }
     }
-
-    /// Makes every entry carrying `tag` a miss. The store keeps no tagged entries yet (a tagged
-    /// `setEntry(_:forKey:)` removes the key instead, Docs/Tags.md), so there is nothing to remove.
-    ///
-    /// - Parameter tag: The tag to remove.
-    /// - Complexity: O(1).
-    ///
-    /// Thread-safe.
-    public func removeAll(taggedWith tag: String) {}
 
     /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every
     /// process and every instance on this store; waits for the lock.

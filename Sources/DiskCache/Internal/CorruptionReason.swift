@@ -8,5 +8,6 @@ enum CorruptionReason: String, Error {
     case oldEpoch = "written under an earlier key epoch (before a removeAll)"
     case authenticationFailed = "authentication failed (tampered, bit-flipped or swapped file)"
     case misplaced = "key inside does not match the file name (misplaced file)"
+    case badTagBlock = "the tag block inside the value is malformed"
     case tooLarge = "larger than any entry the store writes (over its size limit or 2 GiB)"
 }

@@ -52,7 +52,7 @@ extension DiskStore {
             } catch let error as FileError {
                 throw readFailed(error, path: layout.entry(name))
             }
-            let record: EntryRecord
+            var record: EntryRecord
             switch outcome {
             case .failure(let reason):
                 removeCorrupt(name: name, in: folder, status: status, reason: reason)
@@ -65,6 +65,13 @@ extension DiskStore {
                 removeCorrupt(name: name, in: folder, status: status, reason: .misplaced)
                 count { $0.misses += 1 }
                 return nil
+            }
+            if record.header.hasTags {
+                guard let checked = checkTags(of: record, name: name, in: folder, status: status) else {
+                    count { $0.misses += 1 }
+                    return nil
+                }
+                record = checked
             }
             let now = clock.now
             if let expiresAt = record.header.expiresAt, now >= expiresAt {
@@ -95,6 +102,38 @@ extension DiskStore {
             accounting.recordHit(name, lastAccess: stamp)
             return record
         }
+    }
+
+    /// `record` without its tag block and with its tags, when every tag's stamped version is still current;
+    /// otherwise `nil`: a malformed block is removed as corrupt, an entry whose tag was removed since it
+    /// was stamped is removed (if still the file read), and one whose counters cannot be read or are
+    /// damaged is left in place and reported, never served.
+    private func checkTags(
+        of record: EntryRecord, name: String, in folder: Directory, status: FileStatus
+    )
+        -> EntryRecord?
+    {
+        guard let (stamped, value) = TagBlock.split(record.valueBytes) else {
+            removeCorrupt(name: name, in: folder, status: status, reason: .badTagBlock)
+            return nil
+        }
+        let current: [String: UInt64]
+        do {
+            current = try tagVersions(of: stamped.keys)
+        } catch let error as CacheError where error.code == .corruptEntry {
+            return nil  // reported by tagVersions(of:)
+        } catch {
+            report(.readFailed, "cannot read a tag's version counter; the entry is a miss", error: error)
+            return nil
+        }
+        guard stamped.allSatisfy({ current[$0.key] == $0.value }) else {
+            _ = removeIfUnchangedAndForget(name, in: folder, status: status)
+            return nil
+        }
+        var checked = record
+        checked.valueBytes = value
+        checked.tags = Set(stamped.keys)
+        return checked
     }
 
     /// Opens the entry file `name` for reading (no link followed, no blocking), with its fan-out folder;
@@ -178,7 +217,10 @@ extension DiskStore {
     ///
     /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `byteLimit` (the earlier
     ///   entry for the key is removed, no other is evicted), or the file-system error.
-    func write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date? = nil) throws {
+    /// With `hasTags`, `valueBytes` start with a tag block (TagBlock.swift) and the record is flagged so.
+    func write(
+        keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date? = nil, hasTags: Bool = false
+    ) throws {
         try translatingErrors {
             try requireWritable("store an entry")
             let now = clock.now
@@ -213,7 +255,7 @@ extension DiskStore {
                 let epoch = try currentEpoch(recreating: true)
                 let header = EntryRecord.Header(
                     epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost,
-                    keyLength: keyBytes.count, valueLength: valueBytes.count, staleUntil: staleUntil)
+                    keyLength: keyBytes.count, valueLength: valueBytes.count, staleUntil: staleUntil, hasTags: hasTags)
                 do {
                     let folder = try fanOutFolder(for: name, in: try folders(), creating: true)
                     let commit = { self.accounting.recordInsertion(name, size: size, lastAccess: stamp) }

@@ -43,6 +43,8 @@ final class DiskStore: Sendable {
     /// Names entry and lock files: HMAC-SHA-256 under the naming subkey (stable across `removeAll()`).
     let namer: KeyedNamer
     let generations: KeyGenerations
+    /// Names and seals the per-tag version counter files (TagCounters.swift).
+    let tagCounters: TagCounters
     let writer: AtomicFileWriter
     let accounting = StoreAccounting()
     let state = Locked(State())
@@ -69,11 +71,12 @@ final class DiskStore: Sendable {
                 refusingCreation: { layout.missingKeyFileError(keyFilePath: $0) })
         }
         do {
-            (namer, generations) = try Self.translatingErrors {
+            (namer, generations, tagCounters) = try Self.translatingErrors {
                 let namingSubkey = try StoreSubkeys.derive(master: master, epochSalt: Self.namingSalt).namingSubkey
                 return (
                     try KeyedNamer(namingSubkey: namingSubkey),
-                    try KeyGenerations(master: master, layout: layout, storeName: configuration.name)
+                    try KeyGenerations(master: master, layout: layout, storeName: configuration.name),
+                    try TagCounters(master: master)
                 )
             }
             try translatingErrors {

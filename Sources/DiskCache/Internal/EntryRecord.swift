@@ -30,6 +30,9 @@ struct EntryRecord {
     /// serve it stale), in seconds; with ``flagStaleInMinutes`` too, in minutes. Needs ``flagHasExpiry``.
     static let flagHasStaleness: UInt8 = 1 << 2
     static let flagStaleInMinutes: UInt8 = 1 << 3
+    /// The value bytes start with a tag block (TagBlock.swift): the entry's tags and the versions they were
+    /// stamped with, inside the ciphertext. Records without tags keep this bit clear and are unchanged.
+    static let flagHasTags: UInt8 = 1 << 4
     /// The longest stale retention the header holds: 65 535 minutes (about 45 days).
     static let maximumStaleRetention = TimeInterval(UInt16.max) * 60
 
@@ -43,6 +46,8 @@ struct EntryRecord {
         var valueLength: Int
         /// Until when the entry is kept past ``expiresAt`` for loads that may serve it stale, or `nil`.
         var staleUntil: Date? = nil
+        /// Whether the value bytes start with a tag block.
+        var hasTags = false
 
         /// The instant from which the entry is gone: its stale-until instant when it has one, else its expiry.
         var retainedUntil: Date? { staleUntil ?? expiresAt }
@@ -60,7 +65,10 @@ struct EntryRecord {
 
     var header: Header
     var keyBytes: Data
+    /// The value's bytes; for a tagged record, once ``DiskStore`` has checked its tags, without the tag block.
     var valueBytes: Data
+    /// The tags of a tagged record whose versions were found current; empty otherwise.
+    var tags: Set<String> = []
 
     // MARK: - Writing
 
@@ -138,6 +146,7 @@ struct EntryRecord {
         if header.cost != nil { flags |= flagHasCost }
         let staleness = header.encodedStaleness
         if let staleness { flags |= flagHasStaleness | (staleness.inMinutes ? flagStaleInMinutes : 0) }
+        if header.hasTags { flags |= flagHasTags }
         output.copyBytes(from: magic)
         output[4] = version
         output[5] = flags
@@ -188,7 +197,7 @@ struct EntryRecord {
         let staleCount = load(UInt16.self, at: 6)
         let hasStaleness = flags & flagHasStaleness != 0
         // Bytes 6–7 were reserved (zero) before stale retention; a record without the flag still needs them zero.
-        guard flags & ~(flagHasExpiry | flagHasCost | flagHasStaleness | flagStaleInMinutes) == 0,
+        guard flags & ~(flagHasExpiry | flagHasCost | flagHasStaleness | flagStaleInMinutes | flagHasTags) == 0,
             hasStaleness
                 ? (staleCount != 0 && flags & flagHasExpiry != 0) : (staleCount == 0 && flags & flagStaleInMinutes == 0)
         else {
@@ -210,7 +219,8 @@ struct EntryRecord {
             cost: flags & flagHasCost != 0 ? Int(cost) : nil,
             keyLength: keyLength,
             valueLength: Int(valueLength),
-            staleUntil: hasStaleness ? expiresAt?.addingTimeInterval(retention) : nil)
+            staleUntil: hasStaleness ? expiresAt?.addingTimeInterval(retention) : nil,
+            hasTags: flags & flagHasTags != 0)
         return .success(header)
     }
 

@@ -64,11 +64,13 @@ enum Runner {
         switch invocation.command {
         case .set(let key, let value, let timeToLive):
             return try ValueCommands(store: store, storePath: path, shared: shared).set(
-                key: key, value: value, timeToLive: timeToLive)
+                key: key, value: value, timeToLive: timeToLive, tags: invocation.tags)
         case .get(let key):
             return try ValueCommands(store: store, storePath: path, shared: shared).get(key: key)
         case .remove(let key):
             return try ValueCommands(store: store, storePath: path, shared: shared).remove(key: key)
+        case .removeTagged:
+            return try ValueCommands(store: store, storePath: path, shared: shared).remove(taggedWith: invocation.tags)
         case .clear:
             return try StoreCommands(store: store, storePath: path, shared: shared).clear()
         case .list(let json):

@@ -20,11 +20,12 @@ struct ValueCommands {
         return "strata: reading the value from standard input; end it with Ctrl-D (or give it after the key)"
     }
 
-    /// `strata set KEY [VALUE] [--ttl D]`: stores VALUE's bytes exactly as given, or all of stdin.
+    /// `strata set KEY [VALUE] [--ttl D] [--tag T]...`: stores VALUE's bytes exactly as given, or all of
+    /// stdin, carrying `tags`.
     ///
     /// - Returns: 0.
     /// - Throws: `CLIFailure.usage` for a reserved key, `CLIFailure.store` when the write fails.
-    func set(key: String, value: Data?, timeToLive: TimeInterval?) throws(CLIFailure) -> Int32 {
+    func set(key: String, value: Data?, timeToLive: TimeInterval?, tags: Set<String> = []) throws(CLIFailure) -> Int32 {
         try refuseReserved(key, command: "set")
         let bytes: Data
         let limit = Self.inputLimit(maxBytes: store.configuration.byteLimit)
@@ -46,9 +47,9 @@ struct ValueCommands {
         }
         let expiry: Expiry = timeToLive.map { .seconds($0) } ?? .never
         do {
-            try store.setValue(bytes, forKey: key, expiry: expiry)
-            shared.setEntry(
-                CacheEntry(value: bytes, expiresAt: expiry.expirationDate(from: store.clock.now)), forKey: key)
+            let entry = CacheEntry(value: bytes, expiresAt: expiry.expirationDate(from: store.clock.now), tags: tags)
+            try store.setEntry(entry, forKey: key)
+            shared.setEntry(entry, forKey: key)
         } catch let error as CacheError where error.code == .entryTooLarge {
             // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
             // the sentence holds whether or not there was one.
@@ -103,6 +104,23 @@ struct ValueCommands {
             throw CLIFailure.store(error, store: storePath)
         }
         shared.removeEntry(forKey: key)
+        return ExitStatus.success
+    }
+
+    /// `strata rm --tag T...`: every entry carrying any of `tags` becomes a miss, in the store and in Redis
+    /// (one counter write per tag each, however many entries carry it).
+    ///
+    /// - Returns: 0.
+    /// - Throws: `CLIFailure.store` when the store cannot advance a tag's counter.
+    func remove(taggedWith tags: Set<String>) throws(CLIFailure) -> Int32 {
+        for tag in tags.sorted() {
+            do {
+                try store.removeAll(taggedWith: tag)
+            } catch {
+                throw CLIFailure.store(error, store: storePath)
+            }
+            shared.removeAll(taggedWith: tag)
+        }
         return ExitStatus.success
     }
 

@@ -160,7 +160,7 @@ struct ExecCommand {
             standardError: result.standardError)
         let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
         do {
-            let entry = CacheEntry(value: serialized, expiresAt: expiry.expirationDate(from: now))
+            let entry = CacheEntry(value: serialized, expiresAt: expiry.expirationDate(from: now), tags: options.tags)
             try store.setEntry(entry, forKey: key)
             shared.setEntry(entry, forKey: key)
         } catch {

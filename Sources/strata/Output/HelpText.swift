@@ -5,16 +5,17 @@ enum HelpText {
 
     /// One usage line per command.
     static let usageLines: [String: String] = [
-        "set": "strata set KEY [VALUE] [--ttl DURATION]",
+        "set": "strata set KEY [VALUE] [--ttl DURATION] [--tag TAG]...",
         "get": "strata get KEY",
-        "rm": "strata rm KEY",
+        "rm": "strata rm KEY | strata rm --tag TAG...",
         "clear": "strata clear",
         "ls": "strata ls [--json]",
         "stats": "strata stats [--json]",
         "trim": "strata trim",
         "verify": "strata verify",
         "exec":
-            "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] [--max-output SIZE] -- CMD [ARG...]",
+            "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] [--max-output SIZE] [--tag TAG]... "
+            + "-- CMD [ARG...]",
         "help": "strata help [COMMAND]",
     ]
 
@@ -26,12 +27,18 @@ enum HelpText {
 
         --ttl DURATION   expire the entry after DURATION: 90s, 10m, 2h, 7d, 1h30m, or plain seconds
                          (units ms s m h d w, lower case; m is minutes)
+        --tag TAG        the entry carries TAG, so strata rm --tag TAG removes it; repeatable
         """,
         "get": """
         Writes the value stored under KEY to standard output, unchanged.
         A missing or expired key prints nothing and exits 1.
         """,
-        "rm": "Removes KEY (an exec: key too). Removing a key that is not there succeeds.",
+        "rm": """
+        Removes KEY (an exec: key too). Removing a key that is not there succeeds.
+
+        --tag TAG   instead of a KEY: removes every entry carrying TAG (from the store, and from
+                    Redis with --redis); repeatable. Costs the same however many entries carry it.
+        """,
         "clear": """
         Removes every entry: the store's key epoch is rotated first, so nothing written before
         can be decrypted any more, then the files are deleted.
@@ -65,6 +72,7 @@ enum HelpText {
         --max-output SIZE  keep at most SIZE bytes of stdout plus stderr (default: 1GiB, or
                            --max-size when smaller; none for no cap); a larger output is still
                            shown, but not kept, with one warning
+        --tag TAG          the kept result carries TAG (strata rm --tag TAG removes it); repeatable
         """,
         "help": "Shows help for a command.",
     ]

@@ -37,6 +37,7 @@ struct ArgumentParser {
         "cache-failures": OptionSpec(takesValue: false, scope: .commands(["exec"])),
         "stale": OptionSpec(takesValue: true, scope: .commands(["exec"])),
         "max-output": OptionSpec(takesValue: true, scope: .commands(["exec"])),
+        "tag": OptionSpec(takesValue: true, scope: .commands(["set", "exec", "rm"])),
     ]
 
     private static let shortOptions = ["-h": "help", "-V": "version"]
@@ -162,6 +163,7 @@ struct ArgumentParser {
         var json = false
         var wantsHelp = false
         var wantsVersion = false
+        var tags: [String] = []
 
         if let commandName, !commandNames.contains(commandName) {
             throw .usage("unknown command '\(commandName)'", command: nil)
@@ -207,6 +209,9 @@ struct ArgumentParser {
             case "stale":
                 exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
                 }
+            case "tag":
+                guard !text.isEmpty else { throw .usage("option --tag needs a non-empty tag", command: commandName) }
+                tags.append(text)
             default: throw .usage("unknown option --\(name)", command: commandName)
             }
         }
@@ -215,10 +220,12 @@ struct ArgumentParser {
         if wantsVersion { return Invocation(globals: globals, command: .version) }
         guard let commandName else { throw .usage("missing command", command: nil) }
 
+        var execWithTags = exec
+        execWithTags.tags = Set(tags)
         let command = try makeCommand(
-            commandName, positionals: positionals, timeToLive: timeToLive, json: json, exec: exec,
+            commandName, positionals: positionals, timeToLive: timeToLive, json: json, exec: execWithTags,
             commandArguments: commandArguments)
-        return Invocation(globals: globals, command: command)
+        return Invocation(globals: globals, command: command, tags: Set(tags))
     }
 
     /// Parses an option's value, naming the option and quoting the value in the message when it is bad.
@@ -264,6 +271,10 @@ struct ArgumentParser {
         case "get":
             try expect(1...1, "key")
             return .get(key: try key())
+        case "rm" where !exec.tags.isEmpty:
+            // `rm --tag T`: every entry carrying T; a key as well would make "which entries" ambiguous.
+            try expect(0...0, "")
+            return .removeTagged
         case "rm":
             try expect(1...1, "key")
             return .remove(key: try key())

@@ -32,6 +32,8 @@ struct ExecOptions {
     var hasOutputLimit = false
     /// The command and its arguments, byte for byte as given.
     var arguments: [ByteString] = []
+    /// `--tag`: the tags the kept result carries.
+    var tags: Set<String> = []
 }
 
 /// One parsed command line.
@@ -40,6 +42,8 @@ enum Command {
     case set(key: String, value: Data?, timeToLive: TimeInterval?)
     case get(key: String)
     case remove(key: String)
+    /// `rm --tag T...`: removes every entry carrying any of the invocation's tags.
+    case removeTagged
     case clear
     case list(json: Bool)
     case stats(json: Bool)
@@ -57,7 +61,7 @@ enum Command {
     var appliesLimits: Bool {
         switch self {
         case .set, .exec: true
-        case .get, .remove, .clear, .list, .stats, .trim, .verify, .help, .version: false
+        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .help, .version: false
         }
     }
 }
@@ -66,4 +70,6 @@ enum Command {
 struct Invocation {
     var globals = GlobalOptions()
     var command: Command
+    /// `--tag` (repeatable; `set`, `exec`, `rm`): the tags to store entries with, or to remove.
+    var tags: Set<String> = []
 }

@@ -121,6 +121,11 @@ struct SharedTier {
         _ = call { try await $0.removeAll() }
     }
 
+    /// Makes every entry carrying `tag` a miss for every machine sharing the namespace (one `INCR`).
+    func removeAll(taggedWith tag: String) {
+        _ = call { try await $0.removeAll(taggedWith: tag) }
+    }
+
     /// Runs `body` against the tier and waits for it; `nil` when there is no healthy tier or it failed.
     private func call<Result: Sendable>(
         _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result

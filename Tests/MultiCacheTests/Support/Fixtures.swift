@@ -81,5 +81,5 @@ private final class FolderOwningCache: Cache {
     func removeEntry(forKey key: String) async throws { try await base.removeEntry(forKey: key) }
 
     func removeAll() async throws { try await base.removeAll() }
-    func removeAll(taggedWith tag: String) async throws { base.removeAll(taggedWith: tag) }
+    func removeAll(taggedWith tag: String) async throws { try await base.removeAll(taggedWith: tag) }
 }

@@ -1,0 +1,118 @@
+import CacheCore
+import Foundation
+
+extension DiskCache: TagVersioningCache {
+    // MARK: - Synchronous (file I/O on the caller's thread)
+
+    /// Makes every entry carrying `tag` a miss, for every instance and process sharing the store folder:
+    /// one atomic rewrite of the tag's version counter file (`tags/<HMAC of the tag>`) under the store's
+    /// `flock`.
+    ///
+    /// Entries stamped with the older version stay on disk until a read finds them (and removes them),
+    /// eviction takes them, or they expire. Counters are never reset, not even by ``removeAll()``.
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, or the file-system error
+    ///   (`.io`, `.permissionDenied`, `.outOfSpace`) when the counter cannot be written (it is then
+    ///   unchanged); `.crypto` when the back end fails.
+    /// - Complexity: O(1) however many entries carry the tag: one `flock`, one 40-byte read and one atomic
+    ///   write of 40 bytes (with `.fsync` durability, plus its flushes).
+    ///
+    /// Thread-safe.
+    public func removeAll(taggedWith tag: String) throws {
+        try loadOnce.fenced(nil) { try store.advanceTagVersion(of: tag) }
+    }
+
+    /// Reads the current version of each of `tags` from their counter files (0 for a tag never removed).
+    ///
+    /// - Parameter tags: The tags to read.
+    /// - Returns: The versions.
+    /// - Throws: `CacheError` `.corruptEntry` when a counter file is damaged or was tampered with (also
+    ///   reported to the observer), or the file-system error.
+    /// - Complexity: One open and a 40-byte read per tag.
+    ///
+    /// Thread-safe.
+    public func tagVersions(for tags: Set<String>) throws -> CacheTagVersions {
+        CacheTagVersions(try store.tagVersions(of: tags))
+    }
+
+    /// Stores `entry` under `key` stamped with the tag versions `versions` (read by ``tagVersions(for:)``
+    /// before a load): when a tag was removed since, the entry is dead on arrival, so it is not stored and
+    /// the earlier entry for `key` is removed.
+    ///
+    /// - Parameters:
+    ///   - entry: The entry, with its tags.
+    ///   - key: The key.
+    ///   - versions: A snapshot from ``tagVersions(for:)``; a tag it lacks is stamped with its current version.
+    /// - Throws: What ``setEntry(_:forKey:)`` throws.
+    /// - Complexity: That of ``setEntry(_:forKey:)`` (which reads the tags' counters as well).
+    ///
+    /// Thread-safe.
+    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) throws {
+        try write(entry, forKey: key, taggedAt: versions)
+    }
+
+    // MARK: - Async (file I/O on the I/O queue)
+
+    /// ``removeAll(taggedWith:)-(String)`` without blocking the cooperative thread pool.
+    ///
+    /// - Parameter tag: The tag to remove.
+    /// - Throws: What the synchronous form throws, or `CancellationError` before it started.
+    /// - Complexity: O(1) in tagged entries; one counter file write, run on the I/O queue.
+    public func removeAll(taggedWith tag: String) async throws {
+        try await onIOQueue { try self.removeAll(taggedWith: tag) as Void }
+    }
+
+    /// ``tagVersions(for:)-(Set<String>)`` without blocking the cooperative thread pool.
+    ///
+    /// - Parameter tags: The tags to read.
+    /// - Returns: The versions.
+    /// - Throws: What the synchronous form throws, or `CancellationError` before it started.
+    /// - Complexity: One small file read per tag, run on the I/O queue.
+    public func tagVersions(for tags: Set<String>) async throws -> CacheTagVersions {
+        try await onIOQueue { try self.tagVersions(for: tags) as CacheTagVersions }
+    }
+
+    /// ``setEntry(_:forKey:taggedAt:)-(_,_,CacheTagVersions)`` without blocking the cooperative thread pool.
+    ///
+    /// - Parameters:
+    ///   - entry: The entry, with its tags.
+    ///   - key: The key.
+    ///   - versions: A snapshot from ``tagVersions(for:)``.
+    /// - Throws: What the synchronous form throws, or `CancellationError` before it started.
+    /// - Complexity: That of the synchronous form, run on the I/O queue.
+    public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) async throws
+    {
+        try await onIOQueue { try self.setEntry(entry, forKey: key, taggedAt: versions) as Void }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `entry`, stamping a tagged one with `snapshot` (its current versions where `snapshot` is `nil`
+    /// or lacks a tag). A tagged entry whose snapshot is behind a counter is not stored and removes the
+    /// earlier entry, as does one whose counters cannot be read.
+    func write(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt snapshot: CacheTagVersions?) throws {
+        let keyBytes = try canonicalBytes(of: key)
+        var valueBytes = try encode(entry.value)
+        if !entry.tags.isEmpty {
+            let current: [String: UInt64]
+            do {
+                current = try store.tagVersions(of: entry.tags)
+            } catch {
+                try? removeEntry(forKey: key)
+                throw error
+            }
+            var stamped = current
+            for tag in entry.tags { if let version = snapshot?.versions[tag] { stamped[tag] = version } }
+            // A tag removed since the snapshot: the entry is dead on arrival, and the earlier one must go too.
+            guard stamped == current else { return try removeEntry(forKey: key) }
+            valueBytes = try TagBlock.encode(stamped) + valueBytes
+        }
+        let hasTags = !entry.tags.isEmpty
+        try loadOnce.fenced(key) {
+            try store.write(
+                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
+                staleUntil: entry.staleUntil, hasTags: hasTags)
+        }
+    }
+}

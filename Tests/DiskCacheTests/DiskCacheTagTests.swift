@@ -1,0 +1,167 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import DiskCache
+
+/// Tags on disk (Docs/Tags.md, "In the disk tier"): records stamped with their tags' versions, per-tag
+/// counter files shared by every instance and process on the folder, and what a damaged counter does.
+@Suite struct DiskCacheTagTests {
+    let folder = TemporaryFolder()
+
+    private func entry(_ text: String, tags: Set<String>) -> CacheEntry<Data> {
+        CacheEntry(value: Data(text.utf8), tags: tags)
+    }
+
+    private var counterFiles: [String] {
+        allFiles(under: folder.store.appendingPathComponent("tags")).map {
+            folder.store.appendingPathComponent("tags").appendingPathComponent($0).path
+        }
+    }
+
+    @Test func aTagRemovalByAnotherInstanceOnTheSameFolderMissesTheEntryHere() throws {
+        let here = try makeCache(folder)
+        let there = try makeCache(folder)
+        try here.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        try here.setEntry(entry("b", tags: ["t", "u"]), forKey: "b")
+        try here.setEntry(entry("c", tags: ["u"]), forKey: "c")
+        try here.setValue(Data("d".utf8), forKey: "d")
+        #expect(try here.entry(forKey: "a")?.tags == ["t"])
+        #expect(try here.entry(forKey: "b")?.tags == ["t", "u"])
+
+        try there.removeAll(taggedWith: "t")
+
+        #expect(try here.value(forKey: "a") == nil)
+        #expect(try here.value(forKey: "b") == nil)
+        #expect(try here.value(forKey: "c") == Data("c".utf8))
+        #expect(try here.value(forKey: "d") == Data("d".utf8))
+        // The stale files were dropped by the reads; a tag used again starts afresh.
+        #expect(entryFiles(folder).count == 2)
+        try here.setEntry(entry("a2", tags: ["t"]), forKey: "a")
+        #expect(try there.value(forKey: "a") == Data("a2".utf8))
+        #expect(counterFiles.count == 1)
+    }
+
+    @Test(arguments: [10.0, -10.0])
+    func aLoadFencedByARemovalInAnotherInstanceWithASkewedClockStoresNothingLive(skew: TimeInterval) throws {
+        let loaderClock = ManualClock()
+        let removerClock = ManualClock(start: loaderClock.now.addingTimeInterval(skew))
+        let loader = try makeCache(folder, clock: loaderClock)
+        let remover = try makeCache(folder, clock: removerClock)
+        try loader.setEntry(entry("old", tags: ["t"]), forKey: "k")
+
+        // The load snapshots the versions, the other instance removes the tag while the loader "runs".
+        let snapshot = try loader.tagVersions(for: ["t"])
+        try remover.removeAll(taggedWith: "t")
+        loaderClock.advance(by: 1)
+        try loader.setEntry(entry("loaded", tags: ["t"]), forKey: "k", taggedAt: snapshot)
+
+        #expect(try loader.value(forKey: "k") == nil)
+        #expect(try remover.value(forKey: "k") == nil)
+        #expect(entryFiles(folder).isEmpty)
+
+        // Control: a load that starts after the removal is stored and served.
+        let fresh = try loader.tagVersions(for: ["t"])
+        #expect(fresh.versions["t"] == snapshot.versions["t"].map { $0 + 1 })
+        try loader.setEntry(entry("loaded", tags: ["t"]), forKey: "k", taggedAt: fresh)
+        #expect(try remover.value(forKey: "k") == Data("loaded".utf8))
+    }
+
+    @Test func aTamperedCounterFileMakesItsEntriesMissesAndIsReported() throws {
+        let events = EventRecorder()
+        let cache = try makeCache(folder, observer: events.observer)
+        try cache.removeAll(taggedWith: "t")
+        try cache.removeAll(taggedWith: "u")
+        try cache.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        try cache.setEntry(entry("b", tags: ["u"]), forKey: "b")
+        #expect(try cache.value(forKey: "a") == Data("a".utf8))
+        let counters = counterFiles
+        #expect(counters.count == 2)
+        let tName = try cache.store.tagCounters.fileName(of: "t")
+        let tPath = try #require(counters.first { $0.hasSuffix(tName) })
+        let uPath = try #require(counters.first { !$0.hasSuffix(tName) })
+
+        // A bit flipped in the version: the MAC fails.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: tPath))
+        bytes[7] ^= 1
+        try bytes.write(to: URL(fileURLWithPath: tPath))
+        #expect(try cache.value(forKey: "a") == nil)
+        #expect(events.count(of: .corruptEntryKept) >= 1)
+        #expect(entryFiles(folder).count == 2)  // kept: the counter, not the entry, is damaged
+        #expect(throws: CacheError.self) { try cache.tagVersions(for: ["t"]) }
+
+        // Another tag's valid counter copied over it: bound to its name, so it fails too.
+        try FileManager.default.removeItem(atPath: tPath)
+        try FileManager.default.copyItem(atPath: uPath, toPath: tPath)
+        #expect(try cache.value(forKey: "a") == nil)
+        #expect(try cache.value(forKey: "b") == Data("b".utf8))
+
+        // Removing the tag replaces the damaged counter; its new entries are live again.
+        try cache.removeAll(taggedWith: "t")
+        #expect(try cache.value(forKey: "a") == nil)
+        try cache.setEntry(entry("a2", tags: ["t"]), forKey: "a")
+        #expect(try cache.value(forKey: "a") == Data("a2".utf8))
+    }
+
+    @Test func untaggedRecordsKeepTheFormerLayoutAndTaggedOnesCarryTheFlag() throws {
+        let cache = try makeCache(folder)
+        try cache.setValue(Data("plain".utf8), forKey: "plain")
+        let plainFile = try #require(entryFiles(folder).first)
+        let plain = try Data(contentsOf: URL(fileURLWithPath: plainFile))
+        #expect(plain[5] & EntryRecord.flagHasTags == 0)
+        #expect(plain.count == EntryRecord.overhead + 2 * "plain".utf8.count)  // key and value, nothing more
+        try cache.setEntry(entry("tagged", tags: ["t"]), forKey: "tagged")
+        let taggedFile = try #require(entryFiles(folder).first { $0 != plainFile })
+        let tagged = try Data(contentsOf: URL(fileURLWithPath: taggedFile))
+        #expect(tagged[5] & EntryRecord.flagHasTags != 0)
+        // Tag names are inside the ciphertext.
+        #expect(tagged.range(of: Data("tagged".utf8)) == nil)
+        #expect(try cache.value(forKey: "plain") == Data("plain".utf8))
+        #expect(try cache.entry(forKey: "plain")?.tags == [])
+    }
+
+    @Test func removeAllLeavesCountersCountingAndTaggedEntriesWorkAfterIt() throws {
+        let cache = try makeCache(folder)
+        try cache.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        try cache.removeAll(taggedWith: "t")
+        let before = try cache.tagVersions(for: ["t"])
+        try cache.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        try cache.removeAll()
+        #expect(try cache.value(forKey: "a") == nil)
+        #expect(try cache.tagVersions(for: ["t"]) == before)
+        try cache.setEntry(entry("b", tags: ["t"]), forKey: "b")
+        #expect(try cache.value(forKey: "b") == Data("b".utf8))
+        try cache.removeAll(taggedWith: "t")
+        #expect(try cache.value(forKey: "b") == nil)
+    }
+
+    @Test func aTagRemovalDuringALoadThroughMultiCacheIsNeverUndone() async throws {
+        let clock = ManualClock()
+        let disk = try makeCache(folder, clock: clock)
+        let other = try makeCache(folder, clock: ManualClock(start: clock.now.addingTimeInterval(-10)))
+        let cache = MultiCacheProbe(disk)
+        let value = try await cache.load(key: "k", tags: ["t"]) {
+            try await other.removeAll(taggedWith: "t")
+            return Data("loaded".utf8)
+        }
+        #expect(value == Data("loaded".utf8))
+        #expect(try await other.value(forKey: "k") == nil)
+        #expect(try await disk.value(forKey: "k") == nil)
+    }
+}
+
+/// What `MultiCache` does for a tagged load on a `TagVersioningCache` (snapshot, load, stamped store),
+/// spelled out here because DiskCacheTests does not depend on MultiCache.
+private struct MultiCacheProbe {
+    let tier: any TagVersioningCache<String, Data>
+    init(_ tier: any TagVersioningCache<String, Data>) { self.tier = tier }
+
+    func load(key: String, tags: Set<String>, _ loader: () async throws -> Data) async throws -> Data {
+        let snapshot = try await tier.tagVersions(for: tags)
+        let value = try await loader()
+        try await tier.setEntry(CacheEntry(value: value, tags: tags), forKey: key, taggedAt: snapshot)
+        return value
+    }
+}
