@@ -49,7 +49,7 @@ enum TagBlock {
         var versions: [String: UInt64] = [:]
         for _ in 0..<count {
             guard let length = integer(2), length > 0, let name = take(Int(length)),
-                let tag = String(validating: name, as: UTF8.self), let version = integer(8),
+                let tag = String(bytes: name, encoding: .utf8), let version = integer(8),
                 versions.updateValue(version, forKey: tag) == nil
             else { return nil }
         }

@@ -1,5 +1,4 @@
 import CacheCore
-import Synchronization
 
 extension LRUTable {
     // MARK: - Reads
@@ -232,7 +231,7 @@ extension LRUTable {
     func isCurrent(_ entry: Entry) -> Bool {
         // Read before the counters: a removal advances its counter first and the generation second, so a
         // check that finds the counters current was current at this generation.
-        let generation = tagGeneration.value.load(ordering: .acquiring)
+        let generation = tagGeneration.value.load()
         if let tagChecks, tagChecks[Int(entry.slot)] == generation { return true }
         guard tagStamps[entry.slot]?.isCurrent ?? true else { return false }
         recordTagCheck(entry.slot, generation: generation)

@@ -1,11 +1,10 @@
 import CacheCore
-import Synchronization
 
 /// One tag's version counter in a memory tier: `removeAll(taggedWith:)` adds one, and every entry
 /// stamped with an older version is a miss from then on.
 @usableFromInline
 final class TagCounter: Sendable {
-    @usableFromInline let version = Atomic<UInt64>(0)
+    @usableFromInline let version = VersionCell(0)
 
     init() {}
 }
@@ -13,7 +12,7 @@ final class TagCounter: Sendable {
 /// A cache's tag generation: how many tag removals it has seen, plus one (so 0 means "never checked").
 @usableFromInline
 final class TagGeneration: Sendable {
-    @usableFromInline let value = Atomic<UInt64>(1)
+    @usableFromInline let value = VersionCell(1)
 
     init() {}
 }
@@ -36,7 +35,7 @@ final class TagStamp: Sendable {
     /// Whether every tag still has the version stamped: false once any of them was removed.
     @inlinable
     var isCurrent: Bool {
-        for index in counters.indices where counters[index].version.load(ordering: .acquiring) != versions[index] {
+        for index in counters.indices where counters[index].version.load() != versions[index] {
             return false
         }
         return true
@@ -50,9 +49,9 @@ final class TagStamp: Sendable {
 /// (about 100 bytes a tag), not with the number of entries.
 ///
 /// Thread safety: the dictionary sits behind one lock, held for one lookup or insertion; the counters are
-/// atomics.
+/// `VersionCell`s (atomics on Linux).
 final class TagRegistry: Sendable {
-    private let counters = Mutex<[String: TagCounter]>([:])
+    private let counters = Locked<[String: TagCounter]>([:])
     /// Advanced after every tag's counter by ``advance(_:)``.
     let generation = TagGeneration()
 
@@ -70,14 +69,14 @@ final class TagRegistry: Sendable {
 
     /// Advances `tag`'s version: O(1) however many entries carry it.
     func advance(_ tag: String) {
-        counter(for: tag).version.add(1, ordering: .sequentiallyConsistent)
-        generation.value.add(1, ordering: .sequentiallyConsistent)
+        counter(for: tag).version.increment()
+        generation.value.increment()
     }
 
     /// The current version of each of `tags`.
     func versions(of tags: Set<String>) -> CacheTagVersions {
         var versions: [String: UInt64] = [:]
-        for tag in tags { versions[tag] = counter(for: tag).version.load(ordering: .acquiring) }
+        for tag in tags { versions[tag] = counter(for: tag).version.load() }
         return CacheTagVersions(versions)
     }
 
@@ -92,7 +91,7 @@ final class TagRegistry: Sendable {
         for tag in tags {
             let counter = counter(for: tag)
             stampCounters.append(counter)
-            versions.append(snapshot?.versions[tag] ?? counter.version.load(ordering: .acquiring))
+            versions.append(snapshot?.versions[tag] ?? counter.version.load())
         }
         return TagStamp(counters: stampCounters, versions: versions, tags: tags)
     }

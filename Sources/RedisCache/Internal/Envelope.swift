@@ -167,7 +167,8 @@ enum Envelope {
         var versions: [String: UInt64] = [:]
         for _ in 0..<count {
             let length = try take(2).reduce(0) { $0 << 8 | Int($1) }
-            guard let tag = String(validating: try take(length), as: UTF8.self) else { throw .malformed("tag name") }
+            // `String(validating:as:)` needs macOS 15 / iOS 18; Foundation's decoder also refuses invalid UTF-8.
+            guard let tag = String(bytes: try take(length), encoding: .utf8) else { throw .malformed("tag name") }
             versions[tag] = try take(8).reduce(0) { $0 << 8 | UInt64($1) }
         }
         return (versions, Data(all[offset...]))
