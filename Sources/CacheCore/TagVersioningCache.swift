@@ -45,7 +45,7 @@ public protocol TagVersioningCache<Key, Value>: Cache {
     /// - Parameters:
     ///   - entry: The entry, with its tags.
     ///   - key: The key to store it under.
-    ///   - versions: A snapshot this tier returned from ``tagVersions(for:)``.
+    ///   - versions: A snapshot this tier returned from `tagVersions(for:)`.
     /// - Throws: What `setEntry(_:forKey:)` throws.
     func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) async throws
 }

@@ -9,7 +9,7 @@ extension DiskCache: TagVersioningCache {
     /// `flock`.
     ///
     /// Entries stamped with the older version stay on disk until a read finds them (and removes them),
-    /// eviction takes them, or they expire. Counters are never reset, not even by ``removeAll()``.
+    /// eviction takes them, or they expire. Counters are never reset, not even by `removeAll()`.
     ///
     /// - Parameter tag: The tag to remove.
     /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, or the file-system error
@@ -36,16 +36,16 @@ extension DiskCache: TagVersioningCache {
         CacheTagVersions(try store.tagVersions(of: tags))
     }
 
-    /// Stores `entry` under `key` stamped with the tag versions `versions` (read by ``tagVersions(for:)``
+    /// Stores `entry` under `key` stamped with the tag versions `versions` (read by `tagVersions(for:)`
     /// before a load): when a tag was removed since, the entry is dead on arrival, so it is not stored and
     /// the earlier entry for `key` is removed.
     ///
     /// - Parameters:
     ///   - entry: The entry, with its tags.
     ///   - key: The key.
-    ///   - versions: A snapshot from ``tagVersions(for:)``; a tag it lacks is stamped with its current version.
-    /// - Throws: What ``setEntry(_:forKey:)`` throws.
-    /// - Complexity: That of ``setEntry(_:forKey:)`` (which reads the tags' counters as well).
+    ///   - versions: A snapshot from `tagVersions(for:)`; a tag it lacks is stamped with its current version.
+    /// - Throws: What `setEntry(_:forKey:)` throws.
+    /// - Complexity: That of `setEntry(_:forKey:)` (which reads the tags' counters as well).
     ///
     /// Thread-safe.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) throws {
@@ -78,7 +78,7 @@ extension DiskCache: TagVersioningCache {
     /// - Parameters:
     ///   - entry: The entry, with its tags.
     ///   - key: The key.
-    ///   - versions: A snapshot from ``tagVersions(for:)``.
+    ///   - versions: A snapshot from `tagVersions(for:)`.
     /// - Throws: What the synchronous form throws, or `CancellationError` before it started.
     /// - Complexity: That of the synchronous form, run on the I/O queue.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) async throws
