@@ -311,7 +311,7 @@ struct RedisCacheTests {
         // The ACL of Docs/RedisCache.md, "Running Redis for it"
         let rule =
             "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +client|tracking +ping +get "
-            + "+mget +set +unlink +incr"
+            + "+mget +set +unlink +incr +incrby +scan +getrange"
         let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
         #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
         var configuration = try RedisTier.configuration(port: server.port)
@@ -324,6 +324,21 @@ struct RedisCacheTests {
         try await cache.setEntry(CacheEntry(value: Data(), expiresAt: Date(timeIntervalSince1970: 0)), forKey: "k")
         try await cache.removeAll()
         #expect(try await cache.value(forKey: "k") == nil)
+        // And tags: a tagged write (its versions read with MGET) and a tag removal (INCR)
+        try await cache.setEntry(CacheEntry(value: Data("t".utf8), tags: ["account-1"]), forKey: "tagged")
+        #expect(try await cache.value(forKey: "tagged") == Data("t".utf8))
+        try await cache.removeAll(taggedWith: "account-1")
+        #expect(try await cache.value(forKey: "tagged") == nil)
+        // And a lost epoch counter is repaired (INCRBY) rather than failing every later read
+        try await cache.setValue(Data("old".utf8), forKey: "old", expiry: .minutes(1))
+        _ = try await raw.send("DEL", "strata:v1:\(configuration.namespace):epoch")
+        #expect(try await cache.value(forKey: "k") == nil)
+        try await cache.setValue(Data("again".utf8), forKey: "k", expiry: .minutes(1))
+        #expect(try await cache.value(forKey: "k") == Data("again".utf8))
+        // And the purge of old epochs (SCAN, GETRANGE, UNLINK) removes the entry sealed before the repair
+        #expect(try await cache.purgeOldEpochs() == 1)
+        #expect(try await cache.value(forKey: "old") == nil)
+        #expect(try await cache.value(forKey: "k") == Data("again".utf8))
         // And the tracking connection may turn tracking on
         let published = Locked(0)
         let subscription = cache.addInvalidationObserver { _ in published.withLock { $0 += 1 } }
