@@ -16,14 +16,16 @@ extension LRUTable {
             return "used \(used) exceeds capacity \(capacity)"
         }
         if admitsByFrequency {
+            guard frequencyPolicy.bufferedHitCount < WindowTinyLFU.hitBufferSize else {
+                return "the hit buffer holds \(frequencyPolicy.bufferedHitCount) hits, more than it may keep unapplied"
+            }
             for position in 0..<frequencyPolicy.bufferedHitCount {
-                let hit = frequencyPolicy.bufferedHits[position]
-                let slot = Int(Int32(truncatingIfNeeded: hit >> 32))
+                let slot = Int(frequencyPolicy.bufferedHit(position))
                 guard slot >= 0, slot < used, stamps[slot] != 0, !freeSlots.contains(Int32(slot)) else {
                     return "a buffered hit names slot \(slot), which is not live"
                 }
-                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: hit) else {
-                    return "a buffered hit on slot \(slot) carries another key's hash"
+                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: keys[slot].hashValue) else {
+                    return "a buffered hit's slot \(slot) carries another key's hash"
                 }
             }
             settleBufferedHits()

@@ -20,8 +20,7 @@ extension LRUTable {
         guard !entry.canExpire else { return .needsClock }
         // A tag removed since the entry was stored: `read` drops it (and hands its value back).
         if entry.isTagged, !isCurrent(entry) { return .needsClock }
-        touch(entry.slot, hash: entry.hash)
-        counters.hits += 1
+        countHit(entry.slot, hash: entry.hash)
         value = entry.value
         expiresAt = .infinity
         // The cost sits in its own buffer: read it only for callers that return it.
@@ -65,8 +64,7 @@ extension LRUTable {
             value = entry.value
             return .expired
         }
-        touch(entry.slot, hash: entry.hash)
-        counters.hits += 1
+        countHit(entry.slot, hash: entry.hash)
         value = entry.value
         expiresAt = entryExpiresAt
         if wantsCost {
@@ -96,8 +94,7 @@ extension LRUTable {
         if entryExpiresAt <= now {
             guard let staleUntil, staleUntil > now else { return nil }
         } else {
-            touch(entry.slot, hash: entry.hash)
-            counters.hits += 1
+            countHit(entry.slot, hash: entry.hash)
         }
         let tags = entry.isTagged ? tagStamps[entry.slot]?.tags ?? [] : []
         return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)], tags)

@@ -207,13 +207,17 @@ final class LRUTable<Key: Hashable, Value> {
     /// The table's eviction policy.
     var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
 
-    /// A snapshot of the counters.
-    var statistics: CacheStatistics { counters }
+    /// A snapshot of the counters, with the hits still in a W-TinyLFU table's hit buffer.
+    var statistics: CacheStatistics {
+        var statistics = counters
+        if admitsByFrequency { statistics.hits += frequencyPolicy.bufferedHitCount }
+        return statistics
+    }
 
     /// An empty table with this one's limits and counters, to swap in for `removeAll()`.
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            policy: policy, counters: counters, tagGeneration: tagGeneration)
+            policy: policy, counters: statistics, tagGeneration: tagGeneration)
     }
 }
