@@ -130,7 +130,7 @@ extension LRUTable {
     /// A W-TinyLFU table appends the hit to its hit buffer, which also counts it (see
     /// `touchByFrequency`): the hit writes that one line and not the counters' line as well.
     @inlinable
-    func countHit(_ slot: Int32, hash: UInt32) {
+    func countHit(_ slot: Int32) {
         // One test on the exact LRU path, the common one.
         if isExactLRU {
             record(slot)

@@ -4,7 +4,7 @@ extension LRUTable {
     // MARK: - Hits
 
     /// Buffers a hit on live slot `slot`, applying the buffer once it is full (see *Hits go through a
-    /// buffer* in ``WindowTinyLFU``): the hit itself makes one store.
+    /// buffer* in ``WindowTinyLFU``): the hit itself makes two stores to the buffer's one line.
     @inlinable
     func touchByFrequency(_ slot: Int32) {
         if frequencyPolicy.bufferHit(slot) { applyBufferedHits() }
@@ -20,7 +20,7 @@ extension LRUTable {
     /// Applies every buffered hit, oldest first, and empties the buffer.
     ///
     /// The sketch is updated for all of them first, then their recency: the two do not read each other,
-    /// so the order within each is all that matters, and sixteen independent sketch updates in a row let
+    /// so the order within each is all that matters, and fifteen independent sketch updates in a row let
     /// the processor overlap their memory misses. Kept out of line so that the hit path stays short.
     @inlinable @inline(never)
     func applyBufferedHits() {

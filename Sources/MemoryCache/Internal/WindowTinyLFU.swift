@@ -38,16 +38,23 @@ enum PolicyRegion {
 /// for that cost Zipf workloads 2 to 4 points; ghost hits do both, at no cost to hits.
 ///
 /// ## Hits go through a buffer
-/// A hit does not update the policy: it appends its slot and key hash to a buffer of sixteen
-/// (``bufferedHits``), one store, as Caffeine's read buffer does. The table applies the buffered hits in
-/// order (counting each in the sketch, refreshing its recency, promoting a probation entry) when the
-/// buffer fills, and before every other operation that reads or changes the policy's state (an
-/// insertion, a removal, an eviction, a trim, an expired entry dropped, an invariant check). Every
-/// decision therefore sees exactly the state it would have seen had each hit been applied at once, and
-/// no buffered slot can be freed or reused before its hit is applied. What the buffer buys: the
-/// sixteen sketch updates and stamp reads go to unrelated cache lines and do not depend on each other,
-/// so the processor overlaps their memory misses, where the hit itself (whose lock release waits for
-/// its loads) would pay each miss in full.
+/// A hit does not update the policy: it appends its slot to the hit buffer (``hitBuffer``), as Caffeine's
+/// read buffer does. The table applies the buffered hits in order (counting each in the statistics and
+/// the sketch, refreshing its recency, promoting a probation entry) when the buffer fills, and before
+/// every other operation that reads or changes the policy's state (an insertion, a removal, an
+/// eviction, a trim, an expired entry dropped, an invariant check). Every decision therefore sees
+/// exactly the state it would have seen had each hit been applied at once, and no buffered slot can be
+/// freed or reused before its hit is applied. What the buffer buys: the fifteen sketch updates and
+/// stamp reads go to unrelated cache lines and do not depend on each other, so the processor overlaps
+/// their memory misses, where the hit itself (whose lock release waits for its loads) would pay each
+/// miss in full.
+///
+/// The buffer is one 64-byte line of its own, holding its count beside the slots, and it doubles as the
+/// count of hits not yet added to the table's counters, so a hit writes that line and nothing else of
+/// the table. With two threads on a sharded cache each line a hit writes may have to be fetched back
+/// from the other core: the buffer used to keep its count in the table, slot and hash pairs in a
+/// 128-byte allocation whose lines neighbouring shards' buffers shared, and the hit in the counters'
+/// line, four such lines where an LRU shard's hit writes two (its lock's and its counters').
 ///
 /// A plain struct (not generic, so unspecialized code reaches it without generic metadata), stored
 /// inline in the table and used only under the table's lock. The table calls ``deallocate()``.
