@@ -83,9 +83,11 @@ extension LRUTable {
         let policy = frequencyPolicy
         var counts = [0, 0, 0, 0]
         var costSums = [0, 0, 0, 0]
-        for entry in index.values {
+        for (key, entry) in index {
             let region = Int(region(of: entry.slot))
-            guard policy.hashes[Int(entry.slot)] == entry.hash else { return "slot \(entry.slot)'s hash differs" }
+            guard policy.hashes[Int(entry.slot)] == UInt32(truncatingIfNeeded: key.hashValue) else {
+                return "slot \(entry.slot) holds another hash than its key's"
+            }
             guard region != Int(PolicyRegion.candidate) else { return "slot \(entry.slot) is left a candidate" }
             counts[region] += 1
             costSums[region] += regionCost(of: entry.slot)
