@@ -58,6 +58,29 @@ import Testing
         #expect(stats.hits + stats.misses > 0)
     }
 
+    /// The W-TinyLFU hit buffer counts the hits it holds: under threads that race on the same shards,
+    /// no hit may be lost or counted twice, and the policy's queues stay consistent.
+    @Test(arguments: [1, 4])
+    func frequencyPolicyCountsEveryConcurrentHit(shardCount: Int) throws {
+        let cache = try MemoryCache<Int, Int>(countLimit: 500, shardCount: shardCount, policy: .windowTinyLFU)
+        for key in 0..<200 { try cache.setValue(key, forKey: key) }
+        let threads = 4
+        let readsPerThread = Self.operationsPerThread
+        let violations = LockedViolations()
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var random = SplitMix64(seed: UInt64(thread + 7))
+            for read in 0..<readsPerThread {
+                let key = Int(random.next(upperBound: 200 as UInt64))
+                if cache[key] != key { violations.record("key \(key) missed or held another value") }
+                if read % 997 == 0, let problem = cache.invariantViolation() { violations.record(problem) }
+            }
+        }
+        #expect(violations.all.isEmpty)
+        #expect(cache.statistics.hits == threads * readsPerThread)
+        #expect(cache.statistics.misses == 0)
+        #expect(cache.checkInvariants())
+    }
+
     @Test func concurrentReadersAndAnExpiringWriterAgree() throws {
         let cache = try MemoryCache<Int, Int>(countLimit: 100, defaultExpiry: .seconds(3_600))
         for key in 0..<100 { try cache.setValue(key, forKey: key) }

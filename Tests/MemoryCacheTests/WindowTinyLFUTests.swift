@@ -263,7 +263,8 @@ import Testing
             cache.shards[0].withLock { table in
                 let entry = table.index["a"]!
                 return (
-                    table.frequencyPolicy.bufferedHitCount, table.frequencyPolicy.sketch.frequency(entry.hash),
+                    table.frequencyPolicy.bufferedHitCount,
+                    table.frequencyPolicy.sketch.frequency(table.frequencyPolicy.hashes[Int(entry.slot)]),
                     table.region(of: entry.slot)
                 )
             }
@@ -280,10 +281,40 @@ import Testing
         #expect(state().buffered == 2)
         _ = cache.removeValue(forKey: "c")
         #expect(state() == (0, 6, PolicyRegion.protected))
-        // And a full buffer applies itself: 16 hits with nothing else in between
+        // And a full buffer applies itself: 15 hits with nothing else in between
         for _ in 0..<WindowTinyLFU.hitBufferSize { _ = cache["a"] }
         #expect(state() == (0, 15, PolicyRegion.protected))
         #expect(cache.checkInvariants())
+    }
+
+    @Test func hitsWaitingInTheBufferAreCountedInTheStatistics() throws {
+        // Given a cache holding "a"
+        let cache = try makeCache(countLimit: 100)
+        try cache.setValue(1, forKey: "a")
+        // When it is read three times, the hits wait in the buffer, which counts them
+        for _ in 0..<3 { #expect(cache["a"] == 1) }
+        #expect(cache.shards[0].withLock { $0.frequencyPolicy.bufferedHitCount } == 3)
+        // Then the statistics include them before the buffer is applied
+        #expect(cache.statistics.hits == 3)
+        // And across buffers that fill and apply themselves, every hit is counted exactly once
+        for _ in 0..<(2 * WindowTinyLFU.hitBufferSize + 4) { _ = cache["a"] }
+        #expect(cache.statistics.hits == 2 * WindowTinyLFU.hitBufferSize + 7)
+        // And emptying the cache keeps the buffered hits counted (the counters keep counting)
+        cache.removeAll()
+        #expect(cache.statistics.hits == 2 * WindowTinyLFU.hitBufferSize + 7)
+        #expect(cache.shards[0].withLock { $0.frequencyPolicy.bufferedHitCount } == 0)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func hitBufferIsOneCacheLineOfItsOwn() throws {
+        // The count and every buffered slot fit in one 64-byte line, aligned so that no other data (another
+        // shard's buffer, the table's counters) shares it: a hit writes that line and no other.
+        #expect(4 + 4 * WindowTinyLFU.hitBufferSize <= WindowTinyLFU.hitBufferBytes)
+        let cache = try makeCache(countLimit: 100, shardCount: 4)
+        for shard in cache.shards {
+            let address = shard.withLock { Int(bitPattern: $0.frequencyPolicy.hitBuffer) }
+            #expect(address % WindowTinyLFU.hitBufferBytes == 0)
+        }
     }
 
     @Test func sketchHalvesByItselfAfterItsSampleOfIncrements() {

@@ -12,7 +12,7 @@
 /// two: 8 bytes an entry. A key's four counters all sit in one 64-byte block of eight words, so an
 /// update or an estimate touches one cache line.
 ///
-/// Hits reach the sketch through the table's hit buffer (`WindowTinyLFU.bufferedHits`), sixteen at a time.
+/// Hits reach the sketch through the table's hit buffer (`WindowTinyLFU.hitBuffer`), up to fifteen at a time.
 ///
 /// Not thread-safe: it lives inside an ``LRUTable`` and is used under its lock. The owner calls
 /// ``deallocate()``.

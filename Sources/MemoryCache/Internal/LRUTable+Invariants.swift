@@ -16,14 +16,16 @@ extension LRUTable {
             return "used \(used) exceeds capacity \(capacity)"
         }
         if admitsByFrequency {
+            guard frequencyPolicy.bufferedHitCount < WindowTinyLFU.hitBufferSize else {
+                return "the hit buffer holds \(frequencyPolicy.bufferedHitCount) hits, more than it may keep unapplied"
+            }
             for position in 0..<frequencyPolicy.bufferedHitCount {
-                let hit = frequencyPolicy.bufferedHits[position]
-                let slot = Int(Int32(truncatingIfNeeded: hit >> 32))
+                let slot = Int(frequencyPolicy.bufferedHit(position))
                 guard slot >= 0, slot < used, stamps[slot] != 0, !freeSlots.contains(Int32(slot)) else {
                     return "a buffered hit names slot \(slot), which is not live"
                 }
-                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: hit) else {
-                    return "a buffered hit on slot \(slot) carries another key's hash"
+                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: keys[slot].hashValue) else {
+                    return "a buffered hit's slot \(slot) carries another key's hash"
                 }
             }
             settleBufferedHits()
@@ -81,9 +83,11 @@ extension LRUTable {
         let policy = frequencyPolicy
         var counts = [0, 0, 0, 0]
         var costSums = [0, 0, 0, 0]
-        for entry in index.values {
+        for (key, entry) in index {
             let region = Int(region(of: entry.slot))
-            guard policy.hashes[Int(entry.slot)] == entry.hash else { return "slot \(entry.slot)'s hash differs" }
+            guard policy.hashes[Int(entry.slot)] == UInt32(truncatingIfNeeded: key.hashValue) else {
+                return "slot \(entry.slot) holds another hash than its key's"
+            }
             guard region != Int(PolicyRegion.candidate) else { return "slot \(entry.slot) is left a candidate" }
             counts[region] += 1
             costSums[region] += regionCost(of: entry.slot)

@@ -20,8 +20,7 @@ extension LRUTable {
         guard !entry.canExpire else { return .needsClock }
         // A tag removed since the entry was stored: `read` drops it (and hands its value back).
         if entry.isTagged, !isCurrent(entry) { return .needsClock }
-        touch(entry.slot, hash: entry.hash)
-        counters.hits += 1
+        countHit(entry.slot)
         value = entry.value
         expiresAt = .infinity
         // The cost sits in its own buffer: read it only for callers that return it.
@@ -65,8 +64,7 @@ extension LRUTable {
             value = entry.value
             return .expired
         }
-        touch(entry.slot, hash: entry.hash)
-        counters.hits += 1
+        countHit(entry.slot)
         value = entry.value
         expiresAt = entryExpiresAt
         if wantsCost {
@@ -96,8 +94,7 @@ extension LRUTable {
         if entryExpiresAt <= now {
             guard let staleUntil, staleUntil > now else { return nil }
         } else {
-            touch(entry.slot, hash: entry.hash)
-            counters.hits += 1
+            countHit(entry.slot)
         }
         let tags = entry.isTagged ? tagStamps[entry.slot]?.tags ?? [] : []
         return (entry.value, entryExpiresAt, staleUntil, costs[Int(entry.slot)], tags)
@@ -152,7 +149,7 @@ extension LRUTable {
             recordTagCheck(slot, generation: 0)
         }
         let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
-        let entry = Entry(value: value, slot: slot, canExpire: canExpire, hash: hash, isTagged: tagStamp != nil)
+        let entry = Entry(value: value, slot: slot, canExpire: canExpire, isTagged: tagStamp != nil)
         if let old = index.updateValue(entry, forKey: key) {
             freeSlot(old.slot)
             released.first = old.value

@@ -115,7 +115,7 @@ extension LRUTable {
 
     // MARK: - Recency
 
-    /// Records a use of live slot `slot`, making it the most recently used.
+    /// Counts a hit on live slot `slot` and records the use, making the entry the most recently used.
     ///
     /// An exact table records every use without reading the slot's stamp first: a store the CPU need
     /// not wait for, where a read of a line that missed the cache would stall the hit. (A repeated use
@@ -127,19 +127,21 @@ extension LRUTable {
     /// writes no line that every use of the shard shares (the tick, the queue's tail), which is what
     /// keeps two cores from trading those lines on every read.
     ///
-    /// A W-TinyLFU table counts the use in its sketch and refreshes the entry's place in its region
-    /// (see `touchByFrequency`).
+    /// A W-TinyLFU table appends the hit to its hit buffer, which also counts it (see
+    /// `touchByFrequency`): the hit writes that one line and not the counters' line as well.
     @inlinable
-    func touch(_ slot: Int32, hash: UInt32) {
+    func countHit(_ slot: Int32) {
         // One test on the exact LRU path, the common one.
         if isExactLRU {
             record(slot)
+            counters.hits += 1
             return
         }
         if admitsByFrequency {
-            touchByFrequency(slot, hash: hash)
+            touchByFrequency(slot)
             return
         }
+        counters.hits += 1
         if approximatesRecency {
             let stamp = stamps[Int(slot)]
             if stamp & Self.referencedBit == 0 { stamps[Int(slot)] = stamp | Self.referencedBit }

@@ -4,10 +4,10 @@ extension LRUTable {
     // MARK: - Hits
 
     /// Buffers a hit on live slot `slot`, applying the buffer once it is full (see *Hits go through a
-    /// buffer* in ``WindowTinyLFU``): the hit itself makes one store.
+    /// buffer* in ``WindowTinyLFU``): the hit itself makes two stores to the buffer's one line.
     @inlinable
-    func touchByFrequency(_ slot: Int32, hash: UInt32) {
-        if frequencyPolicy.bufferHit(slot, hash: hash) { applyBufferedHits() }
+    func touchByFrequency(_ slot: Int32) {
+        if frequencyPolicy.bufferHit(slot) { applyBufferedHits() }
     }
 
     /// Applies the buffered hits, if any. Every operation other than a hit calls this first, so that it
@@ -20,21 +20,22 @@ extension LRUTable {
     /// Applies every buffered hit, oldest first, and empties the buffer.
     ///
     /// The sketch is updated for all of them first, then their recency: the two do not read each other,
-    /// so the order within each is all that matters, and sixteen independent sketch updates in a row let
+    /// so the order within each is all that matters, and fifteen independent sketch updates in a row let
     /// the processor overlap their memory misses. Kept out of line so that the hit path stays short.
     @inlinable @inline(never)
     func applyBufferedHits() {
         let count = frequencyPolicy.bufferedHitCount
-        frequencyPolicy.bufferedHitCount = 0
-        let hits = frequencyPolicy.bufferedHits
-        // Read each hit's sketch block and stamp first: independent loads, whose misses overlap (Swift
-        // has no prefetch instruction to ask for this). The value is kept so the reads are not optimized
-        // away.
+        frequencyPolicy.clearHitBuffer()
+        counters.hits += count
+        let hashes = frequencyPolicy.hashes
+        // Read each hit's stamp, hash and sketch block first: independent loads across hits, whose misses
+        // overlap (Swift has no prefetch instruction to ask for this). The value is kept so the reads are
+        // not optimized away.
         var touched: UInt64 = 0
         for position in 0..<count {
-            let hit = hits[position]
-            touched |= frequencyPolicy.sketch.firstWord(ofBlockFor: UInt32(truncatingIfNeeded: hit))
-            touched |= UInt64(stamps[Int(Int32(truncatingIfNeeded: hit >> 32))])
+            let slot = Int(frequencyPolicy.bufferedHit(position))
+            touched |= frequencyPolicy.sketch.firstWord(ofBlockFor: hashes[slot])
+            touched |= UInt64(stamps[slot])
         }
         // And the stamps of the protected segment's oldest records, which the demotions that follow
         // promotions read one by one (skipping stale ones), each otherwise a miss of its own.
@@ -44,10 +45,10 @@ extension LRUTable {
         }
         frequencyPolicy.touchedSketchWords = touched
         for position in 0..<count {
-            frequencyPolicy.sketch.increment(UInt32(truncatingIfNeeded: hits[position]))
+            frequencyPolicy.sketch.increment(hashes[Int(frequencyPolicy.bufferedHit(position))])
         }
         for position in 0..<count {
-            applyHit(Int32(truncatingIfNeeded: hits[position] >> 32))
+            applyHit(frequencyPolicy.bufferedHit(position))
         }
     }
 

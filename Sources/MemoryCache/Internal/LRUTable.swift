@@ -54,17 +54,12 @@ final class LRUTable<Key: Hashable, Value> {
         /// The slot number in the low 31 bits; the top bit is set when the entry can expire, and its
         /// expiry is then in `expiries`. A never-expiring entry (the common case) needs no second read.
         @usableFromInline var slotAndFlag: UInt32
-        /// The key's hash for a W-TinyLFU table's sketch (0 in an LRU table), read by a hit from the line the
-        /// index lookup already brought in. It fills what would be padding beside `slotAndFlag` for values
-        /// whose size is a multiple of 8 bytes, so an LRU table's index does not grow.
-        @usableFromInline var hash: UInt32
 
         @inlinable
-        init(value: Value, slot: Int32, canExpire: Bool, hash: UInt32 = 0, isTagged: Bool = false) {
+        init(value: Value, slot: Int32, canExpire: Bool, isTagged: Bool = false) {
             self.value = value
             self.slotAndFlag =
                 UInt32(truncatingIfNeeded: slot) | (canExpire ? Self.canExpireBit : 0) | (isTagged ? Self.taggedBit : 0)
-            self.hash = hash
         }
 
         @inlinable static var canExpireBit: UInt32 { 1 << 31 }
@@ -104,7 +99,7 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline let countLimit: Int
     /// The highest total cost this table keeps (its share of the cache's cost limit).
     @usableFromInline let costLimit: Int
-    /// Whether hits mark entries for a second chance instead of moving them to the front (see `touch`):
+    /// Whether hits mark entries for a second chance instead of moving them to the front (see `countHit`):
     /// true for the shards of a sharded cache, whose order is approximate anyway.
     @usableFromInline let approximatesRecency: Bool
     /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
@@ -207,13 +202,17 @@ final class LRUTable<Key: Hashable, Value> {
     /// The table's eviction policy.
     var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
 
-    /// A snapshot of the counters.
-    var statistics: CacheStatistics { counters }
+    /// A snapshot of the counters, with the hits still in a W-TinyLFU table's hit buffer.
+    var statistics: CacheStatistics {
+        var statistics = counters
+        if admitsByFrequency { statistics.hits += frequencyPolicy.bufferedHitCount }
+        return statistics
+    }
 
     /// An empty table with this one's limits and counters, to swap in for `removeAll()`.
     func emptied() -> LRUTable {
         LRUTable(
             countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            policy: policy, counters: counters, tagGeneration: tagGeneration)
+            policy: policy, counters: statistics, tagGeneration: tagGeneration)
     }
 }

@@ -38,16 +38,23 @@ enum PolicyRegion {
 /// for that cost Zipf workloads 2 to 4 points; ghost hits do both, at no cost to hits.
 ///
 /// ## Hits go through a buffer
-/// A hit does not update the policy: it appends its slot and key hash to a buffer of sixteen
-/// (``bufferedHits``), one store, as Caffeine's read buffer does. The table applies the buffered hits in
-/// order (counting each in the sketch, refreshing its recency, promoting a probation entry) when the
-/// buffer fills, and before every other operation that reads or changes the policy's state (an
-/// insertion, a removal, an eviction, a trim, an expired entry dropped, an invariant check). Every
-/// decision therefore sees exactly the state it would have seen had each hit been applied at once, and
-/// no buffered slot can be freed or reused before its hit is applied. What the buffer buys: the
-/// sixteen sketch updates and stamp reads go to unrelated cache lines and do not depend on each other,
-/// so the processor overlaps their memory misses, where the hit itself (whose lock release waits for
-/// its loads) would pay each miss in full.
+/// A hit does not update the policy: it appends its slot to the hit buffer (``hitBuffer``), as Caffeine's
+/// read buffer does. The table applies the buffered hits in order (counting each in the statistics and
+/// the sketch, refreshing its recency, promoting a probation entry) when the buffer fills, and before
+/// every other operation that reads or changes the policy's state (an insertion, a removal, an
+/// eviction, a trim, an expired entry dropped, an invariant check). Every decision therefore sees
+/// exactly the state it would have seen had each hit been applied at once, and no buffered slot can be
+/// freed or reused before its hit is applied. What the buffer buys: the fifteen sketch updates and
+/// stamp reads go to unrelated cache lines and do not depend on each other, so the processor overlaps
+/// their memory misses, where the hit itself (whose lock release waits for its loads) would pay each
+/// miss in full.
+///
+/// The buffer is one 64-byte line of its own, holding its count beside the slots, and it doubles as the
+/// count of hits not yet added to the table's counters, so a hit writes that line and nothing else of
+/// the table. With two threads on a sharded cache each line a hit writes may have to be fetched back
+/// from the other core: the buffer used to keep its count in the table, slot and hash pairs in a
+/// 128-byte allocation whose lines neighbouring shards' buffers shared, and the hit in the counters'
+/// line, four such lines where an LRU shard's hit writes two (its lock's and its counters').
 ///
 /// A plain struct (not generic, so unspecialized code reaches it without generic metadata), stored
 /// inline in the table and used only under the table's lock. The table calls ``deallocate()``.
@@ -70,16 +77,19 @@ struct WindowTinyLFU {
     @usableFromInline var mainGhosts: GhostFilter
     /// Slots waiting as candidates during one insertion; kept to reuse its storage.
     @usableFromInline var candidates: [Int32] = []
-    /// Hits not yet applied, oldest first: the slot in the high 32 bits, the key's hash in the low ones;
-    /// `bufferedHitCount` of them are valid.
-    @usableFromInline var bufferedHits: UnsafeMutablePointer<UInt64>
-    @usableFromInline var bufferedHitCount = 0
+    /// The hit buffer: one cache line of its own (64 bytes, 64-byte aligned) holding the number of hits
+    /// not yet applied in its first word and their slots, oldest first, in the next ``hitBufferSize``
+    /// words. The count doubles as the hits not yet added to the table's counters.
+    @usableFromInline let hitBuffer: UnsafeMutablePointer<UInt32>
     /// The bits of the sketch words `LRUTable.applyBufferedHits()` reads ahead; kept only so that those
     /// reads have a use.
     @usableFromInline var touchedSketchWords: UInt64 = 0
 
-    /// How many hits the buffer holds before they are applied.
-    @inlinable static var hitBufferSize: Int { 16 }
+    /// How many hits the buffer holds before they are applied: what fits in its line beside the count.
+    @inlinable static var hitBufferSize: Int { 15 }
+
+    /// The size and alignment of the hit buffer: one cache line.
+    static var hitBufferBytes: Int { 64 }
 
     /// The table's limits; `unlimitedCount` and `Int.max` mean unlimited.
     @usableFromInline let countLimit: Int
@@ -108,13 +118,15 @@ struct WindowTinyLFU {
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         hashes = .allocate(capacity: slotCapacity)
-        bufferedHits = .allocate(capacity: Self.hitBufferSize)
+        hitBuffer = UnsafeMutableRawPointer.allocate(byteCount: Self.hitBufferBytes, alignment: Self.hitBufferBytes)
+            .bindMemory(to: UInt32.self, capacity: Self.hitBufferBytes / 4)
+        hitBuffer.initialize(repeating: 0, count: Self.hitBufferBytes / 4)
         resizeRegions()
     }
 
     func deallocate() {
         sketch.deallocate()
-        bufferedHits.deallocate()
+        UnsafeMutableRawPointer(hitBuffer).deallocate()
         hashes.deallocate()
         windowGhosts.deallocate()
         mainGhosts.deallocate()
@@ -122,15 +134,30 @@ struct WindowTinyLFU {
 
     // MARK: - Hits
 
-    /// Buffers a hit on slot `slot` of the key with hash `hash`.
+    /// The number of hits buffered and not yet applied (nor counted).
+    @inlinable
+    var bufferedHitCount: Int { Int(hitBuffer[0]) }
+
+    /// The slot of buffered hit `position` (0 is the oldest).
+    @inlinable
+    func bufferedHit(_ position: Int) -> Int32 { Int32(bitPattern: hitBuffer[position &+ 1]) }
+
+    /// Buffers a hit on slot `slot`: two stores to the buffer's one line.
+    ///
+    /// Not `mutating`: the buffer is reached through a pointer, so a hit writes nothing in the table.
     ///
     /// - Returns: Whether the buffer is now full, and the table must apply it.
     @inlinable
-    mutating func bufferHit(_ slot: Int32, hash: UInt32) -> Bool {
-        bufferedHits[bufferedHitCount] = UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(hash)
-        bufferedHitCount &+= 1
-        return bufferedHitCount == Self.hitBufferSize
+    func bufferHit(_ slot: Int32) -> Bool {
+        let count = hitBuffer[0] &+ 1
+        hitBuffer[Int(count)] = UInt32(bitPattern: slot)
+        hitBuffer[0] = count
+        return Int(count) == Self.hitBufferSize
     }
+
+    /// Empties the hit buffer.
+    @inlinable
+    func clearHitBuffer() { hitBuffer[0] = 0 }
 
     // MARK: - Regions
 
