@@ -3,7 +3,7 @@ import Foundation
 
 extension DiskCache {
     /// Removes expired entries, entries left from an earlier key epoch, and tagged entries whose tag was
-    /// removed (``removeAll(taggedWith:)``, here or in another process) since they were stored.
+    /// removed (`removeAll(taggedWith:)`, here or in another process) since they were stored.
     ///
     /// Reads only each file's header (no decryption), except for tagged entries once some tag was ever
     /// removed in this store: their stamped tag versions are inside the ciphertext, so those are opened
