@@ -2,17 +2,23 @@ import CacheCore
 import Foundation
 
 extension DiskCache {
-    /// Removes expired entries, and entries left from an earlier key epoch; reads only each file's
-    /// header (no decryption).
+    /// Removes expired entries, entries left from an earlier key epoch, and tagged entries whose tag was
+    /// removed (`removeAll(taggedWith:)`, here or in another process) since they were stored.
     ///
-    /// Files whose header does not parse, or that belong to an earlier key epoch, are removed as corrupt
-    /// and reported to the observer. A file that cannot be opened or read is skipped.
+    /// Reads only each file's header (no decryption), except for tagged entries once some tag was ever
+    /// removed in this store: their stamped tag versions are inside the ciphertext, so those are opened
+    /// in full. Files whose header does not parse, or that belong to an earlier key epoch, are removed as
+    /// corrupt and reported to the observer. A file that cannot be opened or read is skipped, and so is a
+    /// tagged entry whose tag counter cannot be read (reads report it and never serve it).
     ///
-    /// - Returns: The number of expired entries removed (old-epoch files are counted as corrupt).
+    /// - Returns: The number of expired and tag-stale entries removed (old-epoch files are counted as
+    ///   corrupt). Only the expired ones count in `statistics.expirations`.
     /// - Throws: `CacheError` when the store folder cannot be listed, or the key-check record changed by
     ///   another process cannot be read or opened with this key.
     /// - Complexity: O(*n*) file operations on the caller's thread for *n* entry files: one `lstat`, one
-    ///   open and one 52-byte read each.
+    ///   open and one 52-byte read each; plus, for each tagged entry once a tag was ever removed, a full
+    ///   read and AES-GCM decryption (O(its size)) and a read of each of its tags' counters not read yet
+    ///   during this call.
     ///
     /// Thread-safe.
     @discardableResult
@@ -83,7 +89,8 @@ extension DiskCache {
         return try store.trim(toBytes: nil, toCount: count)
     }
 
-    /// Authenticates every entry, removes the ones that fail (and expired ones), and reports them.
+    /// Authenticates every entry, removes the ones that fail (and expired ones, and tagged ones whose tag
+    /// was removed since they were stored: reason `a tag was removed`), and reports them.
     ///
     /// Failures are: a damaged or truncated file, an unknown format version, an earlier key epoch, a
     /// failed AES-GCM authentication, or a key inside that does not hash to the file name. Each corrupt
@@ -105,7 +112,7 @@ extension DiskCache {
 
     /// Lists the live entries with their decrypted keys, sizes on disk, expiry and last access.
     ///
-    /// Corrupt and expired entries met on the way are removed, as a read would. Entries whose key
+    /// Corrupt, expired and tag-stale entries met on the way are removed, as a read would. Entries whose key
     /// bytes are not a `Key` (written by a cache with another key type) are skipped.
     ///
     /// Listing does not change any entry's recency.

@@ -28,7 +28,7 @@ public struct DiskCacheVerifyReport: Sendable, Hashable {
     /// How many entry files were checked (a count of files; files that vanished during the check and
     /// files that could not be read are not counted).
     public var checked: Int
-    /// The paths of the files removed (corrupt, old key epoch, or expired).
+    /// The paths of the files removed (corrupt, old key epoch, expired, or stale because a tag was removed).
     public var removed: [String]
     /// Each removed file with the reason.
     public var issues: [Issue]

@@ -137,6 +137,45 @@ import Testing
         #expect(try cache.value(forKey: "b") == nil)
     }
 
+    @Test func removeExpiredVerifyAndListingDropEntriesWhoseTagWasRemovedAndNothingElse() throws {
+        // Given tagged and untagged entries, one that expires, and a sweep before any tag was removed
+        let clock = ManualClock()
+        let here = try makeCache(folder, clock: clock)
+        let there = try makeCache(folder, clock: clock)
+        try here.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        try here.setEntry(entry("b", tags: ["t", "u"]), forKey: "b")
+        try here.setEntry(entry("c", tags: ["u"]), forKey: "c")
+        try here.setValue(Data("d".utf8), forKey: "d")
+        try here.setEntry(CacheEntry(value: Data("e".utf8), expiresAt: clock.now.addingTimeInterval(5)), forKey: "e")
+        #expect(try here.removeExpired() == 0)
+        #expect(entryFiles(folder).count == 5)
+
+        // When another instance removes "t", an entry is tagged "t" after that, and "e" expires
+        try there.removeAll(taggedWith: "t")
+        try there.setEntry(entry("f", tags: ["t"]), forKey: "f")
+        clock.advance(by: 10)
+
+        // Then the sweep drops the stale "a" and "b" (never read since) and the expired "e", and keeps the
+        // live ones; only "e" counts as an expiration
+        let expirationsBefore = here.statistics.expirations
+        #expect(try here.removeExpired() == 3)
+        #expect(here.statistics.expirations == expirationsBefore + 1)
+        #expect(entryFiles(folder).count == 3)
+        #expect(here.count == 3)
+        #expect(try here.removeExpired() == 0)
+        for key in ["c", "d", "f"] { #expect(try here.value(forKey: key) == Data(key.utf8)) }
+
+        // And listing and verifying drop what a later removal made stale
+        try there.removeAll(taggedWith: "u")
+        #expect(try here.listEntries().map(\.key).sorted() == ["d", "f"])
+        try there.removeAll(taggedWith: "t")
+        let report = try here.verify()
+        #expect(report.issues.map(\.reason) == ["a tag was removed"])
+        #expect(report.removed.count == 1)
+        #expect(try here.value(forKey: "d") == Data("d".utf8))
+        #expect(entryFiles(folder).count == 1)
+    }
+
     @Test func aTagRemovalDuringALoadThroughMultiCacheIsNeverUndone() async throws {
         let clock = ManualClock()
         let disk = try makeCache(folder, clock: clock)

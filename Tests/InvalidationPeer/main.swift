@@ -2,60 +2,25 @@
 // a `MultiCache([memory, redis])` driven by one command per line on standard input, answering one line each
 // on standard output.
 //
-//   strata-invalidation-peer PORT NAMESPACE MASTER-KEY-BASE64
+//   strata-invalidation-peer PORT NAMESPACE MASTER-KEY-BASE64 [TRACKING-PORT]
+// (TRACKING-PORT: where the tracking connection goes, e.g. a second proxy; PORT by default)
 //   get K          -> "value V" or "nil"         (through the MultiCache)
 //   peek K         -> "value V" or "nil"         (the memory tier alone)
+//   count          -> "count N"                  (entries in the memory tier)
 //   set K V        -> "ok"
 //   untag T        -> "ok"                       (removeAll(taggedWith: T) through the MultiCache)
 //   await K        -> "invalidated K"            (once an invalidation of K was applied; at most 10 s, else "timeout")
+//   flushes        -> "flushes N"                (how many `.all` were applied to the memory tier so far)
+//   awaitflush N   -> "flushes M"                (once M > N; at most 10 s, then M = N)
+//   health         -> "tracking 0|1 connects C losses L corrupt X"   (the Redis tier's health)
 //   settle         -> "settled"                  (once every write the server ran so far was applied here)
 //   quit
-// It prints "ready" once its tracking connection is on.
+// It prints "ready" once its tracking connection is on. Any error prints "error …" instead of an answer.
 import CacheCore
 import Foundation
 import MemoryCache
 import MultiCache
 import RedisCache
-
-/// The keys whose invalidation was applied and not yet awaited, and whoever waits.
-final class Applied: @unchecked Sendable {
-    // @unchecked Sendable is sound: every property is touched only under `condition`'s lock.
-    private let condition = NSCondition()
-    private var keys: [String: Int] = [:]
-    private var fullCount = 0
-
-    func record(_ invalidation: CacheInvalidation<String>) {
-        condition.withLock {
-            switch invalidation {
-            case .keys(let invalidated): for key in invalidated { keys[key, default: 0] += 1 }
-            case .tags, .all: fullCount += 1
-            }
-            condition.broadcast()
-        }
-    }
-
-    /// What ``await(_:orAll:)`` saw.
-    enum Outcome { case key, all, timeout }
-
-    /// Waits (blocking) until `key` was invalidated (or, with `orAll`, until anything was applied as
-    /// `.all`, which consumes every `.all` so far), or until 10 s pass.
-    func await(_ key: String, orAll: Bool = false) -> Outcome {
-        let deadline = Date().addingTimeInterval(10)
-        return condition.withLock {
-            while true {
-                if let count = keys[key], count > 0 {
-                    keys[key] = count - 1
-                    return .key
-                }
-                if orAll, fullCount > 0 {
-                    fullCount = 0
-                    return .all
-                }
-                guard condition.wait(until: deadline) else { return .timeout }
-            }
-        }
-    }
-}
 
 /// Writes one answer line, unbuffered.
 func say(_ line: String) {
@@ -63,11 +28,15 @@ func say(_ line: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let port = Int(arguments[1]), let masterKey = Data(base64Encoded: arguments[3]) else {
-    FileHandle.standardError.write(Data("usage: strata-invalidation-peer PORT NAMESPACE MASTER-KEY-BASE64\n".utf8))
+guard (4...5).contains(arguments.count), let port = Int(arguments[1]),
+    let masterKey = Data(base64Encoded: arguments[3])
+else {
+    FileHandle.standardError.write(
+        Data("usage: strata-invalidation-peer PORT NAMESPACE MASTER-KEY-BASE64 [TRACKING-PORT]\n".utf8))
     exit(2)
 }
 var configuration = RedisCacheConfiguration(port: port, namespace: arguments[2], masterKeySource: .masterKey(masterKey))
+configuration.trackingPort = arguments.count == 5 ? Int(arguments[4]) : nil
 configuration.connectTimeout = .seconds(2)
 configuration.readTimeout = .seconds(5)
 configuration.writeTimeout = .seconds(5)
@@ -101,27 +70,40 @@ guard redis.health.isTracking, try await settle() else {
     exit(1)
 }
 say("ready")
-while let line = readLine() {
+
+/// Answers one command line.
+func answer(_ line: String) async throws -> String {
     let words = line.split(separator: " ", maxSplits: 2).map(String.init)
-    switch words.first {
-    case "get" where words.count == 2:
-        let value = try await cache.value(forKey: words[1])
-        say(value.map { "value \($0)" } ?? "nil")
-    case "peek" where words.count == 2:
-        say(memory.value(forKey: words[1]).map { "value \($0)" } ?? "nil")
-    case "set" where words.count == 3:
+    switch (words.first, words.count) {
+    case ("get", 2): return try await cache.value(forKey: words[1]).map { "value \($0)" } ?? "nil"
+    case ("peek", 2): return memory.value(forKey: words[1]).map { "value \($0)" } ?? "nil"
+    case ("count", 1): return "count \(memory.count)"
+    case ("set", 3):
         try await cache.setValue(words[2], forKey: words[1])
-        say("ok")
-    case "untag" where words.count == 2:
+        return "ok"
+    case ("untag", 2):
         try await cache.removeAll(taggedWith: words[1])
-        say("ok")
-    case "await" where words.count == 2:
-        say(applied.await(words[1]) == .key ? "invalidated \(words[1])" : "timeout")
-    case "settle":
-        say(try await settle() ? "settled" : "timeout")
-    case "quit":
-        exit(0)
-    default:
-        say("bad command: \(line)")
+        return "ok"
+    case ("await", 2): return applied.await(words[1]) == .key ? "invalidated \(words[1])" : "timeout"
+    case ("flushes", 1): return "flushes \(applied.flushes)"
+    case ("awaitflush", 2):
+        guard let seen = Int(words[1]) else { return "bad command: \(line)" }
+        return "flushes \(applied.awaitFlush(after: seen))"
+    case ("health", 1):
+        let health = redis.health
+        return "tracking \(health.isTracking ? 1 : 0) connects \(health.trackingConnects) "
+            + "losses \(health.trackingLosses) corrupt \(health.corruptEntries)"
+    case ("settle", 1): return try await settle() ? "settled" : "timeout"
+    default: return "bad command: \(line)"
+    }
+}
+
+while let line = readLine() {
+    if line == "quit" { exit(0) }
+    do {
+        say(try await answer(line))
+    } catch {
+        // One line per command, always: a failed command must not leave the test waiting.
+        say("error \(error)".replacingOccurrences(of: "\n", with: " "))
     }
 }

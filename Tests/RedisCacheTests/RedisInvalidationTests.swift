@@ -7,9 +7,11 @@ import Testing
 
 @testable import RedisCache
 
-/// Server-driven coherence: writes made by another cache, by a plain client, `FLUSHDB` and `removeAll()`
-/// elsewhere reach this process's memory tier through the Redis tier's tracking connection; a lost
-/// tracking connection flushes it; a reply read before an invalidation is never written back after it.
+/// Server-driven coherence within one process: writes and bulk reads by another cache, fills that must
+/// not invalidate, a silent tracking peer, the name map's bound, and how a `MultiCache` subscribes and
+/// unsubscribes. The coherence cases with a second process (a write by another process, by
+/// `redis-cli`, `FLUSHDB`, a cut tracking connection, a delayed reply racing an invalidation) are in
+/// ``RedisInvalidationProcessTests``.
 // Serialized: each test starts servers, proxies and tracking threads; one at a time keeps the suite from
 // starving the rest of the run on two cores.
 @Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
@@ -65,46 +67,6 @@ struct RedisInvalidationTests {
         #expect(try await reader.multi.value(forKey: "k") == "new")
     }
 
-    @Test func aWriteWithAPlainClientStopsTheOldValueBeingServed() async throws {
-        let server = try RedisServer()
-        let (_, reader) = try await Self.pair(server)
-        try await reader.multi.setValue("old", forKey: "k")
-        let name = try reader.redis.entryName("k".canonicalBytes)
-        #expect(await reader.log.waitForKey("k"))  // its own write comes back
-        #expect(try await reader.multi.value(forKey: "k") == "old")
-        #expect(reader.memory.value(forKey: "k") == "old")
-
-        // As `redis-cli SET <name> garbage` would
-        let raw = try RawRedis(port: server.port)
-        _ = try await raw.send([Array("SET".utf8), name, Array("garbage".utf8)])
-        #expect(await reader.log.waitForKey("k"))
-        #expect(reader.memory.value(forKey: "k") == nil)
-        #expect(try await reader.multi.value(forKey: "k") == nil)  // what the client wrote does not open
-        #expect(reader.redis.health.corruptEntries == 1)
-    }
-
-    @Test func flushDBAndRemoveAllElsewhereFlushTheTiersAbove() async throws {
-        let server = try RedisServer()
-        let (writer, reader) = try await Self.pair(server)
-        for key in ["a", "b", "c"] { try await writer.multi.setValue(key, forKey: key) }
-        #expect(await reader.settle())
-        for key in ["a", "b", "c"] { #expect(try await reader.multi.value(forKey: key) == key) }
-        #expect(reader.memory.count == 3)
-
-        let raw = try RawRedis(port: server.port)
-        _ = try await raw.send("FLUSHDB")
-        #expect(await reader.log.waitForAll())
-        #expect(reader.memory.count == 0)
-        #expect(try await reader.multi.value(forKey: "a") == nil)
-
-        try await writer.multi.setValue("again", forKey: "a")
-        #expect(try await reader.multi.value(forKey: "a") == "again")
-        try await writer.redis.removeAll()  // the epoch INCR
-        #expect(await reader.log.waitForAll())
-        #expect(reader.memory.value(forKey: "a") == nil)
-        #expect(try await reader.multi.value(forKey: "a") == nil)
-    }
-
     @Test func aFillElsewhereRemovesNothingFromACacheThatDoesNotHoldTheKey() async throws {
         let server = try RedisServer()
         let (filler, holder) = try await Self.pair(server)
@@ -127,46 +89,6 @@ struct RedisInvalidationTests {
         #expect(after.keysInvalidated == before.keysInvalidated + 1)
         #expect(holder.memory.value(forKey: "held") == "held")
         #expect(holder.memory.count == 1)
-    }
-
-    @Test func aCutTrackingConnectionFlushesTheTierAboveAndTheOldValueIsNeverServedAfterReconnect() async throws {
-        let server = try RedisServer()
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        defer { proxy.stop() }
-        let namespace = RedisTier.namespace()
-        let masterKey = RedisTier.randomMasterKey()
-        let reader = try InvalidationStack(
-            port: server.port, namespace: namespace, masterKey: masterKey, trackingPort: proxy.port)
-        let writer = try InvalidationStack(port: server.port, namespace: namespace, masterKey: masterKey)
-        #expect(await reader.waitUntilTracking())
-        #expect(await writer.waitUntilTracking())
-        try await writer.multi.setValue("old", forKey: "k")
-        #expect(await reader.settle())
-        #expect(try await reader.multi.value(forKey: "k") == "old")
-        #expect(reader.memory.value(forKey: "k") == "old")
-        #expect(reader.redis.health.isTracking)
-
-        // The next bytes to the reader's tracking connection (the push of this write) cut it: the push is
-        // lost, and the loss itself flushes the memory tier
-        proxy.mode = .cut(afterServerBytes: 0)
-        try await writer.multi.setValue("new", forKey: "k")
-        #expect(await reader.published.waitForAll())  // the loss
-        #expect(await reader.log.waitForAll())
-        #expect(reader.memory.value(forKey: "k") == nil)
-        #expect(reader.redis.health.trackingLosses == 1)
-
-        // Reconnected (tracking on, flushed again, then healthy), and the old value is served 0 times
-        #expect(await reader.published.waitForAll())
-        let healthy = await RedisTesting.wait(timeout: .seconds(10)) { reader.redis.health.isTracking }
-        #expect(healthy != nil)
-        #expect(reader.redis.health.trackingConnects == 2)
-        var served: [String: Int] = [:]
-        for _ in 0..<100 { served[try await reader.multi.value(forKey: "k") ?? "nil", default: 0] += 1 }
-        #expect(served == ["new": 100])
-        // And tracking works on the new connection
-        try await writer.multi.setValue("newer", forKey: "k")
-        #expect(await reader.log.waitForKey("k"))
-        #expect(try await reader.multi.value(forKey: "k") == "newer")
     }
 
     @Test func aSilentTrackingPeerIsNoticedByTheKeepAliveAndFlushesTheTierAbove() async throws {
@@ -202,57 +124,6 @@ struct RedisInvalidationTests {
         #expect(await reader.published.waitForAll())
         let healthy = await RedisTesting.wait(timeout: .seconds(10)) { reader.redis.health.isTracking }
         #expect(healthy != nil)
-    }
-
-    @Test func aReplyDelayedPastAnInvalidationOfItsKeyIsNeverWrittenBack() async throws {
-        let server = try RedisServer()
-        // The reader's data connection goes through the proxy, which holds each reply 0–3 ms; its
-        // tracking connection does not
-        let proxy = try FaultProxy(upstreamPort: server.port)
-        defer { proxy.stop() }
-        let namespace = RedisTier.namespace()
-        let masterKey = RedisTier.randomMasterKey()
-        let reader = try InvalidationStack(
-            port: proxy.port, namespace: namespace, masterKey: masterKey, trackingPort: server.port)
-        var writerConfiguration = try RedisTier.configuration(
-            port: server.port, namespace: namespace, masterKey: masterKey)
-        writerConfiguration.tracksInvalidations = false
-        let writer = try RedisCache<String, String>(configuration: writerConfiguration)
-        #expect(await reader.waitUntilTracking())
-        try await writer.setValue("s", forKey: "sentinel")
-        #expect(await reader.settle())
-        #expect(try await reader.multi.value(forKey: "sentinel") == "s")
-
-        var random = SplitMix64(seed: 16)
-        var raced = 0
-        for round in 0..<StressScale.scaled(60) {
-            let key = "k\(round)"
-            try await writer.setValue("old", forKey: key)
-            proxy.mode = .delay(.microseconds(Int64(random.next() % 3_000)))
-            let yields = Int(random.next() % 64)
-            async let read = reader.multi.value(forKey: key)
-            async let write: Void = Self.write("new", forKey: key, to: writer, afterYields: yields)
-            let seen = try await read
-            try await write
-            proxy.mode = .pass
-            if seen == "old" { raced += 1 }
-            // Every push before the sentinel's has been applied once the sentinel's is
-            try await writer.setValue("s\(round)", forKey: "sentinel")
-            #expect(await reader.log.waitForKey("sentinel"))
-            #expect(reader.memory.value(forKey: key) != "old", "round \(round)")
-            #expect(try await reader.multi.value(forKey: key) == "new", "round \(round)")
-        }
-        print("redis invalidation: \(raced) reads returned the old value while racing its invalidation")
-    }
-
-    /// Writes after `yields` turns of the scheduler: a random point in the racing read.
-    static func write(
-        _ value: String, forKey key: String, to cache: RedisCache<String, String>, afterYields yields: Int
-    )
-        async throws
-    {
-        for _ in 0..<yields { await Task.yield() }
-        try await cache.setValue(value, forKey: key)
     }
 
     @Test func aLoneTierOpensNoTrackingConnectionAndAReleasedMultiCacheUnsubscribes() async throws {

@@ -1,13 +1,14 @@
 import CacheCore
 import Foundation
 
-// Maintenance: reading every entry to verify it, and sweeping expired, corrupt and stale files.
+// Maintenance: reading every entry to verify it, and sweeping expired, corrupt and stale files (an older
+// key epoch, or a tag removed since the entry was stamped).
 extension DiskStore {
     // MARK: - Sweeps
 
     /// What one entry file holds, after full authentication.
     enum Inspection {
-        case live(EntryRecord, FileStatus)
+        case live(EntryRecord, FileStatus, Directory)
         case expired(FileStatus, Directory)
         case corrupt(CorruptionReason, FileStatus, Directory)
         case missing
@@ -29,11 +30,12 @@ extension DiskStore {
         case .success(let record):
             guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status, folder) }
             if let retainedUntil = record.header.retainedUntil, now >= retainedUntil { return .expired(status, folder) }
-            return .live(record, status)
+            return .live(record, status, folder)
         }
     }
 
-    /// Visits every entry file, fully authenticated; removes corrupt and expired ones.
+    /// Visits every entry file, fully authenticated; removes corrupt and expired ones, and tagged ones whose
+    /// tag was removed since they were stamped.
     ///
     /// - Returns: The files removed, with reasons, and how many were checked.
     func sweep(
@@ -53,6 +55,8 @@ extension DiskStore {
                     error: FileError.notRegularFile(status, operation: "cannot read entry", path: path).cacheError)
             }
             let now = clock.now
+            let tagsRemoved = try hasTagCounters()
+            var tagVersions: [String: UInt64] = [:]
             var issues: [DiskCacheVerifyReport.Issue] = []
             var checked = 0
             for (position, name) in names.enumerated() {
@@ -72,8 +76,22 @@ extension DiskStore {
                 switch inspection {
                 case .missing:
                     checked -= 1
-                case .live(let record, let status):
-                    visit(record, status)
+                case .live(let record, let status, let folder):
+                    guard record.header.hasTags, tagsRemoved else {
+                        visit(record, status)
+                        continue
+                    }
+                    switch checkTags(of: record, known: &tagVersions) {
+                    case .current, .unknown:
+                        visit(record, status)
+                    case .malformed:
+                        removeCorrupt(name: name, in: folder, status: status, reason: .badTagBlock)
+                        issues.append(.init(path: path, reason: CorruptionReason.badTagBlock.rawValue))
+                    case .stale:
+                        if removeIfUnchangedAndForget(name, in: folder, status: status) {
+                            issues.append(.init(path: path, reason: "a tag was removed"))
+                        }
+                    }
                 case .expired(let status, let folder):
                     if removeIfUnchangedAndForget(name, in: folder, status: status) {
                         count { $0.expirations += 1 }
@@ -89,13 +107,17 @@ extension DiskStore {
         }
     }
 
-    /// Removes expired and old-epoch entries, reading only each file's header (no decryption).
+    /// Removes expired and old-epoch entries, reading only each file's header (no decryption), and tagged
+    /// entries whose tag was removed since they were stamped (the stamps are inside the ciphertext, so a
+    /// tagged entry is opened in full, and only once some tag was ever removed in this store).
     ///
-    /// - Returns: How many files were removed.
+    /// - Returns: How many expired and tag-stale entries were removed (old-epoch files count as corrupt).
     func removeExpired() throws -> Int {
         try translatingErrors {
             let epoch = try currentEpoch(recreating: false)
             let now = clock.now
+            let tagsRemoved = try hasTagCounters()
+            var tagVersions: [String: UInt64] = [:]
             var removed = 0
             for name in try scanEntries().keys {
                 guard let (fd, folder) = try? openEntryFile(name) else { continue }
@@ -110,14 +132,37 @@ extension DiskStore {
                 case .success(let header) where header.epochID != epoch.id:
                     removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
                 case .success(let header):
-                    guard let retainedUntil = header.retainedUntil, now >= retainedUntil,
-                        removeIfUnchangedAndForget(name, in: folder, status: status)
-                    else { continue }
-                    removed += 1
-                    count { $0.expirations += 1 }
+                    if let retainedUntil = header.retainedUntil, now >= retainedUntil {
+                        guard removeIfUnchangedAndForget(name, in: folder, status: status) else { continue }
+                        removed += 1
+                        count { $0.expirations += 1 }
+                    } else if header.hasTags, tagsRemoved,
+                        removeIfStaleByTag(name, epoch: epoch, now: now, &tagVersions)
+                    {
+                        removed += 1
+                    }
                 }
             }
             return removed
+        }
+    }
+
+    /// Opens the tagged entry `name` in full and removes it when a tag was removed since it was stamped
+    /// (a malformed tag block is removed as corrupt); `true` when it was removed as stale.
+    private func removeIfStaleByTag(
+        _ name: String, epoch: Epoch, now: Date, _ tagVersions: inout [String: UInt64]
+    ) -> Bool {
+        guard case .live(let record, let status, let folder)? = try? inspect(name, epoch: epoch, now: now) else {
+            return false  // gone, expired meanwhile, corrupt (the next read or verify handles it) or unreadable
+        }
+        switch checkTags(of: record, known: &tagVersions) {
+        case .current, .unknown:
+            return false
+        case .malformed:
+            removeCorrupt(name: name, in: folder, status: status, reason: .badTagBlock)
+            return false
+        case .stale:
+            return removeIfUnchangedAndForget(name, in: folder, status: status)
         }
     }
 }

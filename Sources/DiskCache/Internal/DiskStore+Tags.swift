@@ -57,6 +57,42 @@ extension DiskStore {
         }
     }
 
+    /// Whether any tag was ever removed in this store (its `tags/` folder exists). Only then can a tagged
+    /// entry be stale by tag, so the sweeps decrypt tagged entries only then.
+    func hasTagCounters() throws -> Bool {
+        try tagsFolder(creating: false) != nil
+    }
+
+    /// What a sweep finds about an opened tagged record.
+    enum TagCheck {
+        /// Every stamped version is current.
+        case current
+        /// A tag was removed since the entry was stamped: the entry is a miss for good.
+        case stale
+        /// The tag block does not parse (it was authenticated, so a writer's bug or a newer format).
+        case malformed
+        /// A counter could not be read or is damaged: leave the entry alone (reads report it).
+        case unknown
+    }
+
+    /// Compares the versions stamped in the tagged, opened `record` (its tag block still leading the value
+    /// bytes) with the tags' counters. `known` caches the counters read during one sweep; a stamp that
+    /// differs from the cached version is checked against a fresh read before the entry is called stale,
+    /// so a tag removed by another process during the sweep never makes a newer entry look stale.
+    func checkTags(of record: EntryRecord, known: inout [String: UInt64]) -> TagCheck {
+        guard let (stamped, _) = TagBlock.split(record.valueBytes) else { return .malformed }
+        let unread = stamped.keys.filter { known[$0] == nil }
+        if !unread.isEmpty {
+            guard let read = try? tagVersions(of: unread) else { return .unknown }
+            known.merge(read) { $1 }
+        }
+        let differing = stamped.filter { known[$0.key] != $0.value }
+        guard !differing.isEmpty else { return .current }
+        guard let fresh = try? tagVersions(of: differing.keys) else { return .unknown }
+        known.merge(fresh) { $1 }
+        return differing.allSatisfy { fresh[$0.key] == $0.value } ? .current : .stale
+    }
+
     /// The `tags/` folder, created when `creating`; `nil` when it does not exist (no tag was ever removed).
     private func tagsFolder(creating: Bool) throws -> Directory? {
         let root = try folders().root

@@ -1,0 +1,57 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// `redis-cli`, run as a child process the way an operator would run it: a writer this library does not
+/// control. Debian installs it with `redis-server`; only loopback (`-h 127.0.0.1`).
+enum RedisCLI {
+    /// The `redis-cli` executable, if one is installed.
+    static let executable: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let candidates = path.split(separator: ":").map { "\($0)/redis-cli" } + ["/usr/bin/redis-cli"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
+    /// Whether the suites that need it run here (CI fails instead of skipping, as for `redis-server`).
+    static let testsRun = executable != nil || RedisServer.isCI
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs `redis-cli -h 127.0.0.1 -p port arguments…` (with `-x`, `input` is the last argument) and
+    /// returns what it printed, without the final newline. Kills it by pid if it has not exited in 10 s.
+    @discardableResult
+    static func run(port: Int, _ arguments: [String], input: Data? = nil) async throws -> String {
+        guard let executable else { throw Failure(description: "redis-cli is not installed (required in CI)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["-h", "127.0.0.1", "-p", String(port)] + (input == nil ? [] : ["-x"]) + arguments
+        let output = Pipe()
+        let standardInput = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = input == nil ? FileHandle.nullDevice : standardInput
+        try process.run()
+        if let input {
+            try standardInput.fileHandleForWriting.write(contentsOf: input)
+            try standardInput.fileHandleForWriting.close()
+        }
+        // Not `waitUntilExit()` (see `RedisServer.kill9()`): poll for a bounded time, then kill by pid.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            throw Failure(description: "redis-cli \(arguments.joined(separator: " ")) did not exit in 10 s")
+        }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "redis-cli exited with \(process.terminationStatus): \(printed)")
+        }
+        return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
+    }
+}
