@@ -51,7 +51,8 @@ enum HelpText {
         Prints entries and bytes held, the limits given to this invocation, and the hits, misses,
         insertions, evictions and expirations counted since the store was created.  --json for JSON.
         """,
-        "trim": "Removes expired entries, then evicts least-recently-used entries until within the limits.",
+        "trim":
+            "Removes expired and tag-removed entries, then evicts least-recently-used entries until within the limits.",
         "verify": """
         Authenticates every entry, removes the ones that fail, and lists them.
         Exits 1 when any entry was removed. Shows progress on a terminal when it takes a while.
