@@ -167,6 +167,6 @@ public struct LoadOptions: Sendable, Hashable {
     @inlinable
     package func isRefreshAheadDue(expiresAt: TimeInterval, now: TimeInterval, expiry: Expiry) -> Bool {
         guard let refreshAhead, expiresAt != .infinity, case .after(let lifetime) = expiry else { return false }
-        return expiresAt - now <= lifetime.timeInterval * (1 - refreshAhead)
+        return expiresAt - now <= lifetime.approximateTimeInterval * (1 - refreshAhead)
     }
 }

@@ -13,7 +13,8 @@ extension MemoryCache: BulkReadingCache {
     public func entries(forKeys keys: [Key]) -> [Key: CacheEntry<Value>] {
         var found: [Key: CacheEntry<Value>] = [:]
         found.reserveCapacity(keys.count)
-        readEach(keys, wantsCost: true, isRead: { found[$0] != nil }) { key, value, expiresAt, cost, tagStamp, staleUntil in
+        readEach(keys, wantsCost: true, isRead: { found[$0] != nil }) {
+            key, value, expiresAt, cost, tagStamp, staleUntil in
             guard let value else { return }
             found[key] = CacheEntry(
                 value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost,

@@ -60,8 +60,20 @@ extension MultiCache: StaleRetainingCache {
 
     /// Everything but a fresh tier-0 hit: the coordinator's resilient load, which checks the options and
     /// reads the tiers again, fresh or stale.
-    @usableFromInline
+    ///
+    /// Inlinable but never inlined: specialized for the caller's types, it takes `load` as the caller
+    /// formed it, so that the fast path above converts nothing. Were it an unspecialized call, the caller
+    /// would wrap `load` in a reabstraction thunk (one allocation) before it even read the tier.
+    @inlinable @inline(never)
     func loadWithOptions(
+        forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await resilientLoad(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// The body of ``loadWithOptions(forKey:expiry:options:orLoad:)``.
+    @usableFromInline
+    func resilientLoad(
         forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         try await coordinator.value(
