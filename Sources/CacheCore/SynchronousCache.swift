@@ -57,7 +57,7 @@ public protocol SynchronousCache<Key, Value>: Cache {
     ///
     /// - Parameter keys: The keys to look up.
     /// - Returns: The live values by key (a key listed twice is there once), and the keys without one, in
-    ///   the order of `keys` (a key listed twice may be there twice).
+    ///   no set order (a key listed twice may be there twice).
     /// - Complexity: Set by the conformer; never I/O.
     func valuesAndMisses(forKeys keys: [Key]) -> (values: [Key: Value], missing: [Key])
 }

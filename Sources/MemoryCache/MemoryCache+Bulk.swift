@@ -46,8 +46,8 @@ extension MemoryCache: BulkReadingCache {
     /// Thread-safe; holds each shard's lock for its share of `keys`.
     ///
     /// - Parameter keys: The keys to look up.
-    /// - Returns: The live values by key, and the keys without one in the order of `keys` (a key listed
-    ///   twice is there twice).
+    /// - Returns: The live values by key, and the keys without one: in the order of `keys` with one shard,
+    ///   shard by shard with several (a key listed twice is there twice).
     /// - Complexity: O(*n*) for *n* keys, plus O(*s*) for *s* shards.
     @inlinable
     public func valuesAndMisses(forKeys keys: [Key]) -> (values: [Key: Value], missing: [Key]) {
