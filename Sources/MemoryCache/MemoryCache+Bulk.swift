@@ -41,7 +41,7 @@ extension MemoryCache: BulkReadingCache {
     }
 
     /// Returns the live values for those of `keys` the cache holds and the keys it lacks, read like
-    /// ``values(forKeys:)``.
+    /// `values(forKeys:)`.
     ///
     /// Thread-safe; holds each shard's lock for its share of `keys`.
     ///

@@ -42,7 +42,7 @@ extension MultiCache: BulkReadingCache {
         return try await readRemainingTiers(missing, into: found, sequenceSeen: sequenceSeen)
     }
 
-    /// The slow part of ``values(forKeys:)``: reads the keys tier 0 lacked from the other tiers.
+    /// The slow part of `values(forKeys:)`: reads the keys tier 0 lacked from the other tiers.
     @usableFromInline
     func readRemainingTiers(
         _ missing: [Key], into found: [Key: Value], sequenceSeen: UInt64
