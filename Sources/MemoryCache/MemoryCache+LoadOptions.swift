@@ -90,8 +90,8 @@ extension MemoryCache: StaleRetainingCache {
     /// stale.
     ///
     /// Inlinable but never inlined: specialized for the caller's types, it takes `load` as the caller
-    /// formed it, so that the fast path above converts nothing. Were it an unspecialized call, the caller
-    /// would wrap `load` in a reabstraction thunk (one allocation) before it even read the tier.
+    /// formed it, so that the fast path above converts nothing. Called unspecialized, it made the caller
+    /// wrap `load` in a reabstraction thunk, which the compiler set up before the tier was even read.
     @inlinable @inline(never)
     func loadWithOptions(
         forKey key: Key, expiry: Expiry?, options: LoadOptions,
