@@ -145,17 +145,26 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   the server cannot be reached in time; `.codec` when the codec fails; `CancellationError`.
     /// - Complexity: One round trip (`MGET`), plus O(*m*) decryption of the value.
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
+        try await readEntry(forKey: key, includingStale: false)
+    }
+
+    /// The one read of a single key, for ``entry(forKey:)`` and ``entryIncludingStale(forKey:)``.
+    ///
+    /// The name is registered before the read: MultiCache writes a hit (or a stale value a load serves)
+    /// back into the tiers above, and a later write elsewhere must reach that copy.
+    func readEntry(forKey key: Key, includingStale: Bool) async throws -> CacheEntry<Value>? {
         try await verifyMasterKey()
         let keyBytes = try Self.canonicalBytes(of: key)
         let name = try entryName(keyBytes)
         invalidations.track(name, for: key)
-        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), keys.epochKey, name]))
+        let reply = try await send(RESPCommand(arguments: [RESPCommand.mget, keys.epochKey, name]))
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
         let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
         guard case .bulkString(let bytes) = items[1] else { return countMiss() }
-        return try await open(bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch)
+        return try await open(
+            bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch, includingStale: includingStale)
     }
 
     /// Reads the value stored under `key`: ``entry(forKey:)`` without the metadata.
