@@ -51,7 +51,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     let keys: NamespaceKeys
     let codec: ValueCodec<Value>
     let pool: ConnectionPool
-    let state = Locked(TierState())
+    let state = Locked(RedisTierState())
     /// Observers of invalidations, the tracking connection and the names it maps back to keys.
     let invalidations: InvalidationHub<Key>
     /// The background purge of older epochs (RedisCache+Purge.swift) and its completed ticks.
@@ -289,15 +289,18 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         _ = try await repairEpoch(UInt64(value), above: sealedWith, strictly: true)
     }
 
-    /// What one instance keeps between calls.
-    struct TierState {
-        var statistics = CacheStatistics()
-        var corruptEntries = 0
-        var staleEpochEntries = 0
-        var epoch: UInt64 = 0
-        var epochReadAt: ContinuousClock.Instant?
-        var masterKeyVerified = false
-    }
+}
+
+/// What one `RedisCache` instance keeps between calls. Outside the generic class on purpose: nested in it,
+/// the type was generic over the key and value, and every lock of it looked its metadata up at run time
+/// (about 500 instructions per read, measured with callgrind).
+struct RedisTierState {
+    var statistics = CacheStatistics()
+    var corruptEntries = 0
+    var staleEpochEntries = 0
+    var epoch: UInt64 = 0
+    var epochReadAt: ContinuousClock.Instant?
+    var masterKeyVerified = false
 }
 
 extension RedisCache where Value == Data {
