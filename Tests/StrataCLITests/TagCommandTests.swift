@@ -72,6 +72,13 @@ struct TagCommandTests {
         #expect(!FileManager.default.fileExists(atPath: harness.store.path))
     }
 
+    @Test func rmWithAKeyAndATagSaysItTakesOneOrTheOther() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["rm", "k", "--tag", "t"])
+        #expect(result.status == 2)
+        #expect(result.errorLines.first == "strata: rm takes a KEY or --tag, not both")
+    }
+
     @Test func helpForSetRmAndExecMentionsTag() throws {
         let harness = try StrataHarness()
         for command in ["set", "rm", "exec"] {

@@ -273,7 +273,7 @@ struct ArgumentParser {
             return .get(key: try key())
         case "rm" where !exec.tags.isEmpty:
             // `rm --tag T`: every entry carrying T; a key as well would make "which entries" ambiguous.
-            try expect(0...0, "")
+            if !positionals.isEmpty { throw .usage("rm takes a KEY or --tag, not both", command: name) }
             return .removeTagged
         case "rm":
             try expect(1...1, "key")
