@@ -26,7 +26,8 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
     /// A plain read (``entry(forKey:)``, ``value(forKey:)``) never returns such a stale entry: it is a miss
     /// for them, kept (and counted in ``count``) until its `staleUntil`, then dropped like any expired
     /// entry. A fresh entry read here counts as a hit and refreshes its recency; a stale one changes
-    /// nothing.
+    /// nothing; `nil` counts as a miss (an absent key, an expired entry not kept for stale reads, or one
+    /// whose tag was removed), as it does for ``entry(forKey:)``.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///
@@ -51,7 +52,9 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
     public func entries(forKeys keys: [Key]) -> [Key: CacheEntry<Value>] {
         var found: [Key: CacheEntry<Value>] = [:]
         found.reserveCapacity(keys.count)
-        for key in keys where found[key] == nil {
+        // A key read once is not read again, hit or miss: a repeated missing key is one miss, not several.
+        var read: Set<Key> = []
+        for key in keys where read.insert(key).inserted {
             if let entry = entry(forKey: key) { found[key] = entry }
         }
         return found
@@ -67,7 +70,8 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
     public func values(forKeys keys: [Key]) -> [Key: Value] {
         var found: [Key: Value] = [:]
         found.reserveCapacity(keys.count)
-        for key in keys where found[key] == nil {
+        var read: Set<Key> = []
+        for key in keys where read.insert(key).inserted {
             if let value = value(forKey: key) { found[key] = value }
         }
         return found
