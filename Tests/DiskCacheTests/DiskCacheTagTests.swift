@@ -185,6 +185,8 @@ import Testing
         try cache.setValue(Data("d".utf8), forKey: "d")
         try cache.setEntry(entry("a", tags: ["t"]), forKey: "a")
         clock.advance(by: 10)
+        // (no tag removed yet: the sweeps need not open tagged entries)
+        #expect(!cache.store.hasTagCounters())
         // When the counters' folder is replaced by a file, or by a link to another folder
         let tags = folder.store.appendingPathComponent("tags")
         try? FileManager.default.removeItem(at: tags)
@@ -193,6 +195,7 @@ import Testing
         } else {
             try FileManager.default.createSymbolicLink(at: tags, withDestinationURL: folder.url)
         }
+        #expect(cache.store.hasTagCounters())
         // Then the sweeps still drop the expired entry and keep the others (the tagged one unjudged: its
         // counters cannot be read), and listing and verifying do not fail
         #expect(try cache.removeExpired() == 1)

@@ -64,7 +64,11 @@ extension DiskStore {
     /// counts as present: the sweeps then find each tagged entry's counters unreadable and leave it alone
     /// (reads report it), and go on with every other entry rather than fail as a whole.
     func hasTagCounters() -> Bool {
-        (try? tagsFolder(creating: false)).map { $0 != nil } ?? true
+        do {
+            return try tagsFolder(creating: false) != nil
+        } catch {
+            return true
+        }
     }
 
     /// What a sweep finds about an opened tagged record.
