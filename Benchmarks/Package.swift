@@ -38,5 +38,13 @@ let package = Package(
                 .product(name: "RedisCache", package: "Strata"),
             ]
         ),
+        // A fixed amount of Redis-tier work, for counting instructions per request under callgrind.
+        .executableTarget(
+            name: "redis-request-cost",
+            dependencies: [
+                .product(name: "CacheCore", package: "Strata"),
+                .product(name: "RedisCache", package: "Strata"),
+            ]
+        ),
     ]
 )

@@ -51,10 +51,10 @@ public struct LoadOptions: Sendable, Hashable {
     }
 
     /// Fail-safe, or `nil` (the default) to let loader errors through.
-    public var failSafe: FailSafe?
+    public var failSafe: FailSafe? { didSet { checkRanges() } }
     /// A grace period after expiry in which the expired value is returned at once while one background
     /// refresh (however many callers) loads the new one; `nil` (the default) for none.
-    public var staleWhileRevalidate: Duration?
+    public var staleWhileRevalidate: Duration? { didSet { checkRanges() } }
     /// A fraction of the lifetime (in `0 < f < 1`) after which a fresh hit starts one background refresh and
     /// returns the current value; `nil` (the default) for none.
     ///
@@ -62,15 +62,15 @@ public struct LoadOptions: Sendable, Hashable {
     /// relative): with `expiry: .seconds(600)` and `0.8`, a hit in the last two minutes refreshes. A call
     /// whose expiry is absolute or `.never` has no lifetime to take a fraction of, and does not refresh
     /// ahead.
-    public var refreshAhead: Double?
+    public var refreshAhead: Double? { didSet { checkRanges() } }
     /// How long a caller waits for the loader before it takes the stale value, if the cache still holds
     /// one (the load goes on in the background and stores its value when it arrives); `nil` for none.
     /// Without a stale value the caller keeps waiting, up to ``hardTimeout``.
-    public var softTimeout: Duration?
+    public var softTimeout: Duration? { didSet { checkRanges() } }
     /// How long a caller waits for the loader at most: then the call throws
     /// ``CacheError/Code/loadTimedOut`` (or serves a stale value under ``failSafe``), while the load goes on
     /// and stores its value when it arrives, unless a write or removal fenced it; `nil` for none.
-    public var hardTimeout: Duration?
+    public var hardTimeout: Duration? { didSet { checkRanges() } }
 
     /// Creates load options; every behaviour is off unless given.
     ///
@@ -93,6 +93,17 @@ public struct LoadOptions: Sendable, Hashable {
         self.refreshAhead = refreshAhead
         self.softTimeout = softTimeout
         self.hardTimeout = hardTimeout
+        checkRanges()
+    }
+
+    /// Whether every value is in range, kept up to date by every change, so that a load's fast path (a
+    /// fresh hit) checks the options with one load rather than a dozen `Duration` comparisons, which are
+    /// calls into the standard library. Derived from the other properties, so it never makes two equal
+    /// options unequal.
+    @usableFromInline package private(set) var isValid = true
+
+    private mutating func checkRanges() {
+        isValid = rangeError() == nil
     }
 
     /// How long past its expiry an entry stored with these options is kept (the longest grace they name),
@@ -111,52 +122,51 @@ public struct LoadOptions: Sendable, Hashable {
         return expiresAt.addingTimeInterval(retention.timeInterval)
     }
 
-    /// Whether every value is in range (what ``validate()`` checks, without building an error); inlinable,
-    /// so that a cache's fast path checks it without a call.
-    @inlinable
-    package var isValid: Bool {
-        if let failSafe, failSafe.maximumStaleness <= .zero || failSafe.throttle < .zero { return false }
-        if let staleWhileRevalidate, staleWhileRevalidate <= .zero { return false }
-        if let softTimeout, softTimeout <= .zero { return false }
-        if let hardTimeout, hardTimeout <= .zero { return false }
-        if let softTimeout, let hardTimeout, softTimeout >= hardTimeout { return false }
-        if let refreshAhead, !(refreshAhead > 0 && refreshAhead < 1) { return false }
-        return true
-    }
-
     /// Checks the options' ranges.
     ///
     /// - Throws: ``CacheError/Code/invalidArgument`` naming the first value out of range.
+    @inlinable
     package func validate() throws {
-        func positive(_ duration: Duration?, _ name: String) throws {
-            if let duration, duration <= .zero {
-                throw CacheError(.invalidArgument, "LoadOptions.\(name) is \(duration); it must be positive")
-            }
+        if !isValid, let error = rangeError() { throw error }
+    }
+
+    /// The error naming the first value out of range, or `nil` when every value is in range: the one
+    /// implementation of the options' rules.
+    @usableFromInline
+    func rangeError() -> CacheError? {
+        func notPositive(_ duration: Duration?, _ name: String) -> CacheError? {
+            guard let duration, duration <= .zero else { return nil }
+            return CacheError(.invalidArgument, "LoadOptions.\(name) is \(duration); it must be positive")
         }
-        try positive(failSafe?.maximumStaleness, "failSafe.maximumStaleness")
+        if let error = notPositive(failSafe?.maximumStaleness, "failSafe.maximumStaleness") { return error }
         if let throttle = failSafe?.throttle, throttle < .zero {
-            throw CacheError(.invalidArgument, "LoadOptions.failSafe.throttle is \(throttle); it must not be negative")
+            return CacheError(.invalidArgument, "LoadOptions.failSafe.throttle is \(throttle); it must not be negative")
         }
-        try positive(staleWhileRevalidate, "staleWhileRevalidate")
-        try positive(softTimeout, "softTimeout")
-        try positive(hardTimeout, "hardTimeout")
+        if let error = notPositive(staleWhileRevalidate, "staleWhileRevalidate") { return error }
+        if let error = notPositive(softTimeout, "softTimeout") { return error }
+        if let error = notPositive(hardTimeout, "hardTimeout") { return error }
         // A soft timeout at or past the hard one could never serve the stale value it exists for.
         if let softTimeout, let hardTimeout, softTimeout >= hardTimeout {
-            throw CacheError(
+            return CacheError(
                 .invalidArgument,
                 "LoadOptions.softTimeout is \(softTimeout); it must be shorter than hardTimeout (\(hardTimeout))")
         }
         if let fraction = refreshAhead, !(fraction > 0 && fraction < 1) {
-            throw CacheError(.invalidArgument, "LoadOptions.refreshAhead is \(fraction); it must lie in (0, 1)")
+            return CacheError(.invalidArgument, "LoadOptions.refreshAhead is \(fraction); it must lie in (0, 1)")
         }
-    }
-}
-
-extension Expiry {
-    /// The lifetime of an entry written with this expiry, in seconds, when it is relative; `nil` for
-    /// `.never` and an absolute instant (refresh-ahead takes a fraction of it).
-    package var relativeLifetime: TimeInterval? {
-        if case .after(let duration) = self { return duration.timeInterval }
         return nil
+    }
+
+    /// Whether refresh-ahead wants a fresh entry refreshed now: the one implementation of the rule, for the
+    /// fast paths and the coordinator alike.
+    ///
+    /// - Parameters:
+    ///   - expiresAt: The entry's expiry in seconds since the reference date; `.infinity` for never.
+    ///   - now: The clock reading the entry was found fresh at, in the same seconds.
+    ///   - expiry: The loaded value's expiry: refresh-ahead takes its fraction of a relative one.
+    @inlinable
+    package func isRefreshAheadDue(expiresAt: TimeInterval, now: TimeInterval, expiry: Expiry) -> Bool {
+        guard let refreshAhead, expiresAt != .infinity, case .after(let lifetime) = expiry else { return false }
+        return expiresAt - now <= lifetime.approximateTimeInterval * (1 - refreshAhead)
     }
 }

@@ -31,28 +31,62 @@ public protocol SynchronousCache<Key, Value>: Cache {
     /// - Complexity: Set by the conformer; never I/O.
     func value(forKey key: Key) -> Value?
 
-    /// Returns the live value for `key` with its expiry, or `nil` on a miss, without suspending:
-    /// ``entry(forKey:)`` without the cost, which a tier may keep apart from the value (a load with
-    /// `LoadOptions` needs the expiry for refresh-ahead, not the cost).
+    /// Returns the live value for `key` with its expiry and the clock reading it was found live at, or
+    /// `nil` on a miss, without suspending: what a load with `LoadOptions` needs to decide on
+    /// refresh-ahead, in plain seconds, so that its fast path builds no `Date` and reads no clock again.
     ///
-    /// A default implementation reads ``entry(forKey:)``.
+    /// A default implementation reads ``entry(forKey:)`` and then ``Cache/clock``.
     ///
     /// Thread-safe.
     ///
     /// - Parameter key: The key to look up.
-    /// - Returns: The value and its absolute expiry (`nil` for none), or `nil` when the key is absent or
-    ///   expired.
+    /// - Returns: The value; its expiry in seconds since the reference date (`.infinity` for none); and
+    ///   `now`, the reading of ``Cache/clock`` at which the entry was live, in the same seconds (`-.infinity`
+    ///   when the entry never expires and no reading was taken). `nil` when the key is absent or expired.
     /// - Complexity: Set by the conformer; never I/O.
-    func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)?
+    func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: TimeInterval, now: TimeInterval)?
+
+    /// Returns the live values for those of `keys` the cache holds, and the keys it lacks, without
+    /// suspending: the bulk read of a `MultiCache`'s first tier, which asks the next tier for `missing`.
+    ///
+    /// A default implementation reads ``value(forKey:)`` once per distinct key; a conformer that can read
+    /// many keys at a lower cost (one lock, one clock reading) should implement it, and may then read a key
+    /// listed twice twice.
+    ///
+    /// Thread-safe.
+    ///
+    /// - Parameter keys: The keys to look up.
+    /// - Returns: The live values by key (a key listed twice is there once), and the keys without one, in
+    ///   no set order (a key listed twice may be there twice).
+    /// - Complexity: Set by the conformer; never I/O.
+    func valuesAndMisses(forKeys keys: [Key]) -> (values: [Key: Value], missing: [Key])
 }
 
 extension SynchronousCache {
-    /// Reads ``entry(forKey:)`` and drops the cost.
+    /// Reads ``entry(forKey:)``, drops the cost, and reads ``Cache/clock`` when the entry expires.
     ///
     /// - Parameter key: The key to look up.
-    /// - Returns: The value and its expiry, or `nil` on a miss.
+    /// - Returns: The value, its expiry and the clock reading, or `nil` on a miss.
     /// - Complexity: That of ``entry(forKey:)``.
-    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)? {
-        entry(forKey: key).map { ($0.value, $0.expiresAt) }
+    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: TimeInterval, now: TimeInterval)? {
+        guard let entry = entry(forKey: key) else { return nil }
+        guard let expiresAt = entry.expiresAt else { return (entry.value, .infinity, -.infinity) }
+        return (entry.value, expiresAt.timeIntervalSinceReferenceDate, clock.now.timeIntervalSinceReferenceDate)
+    }
+
+    /// Reads ``value(forKey:)`` once per distinct key.
+    ///
+    /// - Parameter keys: The keys to look up.
+    /// - Returns: The live values by key and the distinct keys without one.
+    /// - Complexity: *n* reads for *n* distinct keys.
+    public func valuesAndMisses(forKeys keys: [Key]) -> (values: [Key: Value], missing: [Key]) {
+        var found: [Key: Value] = [:]
+        found.reserveCapacity(keys.count)
+        var missing: [Key] = []
+        var seen = Set<Key>()
+        for key in keys where seen.insert(key).inserted {
+            if let value = value(forKey: key) { found[key] = value } else { missing.append(key) }
+        }
+        return (found, missing)
     }
 }

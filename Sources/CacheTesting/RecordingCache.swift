@@ -24,7 +24,7 @@ import Foundation
 ///
 /// Thread-safe: every method may be called from any thread or task. Calls made at the same time are
 /// recorded in the order they took the internal lock.
-public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Cache {
+public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
     /// One recorded call.
     ///
     /// A plain value; `Sendable` and thread-safe. Compare recorded calls with `==`.
@@ -116,6 +116,19 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: Ca
     public func entry(forKey key: Key) async throws -> CacheEntry<Value>? {
         record(.entry(key))
         return try await base.entry(forKey: key)
+    }
+
+    /// Records ``Call/entry(_:)``, then reads the storage's fresh-or-stale entry (a plain read when the
+    /// storage keeps no stale entries), so that wrapping a tier hides none of its stale entries from a load
+    /// with `LoadOptions`.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The fresh or stale entry, or `nil`.
+    /// - Throws: What the storage throws.
+    /// - Complexity: That of ``entry(forKey:)``.
+    public func entryIncludingStale(forKey key: Key) async throws -> CacheEntry<Value>? {
+        record(.entry(key))
+        return try await base.entryIncludingStaleIfRetained(forKey: key)
     }
 
     /// Records ``Call/setEntry(_:expiresAt:)``, then writes to the storage.

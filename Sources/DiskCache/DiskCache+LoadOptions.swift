@@ -65,10 +65,10 @@ extension DiskCache: StaleRetainingCache {
         options: LoadOptions,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try options.validate()
-        return try await loadOnce.value(
-            forKey: key, options: options, clock: clock,
-            lifetime: (expiry ?? configuration.defaultExpiry).relativeLifetime,
+        // No fast path of its own: the coordinator reads the file once and returns a fresh hit at once, with
+        // no lock taken, and the file read is what such a call costs.
+        try await loadOnce.value(
+            forKey: key, options: options, clock: clock, expiry: expiry ?? configuration.defaultExpiry,
             read: { try await self.entryIncludingStale(forKey: key) },
             recheck: { [weak self] in try await self?.value(forKey: key) },
             load: load

@@ -1,23 +1,30 @@
 import CacheCore
 import Foundation
 
-extension MemoryCache: StaleRetainingCache, BulkReadingCache {
-    /// Returns the live value for `key` with its expiry, or `nil` on a miss: ``entry(forKey:)`` without
-    /// the cost, whose separate buffer it leaves unread.
+extension MemoryCache: StaleRetainingCache {
+    /// Returns the live value for `key` with its expiry and the clock reading it was found live at, or
+    /// `nil` on a miss: ``entry(forKey:)`` without the cost, whose separate buffer it leaves unread, and
+    /// without building a `Date`.
     ///
     /// Thread-safe; locks like ``value(forKey:)``.
     ///
     /// - Parameter key: The key to look up.
-    /// - Returns: The value and its absolute expiry (`nil` for none), or `nil`.
+    /// - Returns: The value, its expiry in seconds since the reference date (`.infinity` for none) and the
+    ///   reading of ``clock`` it was live at (`-.infinity` when no reading was needed), or `nil`.
     /// - Complexity: O(1) on average.
     @inlinable
-    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: Date?)? {
+    public func valueAndExpiry(forKey key: Key) -> (value: Value, expiresAt: TimeInterval, now: TimeInterval)? {
         var expiresAt = Double.infinity
         var cost = 0
         var tagStamp: TagStamp?
-        guard let value = lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        var staleUntil: Double?
+        var now = -Double.infinity
+        guard
+            let value = lookup(
+                key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp, staleUntil: &staleUntil,
+                now: &now)
         else { return nil }
-        return (value, Self.date(fromSeconds: expiresAt))
+        return (value, expiresAt, now)
     }
 
     /// Returns the live entry for `key`, or an expired one that a load with `LoadOptions` stored with a
@@ -42,41 +49,6 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
             staleUntil: found.staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) }, tags: found.tags)
     }
 
-    /// Returns the live entries for those of `keys` the cache holds, one shard lock per key.
-    ///
-    /// Thread-safe.
-    ///
-    /// - Parameter keys: The keys to look up; duplicates are read once.
-    /// - Returns: The live entries by key.
-    /// - Complexity: O(*n*) for *n* keys.
-    public func entries(forKeys keys: [Key]) -> [Key: CacheEntry<Value>] {
-        var found: [Key: CacheEntry<Value>] = [:]
-        found.reserveCapacity(keys.count)
-        // A key read once is not read again, hit or miss: a repeated missing key is one miss, not several.
-        var read: Set<Key> = []
-        for key in keys where read.insert(key).inserted {
-            if let entry = entry(forKey: key) { found[key] = entry }
-        }
-        return found
-    }
-
-    /// Returns the live values for those of `keys` the cache holds.
-    ///
-    /// Thread-safe.
-    ///
-    /// - Parameter keys: The keys to look up; duplicates are read once.
-    /// - Returns: The live values by key.
-    /// - Complexity: O(*n*) for *n* keys.
-    public func values(forKeys keys: [Key]) -> [Key: Value] {
-        var found: [Key: Value] = [:]
-        found.reserveCapacity(keys.count)
-        var read: Set<Key> = []
-        for key in keys where read.insert(key).inserted {
-            if let value = value(forKey: key) { found[key] = value }
-        }
-        return found
-    }
-
     /// Returns the live value for `key` or loads it once, like ``value(forKey:expiry:orLoad:)``, with the
     /// resilience `options` ask for (fail-safe, stale-while-revalidate, refresh-ahead, loader timeouts; see
     /// `LoadOptions` and Docs/Loading.md).
@@ -98,15 +70,45 @@ extension MemoryCache: StaleRetainingCache, BulkReadingCache {
     /// - Complexity: That of ``value(forKey:expiry:orLoad:)``.
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
+    @inlinable
     public func value(
         forKey key: Key,
         expiry: Expiry? = nil,
         options: LoadOptions,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try options.validate()
-        return try await loadOnce.value(
-            forKey: key, options: options, clock: clock, lifetime: (expiry ?? defaultExpiry).relativeLifetime,
+        // The fast path, as for a MultiCache: a fresh hit with no refresh-ahead due is one read, with no
+        // lock but the shard's and no allocation.
+        if options.isValid, let found = valueAndExpiry(forKey: key),
+            !options.isRefreshAheadDue(expiresAt: found.expiresAt, now: found.now, expiry: expiry ?? defaultExpiry)
+        {
+            return found.value
+        }
+        return try await loadWithOptions(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// Everything but a fresh hit: the coordinator's resilient load, which reads the key again, fresh or
+    /// stale.
+    ///
+    /// Inlinable but never inlined: specialized for the caller's types, it takes `load` as the caller
+    /// formed it, so that the fast path above converts nothing. Called unspecialized, it made the caller
+    /// wrap `load` in a reabstraction thunk, which the compiler set up before the tier was even read.
+    @inlinable @inline(never)
+    func loadWithOptions(
+        forKey key: Key, expiry: Expiry?, options: LoadOptions,
+        orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await resilientLoad(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// The body of ``loadWithOptions(forKey:expiry:options:orLoad:)``.
+    @usableFromInline
+    func resilientLoad(
+        forKey key: Key, expiry: Expiry?, options: LoadOptions,
+        orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await loadOnce.value(
+            forKey: key, options: options, clock: clock, expiry: expiry ?? defaultExpiry,
             read: { entryIncludingStale(forKey: key) },
             recheck: { [weak self] in self?.value(forKey: key) },
             load: load

@@ -180,11 +180,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         var expiresAt = Double.infinity
         var cost = 0
         var tagStamp: TagStamp?
-        return lookup(key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        var staleUntil: Double?
+        var now = -Double.infinity
+        return lookup(
+            key, wantsCost: false, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp, staleUntil: &staleUntil,
+            now: &now)
     }
 
-    /// Returns the live entry for `key` with its absolute expiry and cost, or `nil` on a miss, and makes
-    /// the entry the most recently used.
+    /// Returns the live entry for `key` with its absolute expiry, cost and (for an entry a load with
+    /// `LoadOptions` stored) its `CacheEntry/staleUntil`, or `nil` on a miss, and makes the entry the most
+    /// recently used.
     ///
     /// Thread-safe; locks like ``value(forKey:)``.
     ///
@@ -196,10 +201,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         var expiresAt = Double.infinity
         var cost = 0
         var tagStamp: TagStamp?
-        guard let value = lookup(key, wantsCost: true, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp)
+        var staleUntil: Double?
+        var now = -Double.infinity
+        guard
+            let value = lookup(
+                key, wantsCost: true, expiresAt: &expiresAt, cost: &cost, tagStamp: &tagStamp, staleUntil: &staleUntil,
+                now: &now)
         else { return nil }
         return CacheEntry(
-            value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost, tags: tagStamp?.tags ?? [])
+            value: value, expiresAt: Self.date(fromSeconds: expiresAt), cost: cost,
+            staleUntil: staleUntil.map { Date(timeIntervalSinceReferenceDate: $0) }, tags: tagStamp?.tags ?? [])
     }
 
     /// Reads and writes the value for `key`, like ``value(forKey:)``, ``setValue(_:forKey:expiry:)``
@@ -380,11 +391,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Reads `key`, reading the clock (outside the lock) first when most entries are expected to expire,
     /// and otherwise only after the table reports that the entry can expire.
     ///
-    /// Returns the value of a hit and fills in its expiry and, when `wantsCost`, its cost; an expired
-    /// entry's value is released here, after the lock is dropped.
+    /// Returns the value of a hit and fills in its expiry, the clock reading taken (left alone when none
+    /// was) and, when `wantsCost`, its cost, tag stamp and stale-until instant; an expired entry's value is
+    /// released here, after the lock is dropped.
     @inlinable
     func lookup(
-        _ key: Key, wantsCost: Bool, expiresAt: inout Double, cost: inout Int, tagStamp: inout TagStamp?
+        _ key: Key, wantsCost: Bool, expiresAt: inout Double, cost: inout Int, tagStamp: inout TagStamp?,
+        staleUntil: inout Double?, now: inout Double
     ) -> Value? {
         var value: Value?
         if !readsClockFirst {
@@ -395,11 +408,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
             if status == .hit { return value }
             if status != .needsClock { return nil }
         }
-        let now = clock.now.timeIntervalSinceReferenceDate
+        now = clock.now.timeIntervalSinceReferenceDate
         let status = withTable(for: key) {
             $0.read(
                 key, now: now, wantsCost: wantsCost, value: &value, expiresAt: &expiresAt, cost: &cost,
-                tagStamp: &tagStamp)
+                tagStamp: &tagStamp, staleUntil: &staleUntil)
         }
         return status == .hit ? value : nil
     }
@@ -464,16 +477,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     @inlinable
     func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
         if shardCount == 1 { return firstShard.withLock(body) }
-        // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
-        let shardIndex = UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high
+        let shardIndex = shardIndex(of: key)
         // Borrowed, not retained: two threads retaining and releasing the same shard object would write
         // its reference count, one cache line, from both cores on every operation. Sound: `shards`, a
         // `let` of this cache, holds a strong reference to every shard for as long as the cache lives,
         // and `self` is alive for the duration of this call.
-        return shardReferences[Int(shardIndex)]._withUnsafeGuaranteedRef { object in
+        return shardReferences[shardIndex]._withUnsafeGuaranteedRef { object in
             // Sound: `init` fills `shardReferences` from `shards`, whose elements are all of this type.
             unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self).withLock(body)
         }
+    }
+
+    /// The index of the shard that owns `key`, for a cache of more than one shard.
+    @inlinable
+    func shardIndex(of key: Key) -> Int {
+        // Multiply-shift maps the (uniformly mixed) hash onto 0..<shardCount without a division.
+        Int(UInt(bitPattern: key.hashValue).multipliedFullWidth(by: UInt(shardCount)).high)
     }
 
     @inlinable

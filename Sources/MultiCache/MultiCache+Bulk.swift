@@ -20,34 +20,34 @@ extension MultiCache: BulkReadingCache {
     }
 
     /// Returns the live values for those of `keys` that some tier holds: ``entries(forKeys:)`` without the
-    /// expiries and costs, with a synchronous first tier read without suspending, key by key.
+    /// expiries and costs, with a synchronous first tier read without suspending, in one bulk read.
     ///
     /// - Parameter keys: The keys to look up; duplicates are read once.
     /// - Returns: The live values by key.
     /// - Throws: What ``entries(forKeys:)`` throws.
-    /// - Complexity: *n* reads of the first tier for *n* keys, then at most one bulk read per other tier
-    ///   for the keys still missing.
+    /// - Complexity: One bulk read of the first tier (for a `MemoryCache`, one lock per shard and one clock
+    ///   reading), then at most one bulk read per other tier for the keys still missing.
     ///
     /// Thread-safe.
     @inlinable
     public func values(forKeys keys: [Key]) async throws -> [Key: Value] {
         let sequenceSeen = changeSequenceBeforeRead()
-        guard let valueAtOnce = tiers[0].handle.valueAtOnce else {
+        guard let valuesAtOnce = tiers[0].handle.valuesAtOnce else {
             return try await readTiersInBulk(keys, from: 0, sequenceSeen: sequenceSeen).mapValues(\.value)
         }
-        // Inlined like `value(forKey:)`: the first tier's hits cost a read and an insertion each.
-        var found: [Key: Value] = [:]
-        found.reserveCapacity(keys.count)
-        var missing: [Key] = []
-        for key in keys where found[key] == nil {
-            guard let value = valueAtOnce(key) else {
-                missing.append(key)
-                continue
-            }
-            found[key] = value
-            countTierZeroHit()
-        }
+        // Inlined like `value(forKey:)`: the first tier's hits cost its bulk read and one atomic add.
+        let (found, missing) = valuesAtOnce(keys)
+        countTierZeroHits(found.count)
         guard !missing.isEmpty else { return found }
+        return try await readRemainingTiers(missing, into: found, sequenceSeen: sequenceSeen)
+    }
+
+    /// The slow part of `values(forKeys:)`: reads the keys tier 0 lacked from the other tiers.
+    @usableFromInline
+    func readRemainingTiers(
+        _ missing: [Key], into found: [Key: Value], sequenceSeen: UInt64
+    ) async throws -> [Key: Value] {
+        var found = found
         for (key, entry) in try await readTiersInBulk(missing, from: 1, sequenceSeen: sequenceSeen) {
             found[key] = entry.value
         }

@@ -45,10 +45,12 @@ extension MultiCache: StaleRetainingCache {
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         // The commonest read, a fresh hit in a synchronous first tier with no refresh-ahead due, takes the
-        // plain read's path, inlined like `value(forKey:)` so that it is compiled for the caller's types.
+        // plain read's path, inlined like `value(forKey:)` so that it is compiled for the caller's types: one
+        // read of tier 0, which hands back the clock reading it judged the entry live at, so that no clock
+        // is read, no `Date` built and no lock taken beyond the plain hit's.
         if options.isValid, let valueAndExpiryAtOnce = tiers[0].handle.valueAndExpiryAtOnce,
             let found = valueAndExpiryAtOnce(key),
-            !isRefreshAheadDue(expiringAt: found.expiresAt, expiry: expiry, options: options)
+            !options.isRefreshAheadDue(expiresAt: found.expiresAt, now: found.now, expiry: expiry)
         {
             countTierZeroHit()
             return found.value
@@ -56,14 +58,26 @@ extension MultiCache: StaleRetainingCache {
         return try await loadWithOptions(forKey: key, expiry: expiry, options: options, orLoad: load)
     }
 
-    /// Everything but a fresh tier-0 hit: the coordinator's resilient load.
-    @usableFromInline
+    /// Everything but a fresh tier-0 hit: the coordinator's resilient load, which checks the options and
+    /// reads the tiers again, fresh or stale.
+    ///
+    /// Inlinable but never inlined: specialized for the caller's types, it takes `load` as the caller
+    /// formed it, so that the fast path above converts nothing. Called unspecialized, it made the caller
+    /// wrap `load` in a reabstraction thunk, which the compiler set up before the tier was even read.
+    @inlinable @inline(never)
     func loadWithOptions(
         forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try options.validate()
-        return try await coordinator.value(
-            forKey: key, options: options, clock: clock, lifetime: expiry.relativeLifetime,
+        try await resilientLoad(forKey: key, expiry: expiry, options: options, orLoad: load)
+    }
+
+    /// The body of ``loadWithOptions(forKey:expiry:options:orLoad:)``.
+    @usableFromInline
+    func resilientLoad(
+        forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await coordinator.value(
+            forKey: key, options: options, clock: clock, expiry: expiry,
             read: { try await self.entryIncludingStale(forKey: key) },
             recheck: { [weak self] in try? await self?.entry(forKey: key)?.value },
             load: load,
@@ -89,15 +103,5 @@ extension MultiCache: StaleRetainingCache {
             if let found = try? await tier.handle.entryIncludingStale(key) { return found }
         }
         return nil
-    }
-
-    /// Whether refresh-ahead wants `entry` refreshed now (a clock read only when it could).
-    @inlinable
-    func isRefreshAheadDue(expiringAt expiresAt: Date?, expiry: Expiry, options: LoadOptions) -> Bool {
-        guard let fraction = options.refreshAhead, let expiresAt,
-            case .after(let duration) = expiry
-        else { return false }
-        let lifetime = duration.timeInterval
-        return expiresAt.timeIntervalSince(clock.now) <= lifetime * (1 - fraction)
     }
 }

@@ -73,6 +73,12 @@ extension MultiCache {
         tierZeroHits.increment()
     }
 
+    /// Counts `count` reads that tier 0 answered, with one atomic add.
+    @usableFromInline
+    func countTierZeroHits(_ count: Int) {
+        tierZeroHits.increment(by: count)
+    }
+
     /// The slow loop: asks tiers `start...` in order, counts the read, and writes a hit back into the
     /// faster tiers.
     ///

@@ -14,19 +14,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
     ///
     /// Thread-safe.
     public func entryIncludingStale(forKey key: Key) async throws -> CacheEntry<Value>? {
-        try await verifyMasterKey()
-        let keyBytes = try Self.canonicalBytes(of: key)
-        let name = try entryName(keyBytes)
-        // Registered before the read, as `entry(forKey:)` does: a stale value that a load serves may be
-        // copied into the tiers above, and a later write elsewhere must reach that copy.
-        invalidations.track(name, for: key)
-        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), keys.epochKey, name]))
-        guard case .array(let items) = reply, items.count == 2 else {
-            throw CacheError(.io, "the Redis server answered MGET with \(reply)")
-        }
-        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
-        guard case .bulkString(let bytes) = items[1] else { return countMiss() }
-        return try await open(bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch, includingStale: true)
+        try await readEntry(forKey: key, includingStale: true)
     }
 
     /// Returns the live entries for those of `keys` the namespace holds, in **one** `MGET` of the epoch
@@ -50,7 +38,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         // Every name is registered before the read, as `entry(forKey:)` does: MultiCache writes bulk hits
         // back into the tiers above, and an invalidation of a name it cannot map back would be lost.
         for (name, key) in zip(names, unique) { invalidations.track(name, for: key) }
-        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8), self.keys.epochKey] + names))
+        let reply = try await send(RESPCommand(arguments: [RESPCommand.mget, self.keys.epochKey] + names))
         guard case .array(let items) = reply, items.count == names.count + 1 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }

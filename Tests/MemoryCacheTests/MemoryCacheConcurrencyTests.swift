@@ -106,7 +106,7 @@ import Testing
                 case 0..<550:
                     if cache[key] != nil { hits += 1 } else { misses += 1 }
                 case 550..<600:
-                    let found = cache.values(forKeys: [key, key + 1, key])
+                    let found = cache.entries(forKeys: [key, key + 1, key])
                     hits += found.count
                     misses += 2 - found.count
                 case 600..<620:

@@ -38,12 +38,15 @@ import Testing
         // Given a cache holding "a" only
         let cache = try MemoryCache<String, Int>(policy: policy)
         try cache.setValue(1, forKey: "a")
-        // When a bulk read names "a" twice and the missing "b" three times
-        #expect(cache.values(forKeys: ["b", "a", "b", "a", "b"]) == ["a": 1])
-        #expect(cache.entries(forKeys: ["b", "b"]).isEmpty)
-        // Then each key was read once per call, as documented: 1 hit and 2 misses
+        // When an entries read names "a" twice and the missing "b" three times
+        #expect(cache.entries(forKeys: ["b", "a", "b", "a", "b"]).mapValues(\.value) == ["a": 1])
+        // Then each key was read once, as documented: 1 hit and 1 miss
         #expect(cache.statistics.hits == 1)
-        #expect(cache.statistics.misses == 2)
+        #expect(cache.statistics.misses == 1)
+        // While a values read reads a repeated key each time it is listed, as documented
+        #expect(cache.values(forKeys: ["b", "a", "b"]) == ["a": 1])
+        #expect(cache.statistics.hits == 2)
+        #expect(cache.statistics.misses == 3)
     }
 
     @Test(arguments: policies)
@@ -110,7 +113,7 @@ import Testing
                 }
             case 450..<500:
                 let keys = (0..<3).map { _ in "k\(random.next(upperBound: 80 as UInt64))" }
-                let found = cache.values(forKeys: keys)
+                let found = cache.entries(forKeys: keys).mapValues(\.value)
                 for key in Set(keys) {
                     if let read = found[key] {
                         hits += 1

@@ -10,29 +10,30 @@ extension CoordinatorStorage {
     ///
     /// - Parameters:
     ///   - key: The key to read.
-    ///   - options: The caller's options, already validated.
+    ///   - options: The caller's options; checked here, for every cache (``LoadOptions/validate()``).
     ///   - clock: The cache's clock: staleness, throttles and timeouts are measured on it.
-    ///   - lifetime: The loaded value's relative lifetime in seconds, for refresh-ahead; `nil` when its
-    ///     expiry is absolute or never.
+    ///   - expiry: The loaded value's expiry, for refresh-ahead (see ``LoadOptions/isRefreshAheadDue(expiresAt:now:expiry:)``).
     ///   - read: The cache's read of `key`, fresh or stale; `nil` on a miss.
     ///   - recheck: The read a load makes before its loader when the key changed since the caller's read;
     ///     fresh entries only; `nil` on a miss or a failure.
     ///   - load: The caller's loader.
     ///   - store: Stores a loaded value, given the load's id; must hold the cache weakly, since a background
     ///     refresh may outlive every caller.
-    /// - Throws: What `read` or the load threw (unless fail-safe served a stale value);
+    /// - Throws: ``CacheError/Code/invalidArgument`` for options out of range; what `read` or the load threw
+    ///   (unless fail-safe served a stale value);
     ///   ``CacheError/Code/loadTimedOut`` at the hard timeout; `CancellationError` when the caller's task
     ///   is cancelled.
     package func value(
         forKey key: Key,
         options: LoadOptions,
         clock: any CacheClock,
-        lifetime: TimeInterval?,
+        expiry: Expiry,
         read: () async throws -> CacheEntry<Value>?,
         recheck: @escaping @Sendable () async -> Value?,
         load: @escaping @Sendable () async throws -> Value,
         store: @escaping @Sendable (_ loadID: UInt64, _ value: Value) async -> Void
     ) async throws -> Value {
+        try options.validate()
         let sequenceSeen = changeSequence
         let found = try await read()
         let loader = ResilientLoader(
@@ -43,8 +44,10 @@ extension CoordinatorStorage {
         let now = clock.now
         guard let expiresAt = found.expiresAt, expiresAt <= now else {
             // Fresh. Refresh-ahead: a hit late in its lifetime starts one refresh and returns at once.
-            if let fraction = options.refreshAhead, let lifetime, let expiresAt = found.expiresAt,
-                expiresAt.timeIntervalSince(now) <= lifetime * (1 - fraction)
+            if let expiresAt = found.expiresAt,
+                options.isRefreshAheadDue(
+                    expiresAt: expiresAt.timeIntervalSinceReferenceDate, now: now.timeIntervalSinceReferenceDate,
+                    expiry: expiry)
             {
                 startBackgroundLoad(loader, sequenceSeen: sequenceSeen)
             }

@@ -61,7 +61,8 @@ package struct TierLoadOnce<Key: Hashable & Sendable, Value: Sendable>: ~Copyabl
         statistics.loadsShared = storage.sharedJoins
     }
 
-    /// The load-once read with options of ``CoordinatorStorage/value(forKey:options:clock:lifetime:read:recheck:load:store:)``;
+    /// The load-once read with options of ``CoordinatorStorage/value(forKey:options:clock:expiry:read:recheck:load:store:)``
+    /// (which checks the options, for every tier);
     /// `recheck` is the fresh-only read made again before a loader runs (a failure then counts as a miss).
     ///
     /// - Parameters:
@@ -71,7 +72,7 @@ package struct TierLoadOnce<Key: Hashable & Sendable, Value: Sendable>: ~Copyabl
         forKey key: Key,
         options: LoadOptions,
         clock: any CacheClock,
-        lifetime: TimeInterval?,
+        expiry: Expiry,
         read: () async throws -> CacheEntry<Value>?,
         recheck: @escaping @Sendable () async throws -> Value?,
         load: @escaping @Sendable () async throws -> Value,
@@ -79,7 +80,7 @@ package struct TierLoadOnce<Key: Hashable & Sendable, Value: Sendable>: ~Copyabl
     ) async throws -> Value {
         let storage = storage
         return try await storage.value(
-            forKey: key, options: options, clock: clock, lifetime: lifetime, read: read,
+            forKey: key, options: options, clock: clock, expiry: expiry, read: read,
             recheck: { try? await recheck() }, load: load,
             store: { [weak storage] loadID, value in
                 guard let storage else { return }

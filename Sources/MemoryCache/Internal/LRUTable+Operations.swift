@@ -33,12 +33,13 @@ extension LRUTable {
 
     /// Reads `key` at `now` (seconds since the reference date), dropping it if it has expired.
     ///
-    /// Fills in the outputs like ``readWithoutClock(_:wantsCost:value:expiresAt:cost:)``; an expired
+    /// Fills in the outputs like ``readWithoutClock(_:wantsCost:value:expiresAt:cost:)``, and when `wantsCost`
+    /// the stale-until instant of an entry a load kept stale (never-expiring entries have none); an expired
     /// entry's value is put in `value` too, to be released by the caller outside the lock.
     @inlinable
     func read(
         _ key: Key, now: Double, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int,
-        tagStamp: inout TagStamp?
+        tagStamp: inout TagStamp?, staleUntil: inout Double?
     ) -> LRUReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
@@ -70,6 +71,9 @@ extension LRUTable {
         if wantsCost {
             cost = costs[Int(entry.slot)]
             if entry.isTagged { tagStamp = tagStamps[entry.slot] }
+            // A whole entry carries its stale-until instant, so that a tier it is written back into keeps
+            // it stale as long as this one would.
+            if !staleUntils.isEmpty { staleUntil = staleUntils[entry.slot] }
         }
         return .hit
     }

@@ -18,9 +18,13 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Reads a value without suspending or building its entry; `nil` when the cache is not a
     /// `SynchronousCache`.
     @usableFromInline let valueAtOnce: (@Sendable (Key) -> Value?)?
-    /// Reads a value and its expiry without suspending (a load with options, for refresh-ahead); `nil`
-    /// when the cache is not a `SynchronousCache`.
-    @usableFromInline let valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Date?)?)?
+    /// Reads a value, its expiry and the clock reading it was live at, without suspending (a load with
+    /// options, for refresh-ahead); `nil` when the cache is not a `SynchronousCache`.
+    @usableFromInline let valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Double, now: Double)?)?
+    /// Reads many values, and the keys missing, without suspending (a bulk read of tier 0); `nil` when the
+    /// cache is not a
+    /// `SynchronousCache`.
+    @usableFromInline let valuesAtOnce: (@Sendable ([Key]) -> (values: [Key: Value], missing: [Key]))?
     /// Stores an entry.
     @usableFromInline let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
     /// Removes a key's entry.
@@ -44,7 +48,7 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// A handle over a cache that is read with `await`.
     @inlinable
     init<TierCache: Cache<Key, Value>>(_ cache: TierCache) {
-        self.init(cache, entryAtOnce: nil, valueAtOnce: nil, valueAndExpiryAtOnce: nil)
+        self.init(cache, entryAtOnce: nil, valueAtOnce: nil, valueAndExpiryAtOnce: nil, valuesAtOnce: nil)
     }
 
     /// A handle over a cache that can also be read without suspending.
@@ -52,7 +56,8 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     init<TierCache: SynchronousCache<Key, Value>>(_ cache: TierCache) {
         self.init(
             cache, entryAtOnce: { key in cache.entry(forKey: key) }, valueAtOnce: { key in cache.value(forKey: key) },
-            valueAndExpiryAtOnce: { key in cache.valueAndExpiry(forKey: key) })
+            valueAndExpiryAtOnce: { key in cache.valueAndExpiry(forKey: key) },
+            valuesAtOnce: { keys in cache.valuesAndMisses(forKeys: keys) })
     }
 
     @inlinable
@@ -60,12 +65,14 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         _ cache: TierCache,
         entryAtOnce: (@Sendable (Key) -> CacheEntry<Value>?)?,
         valueAtOnce: (@Sendable (Key) -> Value?)?,
-        valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Date?)?)?
+        valueAndExpiryAtOnce: (@Sendable (Key) -> (value: Value, expiresAt: Double, now: Double)?)?,
+        valuesAtOnce: (@Sendable ([Key]) -> (values: [Key: Value], missing: [Key]))?
     ) {
         entry = { key in try await cache.entry(forKey: key) }
         self.entryAtOnce = entryAtOnce
         self.valueAtOnce = valueAtOnce
         self.valueAndExpiryAtOnce = valueAndExpiryAtOnce
+        self.valuesAtOnce = valuesAtOnce
         setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }

@@ -238,7 +238,10 @@ enum Envelope {
     private static func associatedData(
         header: some Collection<UInt8>, namespace: String, redisKey: [UInt8]
     ) -> [UInt8] {
-        var bytes = Array(header)
+        // Sized once: growing it append by append reallocated it twice on every read.
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(header.count + 1 + namespace.utf8.count + redisKey.count)
+        bytes += header
         bytes.append(UInt8(truncatingIfNeeded: namespace.utf8.count))
         bytes += namespace.utf8
         bytes += redisKey

@@ -20,6 +20,10 @@ struct NamespaceKeys: Sendable {
     let prefix: String
     let epochKey: [UInt8]
     let checkKey: [UInt8]
+    /// `<prefix>k:` and `<prefix>t:`, kept as bytes: every operation names a key, and building the prefix
+    /// from the namespace string each time cost allocations per request.
+    let entryPrefix: [UInt8]
+    let tagPrefix: [UInt8]
     let sealing: any PreparedAESGCMSubkey
     let namer: KeyedNamer
     let checkSubkey: Data
@@ -36,6 +40,8 @@ struct NamespaceKeys: Sendable {
         prefix = "strata:v1:\(namespace):"
         epochKey = Array((prefix + "epoch").utf8)
         checkKey = Array((prefix + "check").utf8)
+        entryPrefix = Array((prefix + "k:").utf8)
+        tagPrefix = Array((prefix + "t:").utf8)
         let subkeys = try StoreSubkeys.derive(master: master, epochSalt: Data("strata redis v1 \(namespace)".utf8))
         sealing = try CryptoBackend.prepareAESGCM(key: subkeys.encryptionSubkey)
         namer = try KeyedNamer(namingSubkey: subkeys.namingSubkey)
@@ -44,23 +50,29 @@ struct NamespaceKeys: Sendable {
 
     /// The Redis key for canonical key bytes.
     func entryKey(for keyBytes: Data) throws -> [UInt8] {
-        var name = Array((prefix + "k:").utf8)
-        try namer.withMAC(of: keyBytes) { mac in
-            name += Self.base64URL(mac.prefix(16))
-        }
-        return name
+        try namer.withMAC(of: keyBytes) { mac in Self.name(entryPrefix, mac) }
     }
 
     /// The Redis key of a tag's version counter: `…:t:` and 128 bits of the HMAC of the tag's UTF-8 bytes
     /// after a domain separator that no entry's MAC input shares in meaning (and `:t:`, not `:k:`, keeps
     /// the two name spaces apart whatever the bytes).
     func tagKey(for tag: String) throws -> [UInt8] {
-        var name = Array((prefix + "t:").utf8)
         try namer.withMAC(of: Data("strata redis v1 tag\u{0}".utf8) + Data(tag.utf8)) { mac in
-            name += Self.base64URL(mac.prefix(16))
+            Self.name(tagPrefix, mac)
         }
+    }
+
+    /// `prefix` followed by the base64url form of the MAC's first 128 bits, built in one allocation.
+    private static func name(_ prefix: [UInt8], _ mac: UnsafeRawBufferPointer) -> [UInt8] {
+        var name = [UInt8]()
+        name.reserveCapacity(prefix.count + base64URLCount(of: nameMACByteCount))
+        name += prefix
+        appendBase64URL(UnsafeRawBufferPointer(rebasing: mac.prefix(nameMACByteCount)), to: &name)
         return name
     }
+
+    /// The MAC bytes a name keeps: 128 bits.
+    static let nameMACByteCount = 16
 
     /// This master key's fingerprint (public).
     func fingerprint() throws -> Data {
@@ -93,14 +105,52 @@ struct NamespaceKeys: Sendable {
 
     /// Base64url without padding (RFC 4648, section 5).
     static func base64URL(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        Array(
-            Data(bytes).base64EncodedString().utf8.compactMap { byte -> UInt8? in
-                switch byte {
-                case UInt8(ascii: "+"): return UInt8(ascii: "-")
-                case UInt8(ascii: "/"): return UInt8(ascii: "_")
-                case UInt8(ascii: "="): return nil
-                default: return byte
-                }
-            })
+        var text = [UInt8]()
+        text.reserveCapacity(base64URLCount(of: bytes.count))
+        Array(bytes).withUnsafeBytes { appendBase64URL($0, to: &text) }
+        return text
+    }
+
+    /// The length of the unpadded base64url form of `count` bytes.
+    static func base64URLCount(of count: Int) -> Int { (count * 8 + 5) / 6 }
+
+    /// Appends the unpadded base64url form of `bytes` (RFC 4648, sections 4 and 5: each 3 bytes become 4
+    /// characters of the URL-safe alphabet; a final 1 or 2 bytes become 2 or 3 characters, without `=`).
+    /// Written out rather than through Foundation's base64 and a character mapping: it runs once per request.
+    static func appendBase64URL(_ bytes: UnsafeRawBufferPointer, to text: inout [UInt8]) {
+        var index = 0
+        while index + 3 <= bytes.count {
+            let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            text.append(base64URLDigit(group >> 18))
+            text.append(base64URLDigit(group >> 12))
+            text.append(base64URLDigit(group >> 6))
+            text.append(base64URLDigit(group))
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let group = UInt32(bytes[index]) << 16
+            text.append(base64URLDigit(group >> 18))
+            text.append(base64URLDigit(group >> 12))
+        case 2:
+            let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            text.append(base64URLDigit(group >> 18))
+            text.append(base64URLDigit(group >> 12))
+            text.append(base64URLDigit(group >> 6))
+        default:
+            break
+        }
+    }
+
+    /// The base64url character for the low 6 bits of `value` (RFC 4648, table 2).
+    private static func base64URLDigit(_ value: UInt32) -> UInt8 {
+        let digit = UInt8(truncatingIfNeeded: value & 0x3F)
+        switch digit {
+        case 0..<26: return UInt8(ascii: "A") + digit
+        case 26..<52: return UInt8(ascii: "a") + digit - 26
+        case 52..<62: return UInt8(ascii: "0") + digit - 52
+        case 62: return UInt8(ascii: "-")
+        default: return UInt8(ascii: "_")
+        }
     }
 }

@@ -94,7 +94,15 @@ extension RedisCache {
     /// with. Taking the higher of the two without repairing would keep sealing under an epoch the server
     /// no longer counts, so a `removeAll()` after the loss would not clear this instance's writes.
     func effectiveEpoch(_ reported: UInt64) async throws -> UInt64 {
-        if reported >= state.withLock({ $0.epoch }) { return noteEpoch(reported) }
+        // The common case, a counter at or above the one seen, is recorded under the same single lock.
+        let now = ContinuousClock.now
+        let accepted = state.withLock { state -> UInt64? in
+            guard reported >= state.epoch else { return nil }
+            state.epoch = reported
+            state.epochReadAt = now
+            return reported
+        }
+        if let accepted { return accepted }
         let fresh = try Self.epochValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey])))
         return try await repairEpoch(fresh, above: state.withLock { $0.epoch })
     }

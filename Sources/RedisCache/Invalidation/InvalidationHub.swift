@@ -50,6 +50,10 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     private let entryPrefix: [UInt8]
     private let tagPrefix: [UInt8]
     private let state: Locked<State>
+    /// Whether `state.observers` is non-empty, written only while `state`'s lock is held (so it always
+    /// equals that at the lock's release). ``track(_:for:)`` runs on every operation and reads only this
+    /// non-generic flag when nobody observes: locking the generic `State` looked its metadata up at run time.
+    private let isObserved = Locked(false)
 
     init(settings: TrackingListener.Settings, epochKey: [UInt8], trackedKeyLimit: Int) {
         self.settings = settings
@@ -74,6 +78,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         let (id, isRunning) = state.withLock { state -> (UInt64, Bool) in
             state.nextObserverID += 1
             state.observers[state.nextObserverID] = observer
+            isObserved.withLock { $0 = true }
             return (state.nextObserverID, state.listener != nil)
         }
         // A listener already running published its `.all` (tracking on) before this observer came: what
@@ -86,6 +91,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     private func remove(_ id: UInt64) {
         let listener = state.withLock { state -> TrackingListener? in
             state.observers[id] = nil
+            if state.observers.isEmpty { isObserved.withLock { $0 = false } }
             guard state.observers.isEmpty, let listener = state.listener else { return nil }
             state.listener = nil
             state.generation += 1
@@ -144,6 +150,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     /// Remembers that `name` names `key`, while anyone observes: the tier calls it for every key it
     /// reads, writes or removes, before the command is sent.
     func track(_ name: [UInt8], for key: Key) {
+        guard isObserved.withLock({ $0 }) else { return }
         state.withLock { state in
             guard !state.observers.isEmpty else { return }
             state.names.insert(name, for: key)

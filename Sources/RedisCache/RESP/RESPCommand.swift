@@ -29,6 +29,9 @@ package struct RESPCommand: Sendable, Equatable {
         self.arguments = [Array(name.utf8)] + arguments.map { Array($0.utf8) }
     }
 
+    /// `MGET` as bytes, made once: the tier's every read starts with it.
+    static let mget = Array("MGET".utf8)
+
     /// Appends one argument.
     ///
     /// - Parameter argument: The bytes to send as the next bulk string.
