@@ -69,6 +69,12 @@ extension stat {
         get { st_atim }
         set { st_atim = newValue }
     }
+    /// Darwin's name for the status-change time (`st_ctim` is glibc's).
+    /// https://developer.apple.com/library/archive/documentation/System/Conceptual/ManPages_iPhoneOS/man2/stat.2.html
+    public var st_ctimespec: timespec {
+        get { st_ctim }
+        set { st_ctim = newValue }
+    }
 }
 
 // MARK: - <crt_externs.h>

@@ -13,7 +13,9 @@ extension MemoryCache: BulkReadingCache {
     public func entries(forKeys keys: [Key]) -> [Key: CacheEntry<Value>] {
         var found: [Key: CacheEntry<Value>] = [:]
         found.reserveCapacity(keys.count)
-        readEach(keys, wantsCost: true, isRead: { found[$0] != nil }) {
+        // Read once, hit or miss: `found` alone would let a repeated missing key count a miss each time.
+        var read: Set<Key> = []
+        readEach(keys, wantsCost: true, isRead: { !read.insert($0).inserted }) {
             key, value, expiresAt, cost, tagStamp, staleUntil in
             guard let value else { return }
             found[key] = CacheEntry(

@@ -33,7 +33,8 @@ extension MemoryCache: StaleRetainingCache {
     /// A plain read (``entry(forKey:)``, ``value(forKey:)``) never returns such a stale entry: it is a miss
     /// for them, kept (and counted in ``count``) until its `staleUntil`, then dropped like any expired
     /// entry. A fresh entry read here counts as a hit and refreshes its recency; a stale one changes
-    /// nothing.
+    /// nothing; `nil` counts as a miss (an absent key, an expired entry not kept for stale reads, or one
+    /// whose tag was removed), as it does for ``entry(forKey:)``.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///

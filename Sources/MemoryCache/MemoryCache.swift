@@ -328,20 +328,23 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
 
     /// Removes the entry for `key` and returns its value if it was live.
     ///
-    /// An expired entry is removed too (without counting as an expiration) and `nil` is returned. The
-    /// clock is read after the lock is dropped, only when the entry carried an expiry.
+    /// An expired entry, or one a tag removal ended (``removeAll(taggedWith:)``), is removed too (without
+    /// counting as an expiration) and `nil` is returned. The clock is read after the lock is dropped, only
+    /// when the entry carried an expiry.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///
     /// - Parameter key: The key to remove.
-    /// - Returns: The removed value, or `nil` when the key was absent or its entry had expired.
+    /// - Returns: The removed value, or `nil` when the key was absent, its entry had expired, or one of its
+    ///   tags was removed since it was stored.
     /// - Complexity: O(1) on average.
     @inlinable
     @discardableResult
     public func removeValue(forKey key: Key) -> Value? {
-        var removedEntry: (value: Value, expiresAt: Double)?
+        var removedEntry: (value: Value, expiresAt: Double, tagRemoved: Bool)?
         fenced(key) { removedEntry = withTable(for: key, { $0.remove(key) }) }
-        guard let removed = removedEntry else { return nil }
+        // An entry a tag removal ended is no longer the key's value: `value(forKey:)` would not return it.
+        guard let removed = removedEntry, !removed.tagRemoved else { return nil }
         if removed.expiresAt != .infinity && removed.expiresAt <= clock.now.timeIntervalSinceReferenceDate {
             return nil
         }

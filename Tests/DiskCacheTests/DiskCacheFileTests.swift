@@ -10,6 +10,31 @@ import Testing
     let folder = TemporaryFolder()
     let events = EventRecorder()
 
+    @Test func aFileChangedSinceItWasReadIsNotRemovedEvenUnderTheSameInodeNumber() throws {
+        // Given an entry, and its file's status as a sweep or a read holds it once it decided to remove it
+        let cache = try makeCache(folder)
+        try cache.setValue(Data("old".utf8), forKey: "a")
+        let path = try #require(entryFiles(folder).first)
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let (fd, directory) = try #require(try cache.store.openEntryFile(name))
+        let read = try FileSystem.status(of: fd, path: name)
+        FileSystem.closeFile(fd)
+        // When the name holds other bytes under the same inode number (what a newer entry whose file took
+        // the freed inode looks like), stood in for by a rewrite in place
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("newer".utf8))
+        try handle.close()
+        #expect(try directory.status(name)?.isSameFile(as: read) == true)
+        // Then the removal that decided on the file read leaves it alone
+        #expect(!cache.store.removeIfUnchanged(name, in: directory, status: read))
+        #expect(entryFiles(folder) == [path])
+        // And the file as it is now can be removed
+        let current = try #require(try directory.status(name))
+        #expect(cache.store.removeIfUnchanged(name, in: directory, status: current))
+        #expect(entryFiles(folder).isEmpty)
+    }
+
     @Test func staleTemporaryFilesAreRemovedOnOpenAndFreshOnesKept() throws {
         // Given a crashed writer's temporary file (an hour old) and a live writer's (just written)
         _ = try makeCache(folder)

@@ -176,6 +176,35 @@ import Testing
         #expect(entryFiles(folder).count == 1)
     }
 
+    @Test(arguments: ["file", "link"])
+    func aDamagedTagsFolderLeavesSweepsWorkingForEveryOtherEntry(damage: String) throws {
+        // Given an expired untagged entry, a live untagged one and a tagged one
+        let clock = ManualClock()
+        let cache = try makeCache(folder, clock: clock)
+        try cache.setEntry(CacheEntry(value: Data("e".utf8), expiresAt: clock.now.addingTimeInterval(5)), forKey: "e")
+        try cache.setValue(Data("d".utf8), forKey: "d")
+        try cache.setEntry(entry("a", tags: ["t"]), forKey: "a")
+        clock.advance(by: 10)
+        // (no tag removed yet: the sweeps need not open tagged entries)
+        #expect(!cache.store.hasTagCounters())
+        // When the counters' folder is replaced by a file, or by a link to another folder
+        let tags = folder.store.appendingPathComponent("tags")
+        try? FileManager.default.removeItem(at: tags)
+        if damage == "file" {
+            try Data("not a folder".utf8).write(to: tags)
+        } else {
+            try FileManager.default.createSymbolicLink(at: tags, withDestinationURL: folder.url)
+        }
+        #expect(cache.store.hasTagCounters())
+        // Then the sweeps still drop the expired entry and keep the others (the tagged one unjudged: its
+        // counters cannot be read), and listing and verifying do not fail
+        #expect(try cache.removeExpired() == 1)
+        #expect(try cache.listEntries().map(\.key).sorted() == ["a", "d"])
+        #expect(try cache.verify().removed.isEmpty)
+        #expect(try cache.value(forKey: "d") == Data("d".utf8))
+        #expect(entryFiles(folder).count == 2)
+    }
+
     @Test func aTagRemovalDuringALoadThroughMultiCacheIsNeverUndone() async throws {
         let clock = ManualClock()
         let disk = try makeCache(folder, clock: clock)

@@ -1,4 +1,5 @@
 import CacheCore
+import CacheTesting
 import Dispatch
 import Foundation
 import StrataTestSupport
@@ -78,6 +79,62 @@ import Testing
         #expect(violations.all.isEmpty)
         #expect(cache.statistics.hits == threads * readsPerThread)
         #expect(cache.statistics.misses == 0)
+        #expect(cache.checkInvariants())
+    }
+
+    /// Every read's outcome is tallied by the thread that made it: with writes, removals, tag removals,
+    /// expiry, trims, memory pressure and `removeAll()` racing the reads (each of which applies the hit
+    /// buffer of the shard it touches), the statistics must still count exactly the hits and misses seen.
+    @Test(arguments: [1, 4, 64], [EvictionPolicy.windowTinyLFU, .leastRecentlyUsed])
+    func statisticsCountExactlyTheHitsAndMissesSeenUnderMixedOperations(
+        shardCount: Int, policy: EvictionPolicy
+    ) throws {
+        let clock = ManualClock()
+        let cache = try MemoryCache<Int, Int>(
+            countLimit: 256, costLimit: 4_096, shardCount: shardCount, policy: policy, clock: clock)
+        let threads = 4
+        let operations = Self.operationsPerThread / 4
+        let tallies = Locked((hits: 0, misses: 0))
+        let violations = LockedViolations()
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var random = SplitMix64(seed: UInt64(thread &* 31 &+ shardCount))
+            var hits = 0
+            var misses = 0
+            for step in 0..<operations {
+                let key = Int(random.next(upperBound: 300 as UInt64))
+                switch random.next(upperBound: 1_000 as UInt64) {
+                case 0..<550:
+                    if cache[key] != nil { hits += 1 } else { misses += 1 }
+                case 550..<600:
+                    let found = cache.entries(forKeys: [key, key + 1, key])
+                    hits += found.count
+                    misses += 2 - found.count
+                case 600..<620:
+                    // Every entry here is fresh or gone (none is kept for stale reads): a hit or a miss.
+                    if cache.entryIncludingStale(forKey: key) != nil { hits += 1 } else { misses += 1 }
+                case 620..<850:
+                    let expiry: Expiry? = step % 5 == 0 ? .seconds(Double(step % 7)) : nil
+                    try? cache.setValue(step, forKey: key, expiry: expiry, cost: step % 40)
+                case 850..<900:
+                    try? cache.setValue(step, forKey: key, tags: ["t\(key % 3)"])
+                case 900..<960: cache.removeValue(forKey: key)
+                case 960..<970: cache.removeAll(taggedWith: "t\(key % 3)")
+                case 970..<980: clock.advance(by: 1)
+                case 980..<985: cache.trim(toCount: key)
+                case 985..<990: cache.trim(toCost: key * 10)
+                case 990..<993: cache.respondToMemoryPressure(.warning)
+                case 993..<998: _ = cache.removeExpired()
+                default: cache.removeAll()
+                }
+                if step % 4_999 == 0, let problem = cache.invariantViolation() { violations.record(problem) }
+            }
+            tallies.withLock { $0 = ($0.hits + hits, $0.misses + misses) }
+        }
+        #expect(violations.all.isEmpty)
+        let seen = tallies.value
+        #expect(seen.hits > 0)
+        #expect(cache.statistics.hits == seen.hits)
+        #expect(cache.statistics.misses == seen.misses)
         #expect(cache.checkInvariants())
     }
 

@@ -29,6 +29,20 @@ extension MemoryCacheTests {
         #expect(cache.checkInvariants())
     }
 
+    @Test func removeValueDoesNotReturnAnEntryWhoseTagWasRemoved() throws {
+        // Given a tagged entry whose tag is removed before any read drops it
+        let cache = try makeCache()
+        try cache.setValue(1, forKey: "balance", tags: ["account:7"])
+        try cache.setValue(2, forKey: "other", tags: ["account:8"])
+        cache.removeAll(taggedWith: "account:7")
+        // When the key is removed, the ended entry is not handed back as the key's value (a read would miss)
+        #expect(cache.removeValue(forKey: "balance") == nil)
+        // Then it is gone all the same, and a live tagged entry's value is still returned
+        #expect(cache.count == 1)
+        #expect(cache.removeValue(forKey: "other") == 2)
+        #expect(cache.checkInvariants())
+    }
+
     @Test func anEntryReturnsItsTagsAndATagUsedAgainAfterRemovalStartsAfresh() throws {
         let cache = try makeCache()
         try cache.setValue(1, forKey: "a", tags: ["t", "u"])

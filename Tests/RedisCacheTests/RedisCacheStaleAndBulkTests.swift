@@ -9,6 +9,12 @@ import Testing
 /// and read only by the load path; envelopes without one are the earlier format; a bulk read is one `MGET`.
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
 struct RedisCacheStaleAndBulkTests {
+    /// Whole milliseconds of real time since `start`.
+    static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+        let elapsed = ContinuousClock.now - start
+        return Int(elapsed.components.seconds) * 1_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000_000)
+    }
+
     @Test func aStaleEntryIsKeptByTheServerAndReadOnlyByTheLoadPath() async throws {
         let server = try RedisServer()
         let raw = try RawRedis(port: server.port)
@@ -16,26 +22,29 @@ struct RedisCacheStaleAndBulkTests {
         let cache = try RedisCache<String, Data>(
             configuration: try RedisTier.configuration(port: server.port, clock: clock))
         let now = clock.now
+        // An hour of stale retention: the server's own clock runs while the test runs, and a stalled
+        // machine (seen: 42 s) must not let the key expire on the server before the checks below.
+        let written = ContinuousClock.now
         try await cache.setEntry(
-            CacheEntry(value: Data("v".utf8), expiresAt: now + 10, staleUntil: now + 70), forKey: "k")
+            CacheEntry(value: Data("v".utf8), expiresAt: now + 10, staleUntil: now + 3_600), forKey: "k")
         let name = try #require(try await raw.allKeys().first { $0.contains(bytes: Array(":k:".utf8)) })
-        // The server's TTL runs to the stale-until instant, not the expiry
+        // The server's TTL runs to the stale-until instant, not the expiry: less only by the time spent
         guard case .integer(let ttl) = try await raw.send([Array("PTTL".utf8), name]) else {
             Issue.record("no PTTL")
             return
         }
-        #expect(ttl > 60_000 && ttl <= 70_000)
+        #expect(ttl > 3_600_000 - Self.milliseconds(since: written) - 1_000 && ttl <= 3_600_000)
 
         clock.advance(by: 30)
         #expect(try await cache.value(forKey: "k") == nil)
         let stale = try #require(try await cache.entryIncludingStale(forKey: "k"))
         #expect(stale.value == Data("v".utf8))
         #expect(stale.expiresAt == now + 10)
-        #expect(stale.staleUntil == now + 70)
+        #expect(stale.staleUntil == now + 3_600)
         // The plain miss left it in place
         #expect(try await raw.get(name) != nil)
 
-        clock.advance(by: 40)
+        clock.advance(by: 3_600)
         #expect(try await cache.entryIncludingStale(forKey: "k") == nil)
         #expect(try await raw.get(name) == nil)
         await cache.close()
@@ -47,13 +56,17 @@ struct RedisCacheStaleAndBulkTests {
         let clock = ManualClock()
         let cache = try RedisCache<String, Data>(
             configuration: try RedisTier.configuration(port: server.port, clock: clock))
-        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .seconds(10))
+        // An hour, not seconds: the server's clock runs on while a stalled machine (seen: 42 s) delays the
+        // PTTL below, and a key expired on the server would have no TTL left to check.
+        let written = ContinuousClock.now
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .seconds(3_600))
         let name = try #require(try await raw.allKeys().first { $0.contains(bytes: Array(":k:".utf8)) })
         guard case .integer(let ttl) = try await raw.send([Array("PTTL".utf8), name]) else {
             Issue.record("no PTTL")
             return
         }
-        #expect(ttl > 0 && ttl <= 10_000)
+        // The expiry's lifetime, less only the time spent since the write
+        #expect(ttl > 3_600_000 - Self.milliseconds(since: written) - 1_000 && ttl <= 3_600_000)
         #expect(try await cache.entry(forKey: "k")?.staleUntil == nil)
         await cache.close()
     }

@@ -317,6 +317,8 @@ struct RedisCacheTests {
         var configuration = try RedisTier.configuration(port: server.port)
         configuration.username = "strata"
         configuration.password = "secret"
+        // Keep-alive PINGs on both connections within the test
+        configuration.keepAliveInterval = .milliseconds(50)
         let cache = try RedisCache<String, Data>(configuration: configuration)
         try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .minutes(1))
         #expect(try await cache.value(forKey: "k") == Data("v".utf8))
@@ -339,11 +341,25 @@ struct RedisCacheTests {
         #expect(try await cache.purgeOldEpochs() == 1)
         #expect(try await cache.value(forKey: "old") == nil)
         #expect(try await cache.value(forKey: "k") == Data("again".utf8))
-        // And the tracking connection may turn tracking on
+        // And bulk reads (MGET) and stale-including reads
+        try await cache.setValue(Data("b".utf8), forKey: "b", expiry: .minutes(1))
+        #expect(
+            try await cache.values(forKeys: ["k", "b", "absent"]) == ["k": Data("again".utf8), "b": Data("b".utf8)])
+        #expect(try await cache.entryIncludingStale(forKey: "b")?.value == Data("b".utf8))
+        // And the tracking connection may turn tracking on, and receives another client's write
         let published = Locked(0)
         let subscription = cache.addInvalidationObserver { _ in published.withLock { $0 += 1 } }
         let tracking = await RedisTesting.wait(timeout: .seconds(10)) { cache.health.isTracking }
         #expect(tracking != nil)
+        let entryNames = try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }
+        _ = try await raw.send([Array("UNLINK".utf8)] + entryNames)
+        #expect(await RedisTesting.wait(timeout: .seconds(10)) { published.value > 0 } != nil)
+        // And keep-alive PINGs were answered on the data and the tracking connection (two or more calls)
+        #expect(await RedisTesting.waitAsync(timeout: .seconds(10)) { (try? await raw.calls(of: "ping")) ?? 0 >= 2 })
+        // Then the server denied the user nothing on any of these paths, and no connection was lost
+        #expect(try await raw.send("ACL", "LOG") == .array([]))
+        #expect(cache.health.trackingLosses == 0)
+        #expect(cache.health.reconnects == 0)
         subscription.cancel()
         await cache.close()
         await raw.connection.close()

@@ -1,3 +1,4 @@
+import CacheCore
 import Foundation
 import Testing
 
@@ -98,8 +99,18 @@ struct RedisConnectionFailureTests {
         let observer = try RedisTesting.connection(
             port: server.port, readTimeout: .seconds(30), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout)
-        let blocked = Task { try await connection.send(RESPCommand("BLPOP", "queue", "0")) }
-        #expect(await Self.waitForBlockedClients(1, observer))
+        let popEnded = Locked(false)
+        let blocked = Task {
+            defer { popEnded.withLock { $0 = true } }
+            return try await connection.send(RESPCommand("BLPOP", "queue", "0"))
+        }
+        // Waited for as long as the pop may be pending (a stalled machine has taken over 30 s to run the
+        // task), unless the pop ended first, which no wait could mend
+        let seen = await Self.waitForBlockedClients(1, observer, timeout: .seconds(120)) { popEnded.value }
+        guard seen else {
+            Issue.record("the pop was never seen blocked on the server: \(String(describing: await blocked.result))")
+            return
+        }
         // When its task is cancelled
         blocked.cancel()
         let result = await blocked.result
@@ -217,12 +228,16 @@ struct RedisConnectionFailureTests {
         return Int(line.dropFirst("blocked_clients:".count)) ?? -1
     }
 
-    /// Polls until `count` clients are blocked on the server (at most 30 s: with the whole suite running on
-    /// two cores, a new task has been seen to wait seconds for a thread of the cooperative pool).
-    private static func waitForBlockedClients(_ count: Int, _ observer: RedisConnection) async -> Bool {
+    /// Polls until `count` clients are blocked on the server (at most `timeout`, 30 s by default: with the
+    /// whole suite running on two cores, a new task has been seen to wait seconds for a thread of the
+    /// cooperative pool), or until `givenUp` holds.
+    private static func waitForBlockedClients(
+        _ count: Int, _ observer: RedisConnection, timeout: Duration = .seconds(30), givenUp: () -> Bool = { false }
+    ) async -> Bool {
         let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30) {
+        while ContinuousClock.now - start < timeout {
             if await blockedClients(observer) == count { return true }
+            if givenUp() { return await blockedClients(observer) == count }
             try? await Task.sleep(for: .milliseconds(2))
         }
         return false

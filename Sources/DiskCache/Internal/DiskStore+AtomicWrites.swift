@@ -35,11 +35,13 @@ extension DiskStore {
             clearingDirectory: quarantineIfDirectory, fill: fill)
     }
 
-    /// Removes `name` in `folder` only if it is still the file described by `status` (a concurrent
-    /// writer may have renamed a good entry over it since it was read).
+    /// Removes `name` in `folder` only if it is still the file described by `status`, unchanged (a
+    /// concurrent writer may have renamed a good entry over it since it was read, and that entry's file
+    /// may even carry the inode number of the one read, freed in between; a reader's recency update also
+    /// counts as a change, and leaves the file for the next sweep).
     @discardableResult
     func removeIfUnchanged(_ name: String, in folder: Directory, status: FileStatus) -> Bool {
-        guard let current = try? folder.status(name), current.isSameFile(as: status) else { return false }
+        guard let current = try? folder.status(name), current.isUnchangedFile(since: status) else { return false }
         return (try? folder.unlink(name)) != nil
     }
 

@@ -55,7 +55,7 @@ extension DiskStore {
                     error: FileError.notRegularFile(status, operation: "cannot read entry", path: path).cacheError)
             }
             let now = clock.now
-            let tagsRemoved = try hasTagCounters()
+            let tagsRemoved = hasTagCounters()
             var tagVersions: [String: UInt64] = [:]
             var issues: [DiskCacheVerifyReport.Issue] = []
             var checked = 0
@@ -116,7 +116,7 @@ extension DiskStore {
         try translatingErrors {
             let epoch = try currentEpoch(recreating: false)
             let now = clock.now
-            let tagsRemoved = try hasTagCounters()
+            let tagsRemoved = hasTagCounters()
             var tagVersions: [String: UInt64] = [:]
             var removed = 0
             for name in try scanEntries().keys {

@@ -59,8 +59,16 @@ extension DiskStore {
 
     /// Whether any tag was ever removed in this store (its `tags/` folder exists). Only then can a tagged
     /// entry be stale by tag, so the sweeps decrypt tagged entries only then.
-    func hasTagCounters() throws -> Bool {
-        try tagsFolder(creating: false) != nil
+    ///
+    /// A `tags` item that cannot be opened as a folder (a file or a link in its place, a permission error)
+    /// counts as present: the sweeps then find each tagged entry's counters unreadable and leave it alone
+    /// (reads report it), and go on with every other entry rather than fail as a whole.
+    func hasTagCounters() -> Bool {
+        do {
+            return try tagsFolder(creating: false) != nil
+        } catch {
+            return true
+        }
     }
 
     /// What a sweep finds about an opened tagged record.

@@ -6,6 +6,9 @@ struct FileStatus: Equatable {
     var inode: UInt64
     var size: Int
     var modified: timespec
+    /// The inode's last status change (`st_ctime`): set by the kernel on every write, rename or time change,
+    /// and never settable, so a file that took over a freed inode number still differs here.
+    var changed: timespec
     var isRegularFile: Bool
     var isDirectory: Bool
     /// What kind of file this is, in words, for messages about foreign items ("a symbolic link").
@@ -22,6 +25,15 @@ struct FileStatus: Equatable {
     /// Whether both describe the same file (same device and inode), whatever its contents.
     func isSameFile(as other: FileStatus) -> Bool { device == other.device && inode == other.inode }
 
+    /// Whether both describe the same file, unchanged in between: the same device, inode, size, modification
+    /// time and status-change time. The inode alone is not enough: once a file is replaced and freed, a
+    /// newer file (another writer's entry written just after) may get its inode number. This narrows that
+    /// case to a file of the same size stamped with the same modification time within one tick of the
+    /// kernel's coarse clock (which sets the status-change time); it cannot rule it out.
+    func isUnchangedFile(since other: FileStatus) -> Bool {
+        self == other && changed.tv_sec == other.changed.tv_sec && changed.tv_nsec == other.changed.tv_nsec
+    }
+
     init(_ info: stat) {
         // `dev_t` is signed on Darwin; keep the bits rather than trap on a negative value.
         device = UInt64(truncatingIfNeeded: info.st_dev)
@@ -29,8 +41,10 @@ struct FileStatus: Equatable {
         size = Int(info.st_size)
         #if canImport(Darwin)
         modified = info.st_mtimespec
+        changed = info.st_ctimespec
         #else
         modified = info.st_mtim
+        changed = info.st_ctim
         #endif
         let type = info.st_mode & S_IFMT
         isRegularFile = type == S_IFREG

@@ -91,12 +91,20 @@ extension LRUTable {
             counters.misses += 1
             return nil
         }
-        // A removed tag ends an entry for every read, stale ones included.
-        if entry.isTagged, !isCurrent(entry) { return nil }
+        // A removed tag ends an entry for every read, stale ones included. Such an entry, and an expired
+        // one not kept for stale reads, is a miss, as for a plain read (left in place: dropping it would
+        // hand its value back for release outside the lock, and the next plain read or purge drops it).
+        if entry.isTagged, !isCurrent(entry) {
+            counters.misses += 1
+            return nil
+        }
         let entryExpiresAt = expiry(of: entry)
         let staleUntil = staleUntils.isEmpty ? nil : staleUntils[entry.slot]
         if entryExpiresAt <= now {
-            guard let staleUntil, staleUntil > now else { return nil }
+            guard let staleUntil, staleUntil > now else {
+                counters.misses += 1
+                return nil
+            }
         } else {
             countHit(entry.slot)
         }
@@ -177,14 +185,17 @@ extension LRUTable {
 
     /// Removes the entry for `key`.
     ///
-    /// - Returns: The removed value with its expiry (seconds since the reference date), or `nil`.
+    /// - Returns: The removed value with its expiry (seconds since the reference date) and whether a tag
+    ///   of it was removed since it was stored (a read would no longer return it), or `nil`.
     @inlinable
-    func remove(_ key: Key) -> (value: Value, expiresAt: Double)? {
+    func remove(_ key: Key) -> (value: Value, expiresAt: Double, tagRemoved: Bool)? {
         settleBufferedHits()
         guard let entry = index.removeValue(forKey: key) else { return nil }
         let expiresAt = expiry(of: entry)
+        // Checked before `freeSlot`, which drops the entry's tag stamp.
+        let tagRemoved = entry.isTagged && !isCurrent(entry)
         freeSlot(entry.slot)
-        return (entry.value, expiresAt)
+        return (entry.value, expiresAt, tagRemoved)
     }
 
     /// Removes every entry whose expiry is at or before `now`, counting each as an expiration.

@@ -82,7 +82,14 @@ final class Peer: @unchecked Sendable {
             let left = deadline - ContinuousClock.now
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = max(0, Int32(left.components.seconds * 1_000))
-            guard left > .zero, poll(&entry, 1, milliseconds) != 0 else {
+            guard left > .zero else {
+                stop()
+                throw NoAnswer()
+            }
+            let ready = poll(&entry, 1, milliseconds)
+            // A signal cut the wait short: wait again, rather than block in `read` past the deadline.
+            if ready < 0 && errno == EINTR { continue }
+            guard ready > 0 else {
                 stop()
                 throw NoAnswer()
             }

@@ -7,6 +7,10 @@ import Darwin
 import Glibc
 #endif
 
+/// A write to the pipe of a server's watcher that already exited must fail with `EPIPE`, not end the test
+/// process with `SIGPIPE` (at file scope: inside `RedisServer`, `signal` names its method).
+private let ignoringBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
 /// A `redis-server` child process on a free loopback port, for tests that need a real server they can
 /// kill (`SIGKILL`), pause (`SIGSTOP`/`SIGCONT`), restart and stop, always by pid.
 ///
@@ -42,6 +46,8 @@ final class RedisServer: @unchecked Sendable {
     private let extraArguments: [String]
     private let lock = NSLock()
     private var process: Process?
+    /// The write end of the pipe the server's watcher reads (see ``start()``).
+    private var guardPipe: Pipe?
 
     struct Missing: Error, CustomStringConvertible {
         var description: String { "redis-server is not installed (required in CI)" }
@@ -77,20 +83,43 @@ final class RedisServer: @unchecked Sendable {
     var pid: Int32 { lock.withLock { process?.processIdentifier ?? 0 } }
 
     /// Starts (again) on the same port and waits until it accepts connections (at most 10 s).
+    ///
+    /// The server is started through `sh`, which leaves a watcher reading a pipe whose write end only this
+    /// process holds and then `exec`s the server (so the pid is the server's). If this process dies without
+    /// stopping the server (a crash, `SIGKILL`), the pipe closes and the watcher kills the server, so no
+    /// `redis-server` outlives the test run; ``kill9()`` first tells the watcher to exit without killing.
     func start() throws {
+        _ = ignoringBrokenPipes
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable ?? "/usr/bin/redis-server")
+        let guardPipe = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments =
             [
+                "-c", Self.watchedStart, "sh", Self.executable ?? "/usr/bin/redis-server",
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", NSTemporaryDirectory(), "--logfile", "",
             ] + extraArguments
+        process.standardInput = guardPipe
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        lock.withLock { self.process = process }
+        // Only the write end stays open here: the watcher must see end-of-file when this process dies.
+        try? guardPipe.fileHandleForReading.close()
+        lock.withLock {
+            self.process = process
+            self.guardPipe = guardPipe
+        }
         try waitUntilAccepting()
     }
+
+    /// The `sh -c` script of ``start()``: keeps the guard pipe on descriptor 3 for a background watcher that
+    /// kills `$$` (the server, once `exec`ed) at end-of-file, and exits quietly when it reads a line.
+    private static let watchedStart = """
+        exec 3<&0 </dev/null
+        ( read -r word <&3 || kill -9 $$ ) &
+        exec 3<&-
+        exec "$@"
+        """
 
     /// Sends `signal` to the server process.
     func signal(_ signal: Int32) {
@@ -100,14 +129,20 @@ final class RedisServer: @unchecked Sendable {
 
     /// Kills the server with `SIGKILL` and reaps it.
     func kill9() {
-        let process = lock.withLock { self.process }
+        let (process, guardPipe) = lock.withLock { (self.process, self.guardPipe) }
+        // The watcher exits on this line, before the pid it would kill can be freed and reused.
+        try? guardPipe?.fileHandleForWriting.write(contentsOf: Data("stop\n".utf8))
+        try? guardPipe?.fileHandleForWriting.close()
         signal(SIGKILL)
         // Not `waitUntilExit()`: it spins a run loop that waits for Foundation's child monitor, and with
         // the whole suite on two cores it was seen to wait forever in a deinit. SIGKILL cannot be caught,
         // so polling `isRunning` for a bounded time is enough; the monitor reaps the child either way.
         let deadline = ContinuousClock.now + .seconds(10)
         while process?.isRunning == true && ContinuousClock.now < deadline { usleep(1_000) }
-        lock.withLock { self.process = nil }
+        lock.withLock {
+            self.process = nil
+            self.guardPipe = nil
+        }
     }
 
     /// Stops the server (`SIGCONT` in case it was paused, then `SIGKILL`; nothing is persisted anyway).

@@ -31,6 +31,17 @@ enum RedisTesting {
                 keepAliveInterval: keepAlive, breaker: breaker))
     }
 
+    /// Polls the asynchronous `condition` every 2 ms until it holds or `timeout` passes; whether it held.
+    /// Used only where a real server or process decides the timing.
+    static func waitAsync(timeout: Duration, _ condition: () async -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if await condition() { return true }
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return await condition()
+    }
+
     /// Polls `condition` every 2 ms until it holds or `timeout` passes; returns how long it took, or `nil`.
     /// Used only where a real server or process decides the timing.
     static func wait(timeout: Duration, _ condition: () -> Bool) async -> Duration? {
