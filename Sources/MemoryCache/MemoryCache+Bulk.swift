@@ -100,12 +100,21 @@ extension MemoryCache: BulkReadingCache {
                 for key in keys { read(key, in: &table) }
             }
         } else {
-            // One pass per shard that owns a key, so that each lock is taken once.
+            // The keys grouped by shard with a counting sort, so that each lock is taken once and each key
+            // visited once: a pass over every key per shard would cost O(keys × shards).
             let shardOfKey = keys.map { shardIndex(of: $0) }
-            var pending = Set(shardOfKey)
-            while let shard = pending.popFirst() {
+            var starts = [Int](repeating: 0, count: shardCount + 1)
+            for shard in shardOfKey { starts[shard + 1] += 1 }
+            for shard in 0..<shardCount { starts[shard + 1] += starts[shard] }
+            var next = starts
+            var byShard = [Int](repeating: 0, count: keys.count)
+            for (index, shard) in shardOfKey.enumerated() {
+                byShard[next[shard]] = index
+                next[shard] += 1
+            }
+            for shard in 0..<shardCount where starts[shard] < starts[shard + 1] {
                 shards[shard].withLock { table in
-                    for (key, owner) in zip(keys, shardOfKey) where owner == shard { read(key, in: &table) }
+                    for position in starts[shard]..<starts[shard + 1] { read(keys[byShard[position]], in: &table) }
                 }
             }
         }
