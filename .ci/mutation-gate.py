@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""The mutation gate: every mutant in Tests/Mutants/*.mutants must be killed by the tests its entry names.
+
+For each mutant it replaces one exact line of one source file in a scratch copy of the tree, builds the
+debug tests incrementally (seconds: only the touched file recompiles), runs `swift test --filter` with the
+entry's filter, and restores the line. A mutant is killed when that run fails or exceeds its time limit;
+it survives when the run passes. Any survivor fails the gate.
+
+Before any mutant, each distinct filter is run once on the unmutated copy: it must pass and run at least
+one test, so that a filter that matches nothing (a renamed test) cannot pass for a kill. A mutant whose
+line is not found exactly once, or whose mutated form does not compile, is an error in the list and also
+fails the gate: the list must follow the code.
+
+Usage: .ci/mutation-gate.py [--list FILE ...] [--only NAME ...] [--scratch DIR] [--keep-going]
+Docs/Testing.md ("The mutation gate") says how to add a mutant.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIELDS = ("file", "line", "mutant", "filter", "why")
+TEST_RUN = re.compile(r"Test run with (\d+) tests?")
+
+
+@dataclass
+class Mutant:
+    name: str
+    source: str  # the .mutants file and line where the entry starts, for messages
+    file: str
+    line: str
+    mutant: str
+    filter: str
+    why: str
+    timeout: int = 300
+
+
+def parse(path: Path) -> list[Mutant]:
+    """Reads entries of the form `## name` followed by `key: value` lines (FIELDS, optional `timeout`)."""
+    mutants, current, start = [], None, 0
+
+    def close():
+        if current is None:
+            return
+        missing = [f for f in FIELDS if f not in current]
+        if missing:
+            sys.exit(f"{path}:{start}: mutant '{current['name']}' lacks {', '.join(missing)}")
+        timeout = int(current.get("timeout", 300))
+        mutants.append(Mutant(current["name"], f"{path.name}:{start}", *(current[f] for f in FIELDS), timeout))
+
+    for number, raw in enumerate(path.read_text().splitlines(), 1):
+        if raw.startswith("## "):
+            close()
+            current, start = {"name": raw[3:].strip()}, number
+        elif raw.strip() == "" or raw.lstrip().startswith("#"):
+            continue
+        elif current is not None and ":" in raw:
+            key, value = raw.split(":", 1)
+            key = key.strip()
+            if key not in FIELDS + ("timeout",):
+                sys.exit(f"{path}:{number}: unknown field '{key}'")
+            current[key] = value.strip()
+        else:
+            sys.exit(f"{path}:{number}: expected '## name' or 'key: value', got {raw!r}")
+    close()
+    return mutants
+
+
+def scratch_copy(scratch: Path) -> None:
+    """Mirrors the tracked (and untracked, not ignored) files into `scratch`, keeping its .build."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    wanted = {name for name in listed if name and (ROOT / name).is_file()}
+    scratch.mkdir(parents=True, exist_ok=True)
+    for name in wanted:
+        source, target = ROOT / name, scratch / name
+        if target.exists() and target.read_bytes() == source.read_bytes():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    # Files deleted from the tree since the last run would still compile in the copy.
+    for path in scratch.rglob("*"):
+        relative = path.relative_to(scratch).as_posix()
+        if relative.startswith(".build") or not path.is_file():
+            continue
+        if relative not in wanted:
+            path.unlink()
+
+
+def build(scratch: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["swift", "build", "--build-tests"], cwd=scratch, capture_output=True, text=True)
+
+
+def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int]:
+    """Returns ("passed" | "failed" | "timeout", number of tests run)."""
+    try:
+        done = subprocess.run(
+            ["swift", "test", "--skip-build", "--filter", pattern],
+            cwd=scratch, capture_output=True, text=True, timeout=timeout,
+            env={**os.environ, "SWIFT_BACKTRACE": "enable=no"})
+    except subprocess.TimeoutExpired:
+        return "timeout", 0
+    counts = [int(n) for n in TEST_RUN.findall(done.stdout + done.stderr)]
+    return ("passed" if done.returncode == 0 else "failed"), sum(counts)
+
+
+def locate(text: str, mutant: Mutant) -> int:
+    """The index of the one line whose stripped text is the entry's `line`; exits on none or several."""
+    lines = text.split("\n")
+    hits = [i for i, line in enumerate(lines) if line.strip() == mutant.line]
+    if len(hits) != 1:
+        sys.exit(f"{mutant.source}: mutant '{mutant.name}': the line occurs {len(hits)} times in {mutant.file} "
+                 f"(it must occur exactly once; the list must follow the code)")
+    return hits[0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--list", nargs="*", type=Path, help="mutant files (default: Tests/Mutants/*.mutants)")
+    parser.add_argument("--only", nargs="*", help="run only the mutants with these names")
+    parser.add_argument("--scratch", type=Path, default=ROOT / ".build" / "mutation-scratch")
+    parser.add_argument("--keep-going", action="store_true", help="report every survivor, do not stop at the first")
+    args = parser.parse_args()
+
+    lists = args.list or sorted((ROOT / "Tests" / "Mutants").glob("*.mutants"))
+    mutants = [m for path in lists for m in parse(path)]
+    if args.only:
+        mutants = [m for m in mutants if m.name in args.only]
+    names = [m.name for m in mutants]
+    if len(set(names)) != len(names):
+        sys.exit(f"duplicate mutant names: {sorted({n for n in names if names.count(n) > 1})}")
+    if not mutants:
+        sys.exit("no mutants to run")
+
+    # Every entry's line must be found before anything is built.
+    originals = {}
+    for mutant in mutants:
+        text = originals.setdefault(mutant.file, (ROOT / mutant.file).read_text())
+        locate(text, mutant)
+
+    started = time.monotonic()
+    scratch_copy(args.scratch)
+    print(f"mutation gate: {len(mutants)} mutants from {len(lists)} lists; scratch copy {args.scratch}", flush=True)
+    first = build(args.scratch)
+    if first.returncode != 0:
+        print(first.stdout[-4000:], first.stderr[-4000:], sep="\n")
+        sys.exit("mutation gate: the unmutated copy does not build")
+
+    for pattern in dict.fromkeys(m.filter for m in mutants):
+        result, count = run_tests(args.scratch, pattern, 600)
+        if result != "passed" or count == 0:
+            sys.exit(f"mutation gate: the filter {pattern!r} {result} on the unmutated copy with {count} tests run "
+                     f"(it must pass and run at least one test)")
+    print(f"mutation gate: baseline filters pass ({time.monotonic() - started:.0f} s)", flush=True)
+
+    survivors, errors = [], []
+    for index, mutant in enumerate(mutants, 1):
+        path = args.scratch / mutant.file
+        original = path.read_text()
+        lines = original.split("\n")
+        at = locate(original, mutant)
+        indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        lines[at] = indent + mutant.mutant
+        path.write_text("\n".join(lines))
+        t0 = time.monotonic()
+        try:
+            built = build(args.scratch)
+            if built.returncode != 0:
+                errors.append(mutant)
+                verdict = "DOES NOT COMPILE (fix the list)"
+                print(built.stdout[-2000:], built.stderr[-2000:], sep="\n")
+            else:
+                result, count = run_tests(args.scratch, mutant.filter, mutant.timeout)
+                verdict = {"failed": "killed", "timeout": "killed (time limit)", "passed": "SURVIVED"}[result]
+                if result == "passed":
+                    survivors.append(mutant)
+        finally:
+            path.write_text(original)
+        print(f"[{index}/{len(mutants)}] {mutant.name}: {verdict} ({time.monotonic() - t0:.0f} s)", flush=True)
+        if (survivors or errors) and not args.keep_going:
+            break
+
+    build(args.scratch)  # leave the copy built unmutated, so the next run starts incremental
+    elapsed = time.monotonic() - started
+    for mutant in survivors:
+        print(f"SURVIVED: {mutant.name} ({mutant.source}) — {mutant.file}: {mutant.line!r} → {mutant.mutant!r}; "
+              f"no test in {mutant.filter!r} failed")
+    for mutant in errors:
+        print(f"LIST ERROR: {mutant.name} ({mutant.source}) does not compile")
+    killed = len(mutants) - len(survivors) - len(errors) if args.keep_going or not (survivors or errors) else None
+    if killed is not None:
+        print(f"mutation gate: {killed} of {len(mutants)} mutants killed in {elapsed:.0f} s")
+    return 1 if survivors or errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
