@@ -112,6 +112,24 @@ import Testing
         #expect(report.issues.map(\.reason) == [damage.reason.rawValue])
     }
 
+    // MARK: - The key-check record
+
+    @Test func aCheckRecordOfAnotherSizeIsJudgedByItsSizeBeforeItIsRead() throws {
+        // Given a store whose genuine store.check grew into a 200 GB sparse file (its first bytes intact)
+        let cache = try makeCache(folder)
+        try cache.setValue(Data([1]), forKey: "k")
+        let size: Int64 = 200 << 30
+        #expect(truncate(cache.store.layout.checkRecord, off_t(size)) == 0)
+
+        // When the store is opened
+        let error = #expect(throws: CacheError.self) { try makeCache(folder) }
+
+        // Then it is a damaged record judged by the size fstat gives, not by the bytes a read would find
+        #expect(error?.code == .corruptEntry)
+        #expect(error?.message.contains("wrong length \(size)") == true)
+        #expect(entryFiles(folder).count == 1)
+    }
+
     // MARK: - Expiry boundaries
 
     @Test func aWriteThatExpiresAtTheCurrentInstantStoresNothing() throws {
