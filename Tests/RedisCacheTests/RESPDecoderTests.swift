@@ -156,6 +156,16 @@ import Testing
         #expect(throws: RedisError.self) { _ = try decoder.next() }
     }
 
+    @Test(arguments: ["$9999999999999999999\r\n", "*9999999999999999999\r\n", "%9223372036854775808\r\n"])
+    func rejectsALengthThatOverflowsWithoutCrashing(text: String) throws {
+        // Given 19-digit lengths past Int.max (a corrupt or hostile stream)
+        var decoder = RESPDecoder()
+        decoder.append(Array(text.utf8))
+        // Then they are a protocol violation, never an arithmetic trap
+        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(error?.code == .protocolViolation)
+    }
+
     @Test func rejectsAnOverlongLineBeforeItsEnd() throws {
         var decoder = RESPDecoder(limits: .init(maximumLineLength: 8))
         decoder.append(Array("+12345678".utf8))
