@@ -110,7 +110,7 @@ extension DiskCache {
         try store.sweep(progress: progress) { _, _ in }
     }
 
-    /// Lists the live entries with their decrypted keys, sizes on disk, expiry and last access.
+    /// Lists the live entries with their decrypted keys, sizes on disk, expiry, last access and tags.
     ///
     /// Corrupt, expired and tag-stale entries met on the way are removed, as a read would. Entries whose key
     /// bytes are not a `Key` (written by a cache with another key type) are skipped.
@@ -128,10 +128,12 @@ extension DiskCache {
         var entries: [DiskCacheEntryInfo<Key>] = []
         _ = try store.sweep(progress: nil) { record, status in
             guard let key = Key(canonicalBytes: record.keyBytes) else { return }
+            // A tagged record's tag block leads its value; the sweep has already judged the tags current.
+            let tags = record.header.hasTags ? TagBlock.split(record.valueBytes).map { Set($0.versions.keys) } : nil
             entries.append(
                 DiskCacheEntryInfo(
                     key: key, size: status.size, expiresAt: record.header.expiresAt,
-                    lastAccess: status.modificationDate))
+                    lastAccess: status.modificationDate, tags: tags ?? []))
         }
         return entries.sorted { $0.lastAccess < $1.lastAccess }
     }

@@ -12,6 +12,10 @@ public struct DiskCacheEntryInfo<Key: Sendable>: Sendable {
     public var expiresAt: Date?
     /// The last read or write of the entry (the file's modification time, which Strata sets itself).
     public var lastAccess: Date
+    /// The tags the entry was stored with (``CacheEntry/tags``), decrypted from the record; empty for an
+    /// untagged entry. A listed entry's tags are all current: an entry one of whose tags was removed is
+    /// not live, so it is not listed.
+    public var tags: Set<String>
 
     /// Creates an entry description.
     ///
@@ -20,11 +24,13 @@ public struct DiskCacheEntryInfo<Key: Sendable>: Sendable {
     ///   - size: The file size in bytes.
     ///   - expiresAt: The expiry instant, or `nil`.
     ///   - lastAccess: The last access instant.
-    public init(key: Key, size: Int, expiresAt: Date?, lastAccess: Date) {
+    ///   - tags: The entry's tags; empty by default.
+    public init(key: Key, size: Int, expiresAt: Date?, lastAccess: Date, tags: Set<String> = []) {
         self.key = key
         self.size = size
         self.expiresAt = expiresAt
         self.lastAccess = lastAccess
+        self.tags = tags
     }
 }
 

@@ -52,28 +52,36 @@ final class StrataHarness: Sendable {
         return environment
     }
 
-    /// Starts `strata --store STORE ARGUMENTS` without waiting.
+    /// Starts `strata --store STORE ARGUMENTS` without waiting, in `directory` (default: the scratch folder).
     func start(
         _ arguments: [String], stdin: Data? = nil, key: String?? = .none, clockOffset: Double? = nil,
-        extraEnvironment: [String: String] = [:], usesStore: Bool = true
+        extraEnvironment: [String: String] = [:], usesStore: Bool = true, directory: URL? = nil
     ) throws -> RunningStrata {
         var extra = extraEnvironment
         if let clockOffset { extra["STRATA_CLOCK_OFFSET"] = String(clockOffset) }
         let storeArguments = usesStore ? ["--store", store.path] : []
         return try RunningStrata(
             arguments: storeArguments + arguments, stdin: stdin,
-            environment: environment(key: key ?? self.key, extra: extra), directory: root)
+            environment: environment(key: key ?? self.key, extra: extra), directory: directory ?? root)
     }
 
-    /// Runs `strata --store STORE ARGUMENTS` to completion.
+    /// Runs `strata --store STORE ARGUMENTS` to completion, in `directory` (default: the scratch folder).
     func run(
         _ arguments: [String], stdin: Data? = nil, key: String?? = .none, clockOffset: Double? = nil,
-        extraEnvironment: [String: String] = [:], usesStore: Bool = true
+        extraEnvironment: [String: String] = [:], usesStore: Bool = true, directory: URL? = nil
     ) throws -> StrataResult {
         try start(
             arguments, stdin: stdin, key: key, clockOffset: clockOffset, extraEnvironment: extraEnvironment,
-            usesStore: usesStore
+            usesStore: usesStore, directory: directory
         ).wait()
+    }
+
+    /// Makes the folder `relativePath` (and its parents) inside the scratch folder, resolved as `getcwd`
+    /// would report it (the temporary directory may sit behind a symbolic link).
+    func makeFolder(_ relativePath: String) throws -> URL {
+        let url = root.appendingPathComponent(relativePath, isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url.resolvingSymlinksInPath()
     }
 
     /// Runs `/bin/sh -c SCRIPT` in the scratch folder, for what `Process` cannot express: arguments,

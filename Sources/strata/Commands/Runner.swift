@@ -76,7 +76,8 @@ enum Runner {
         case .list(let json):
             return try StoreCommands(store: store, storePath: path).list(json: json)
         case .stats(let json):
-            return try StoreCommands(store: store, storePath: path, limits: location.configuration).stats(json: json)
+            return try StoreCommands(store: store, storePath: path, limits: location.configuration, shared: shared)
+                .stats(json: json)
         case .trim:
             return try StoreCommands(store: store, storePath: path, limits: location.configuration).trim()
         case .verify:

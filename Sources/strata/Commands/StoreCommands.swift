@@ -34,7 +34,8 @@ struct StoreCommands {
         return ExitStatus.success
     }
 
-    /// `strata stats [--json]`: entries, bytes, limits and the persisted counters.
+    /// `strata stats [--json]`: entries, bytes, limits and the persisted counters; with a Redis tier, whether
+    /// it answers now and its counters.
     ///
     /// - Parameter json: Print a JSON object instead of text.
     /// - Returns: 0.
@@ -42,7 +43,7 @@ struct StoreCommands {
     func stats(json: Bool) throws(CLIFailure) -> Int32 {
         let report = StatsReport(
             store: storePath, statistics: store.statistics, count: store.count, totalBytes: store.totalBytes,
-            configuration: limits ?? store.configuration)
+            configuration: limits ?? store.configuration, redis: shared.report())
         try printOutput(json ? report.json : report.text)
         return ExitStatus.success
     }

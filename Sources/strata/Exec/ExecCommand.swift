@@ -93,7 +93,7 @@ struct ExecCommand {
     // MARK: - Store access
 
     private func makeKey() -> ExecKey {
-        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment)
+        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment, directory: options.directory)
     }
 
     /// `--max-output`, or by default 1 GiB or the store's `--max-size` when that is smaller (a result

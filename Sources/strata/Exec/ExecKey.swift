@@ -22,8 +22,10 @@ struct ExecKey: Equatable {
 
     /// The command and its arguments.
     var arguments: [ByteString]
-    /// The working directory (`getcwd`, so symbolic links are resolved).
-    var directory: ByteString
+    /// The working directory (`getcwd`, so symbolic links are resolved), or with `--key-cwd relative:ROOT`
+    /// the path below the root (`.` or `./PATH`); `nil` with `--key-cwd none`, which leaves the `cwd` field
+    /// out of the key.
+    var directory: ByteString?
     /// Each named variable's value, or `nil` when unset.
     var environment: [String: ByteString?]
 
@@ -34,8 +36,8 @@ struct ExecKey: Equatable {
             let value = environment[name].flatMap { $0 }.map(Self.quoted) ?? "null"
             return "\(Self.quoted(ByteString(name))):\(value)"
         }
-        return
-            "\(Self.prefix){\"argv\":[\(argv)],\"cwd\":\(Self.quoted(directory)),\"env\":{\(env.joined(separator: ","))}}"
+        let cwd = directory.map { ",\"cwd\":\(Self.quoted($0))" } ?? ""
+        return "\(Self.prefix){\"argv\":[\(argv)]\(cwd),\"env\":{\(env.joined(separator: ","))}}"
     }
 
     /// A key for `arguments` run in the current directory with the named variables' raw values.
@@ -43,16 +45,21 @@ struct ExecKey: Equatable {
     /// - Parameters:
     ///   - arguments: The command and its arguments.
     ///   - variableNames: The `--key-env` names.
-    init(arguments: [ByteString], variableNames: [String]) {
+    ///   - directory: What of the working directory the key holds (`--key-cwd`).
+    init(arguments: [ByteString], variableNames: [String], directory: ExecDirectory) {
         self.arguments = arguments
-        self.directory = RawProcess.currentDirectory
+        switch directory {
+        case .absolute: self.directory = RawProcess.currentDirectory
+        case .none: self.directory = nil
+        case .relative(let path): self.directory = path
+        }
         var selected: [String: ByteString?] = [:]
         for name in variableNames { selected[name] = .some(RawProcess.environmentValue(name)) }
         self.environment = selected
     }
 
     /// A key from its parts.
-    init(arguments: [ByteString], directory: ByteString, environment: [String: ByteString?]) {
+    init(arguments: [ByteString], directory: ByteString?, environment: [String: ByteString?]) {
         self.arguments = arguments
         self.directory = directory
         self.environment = environment

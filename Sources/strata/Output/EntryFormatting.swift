@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Text: one line per entry, `SIZE  EXPIRES  KEY` — size in bytes right-aligned, expiry as an ISO 8601
 /// UTC instant or `never`, then the key with control characters escaped so that every entry stays on
-/// one line. An exec entry shows as `exec: CMD ARG… (in DIR; env NAME=VALUE…)` with shell quoting.
-/// JSON: an array of objects `{"key", "kind": "value"|"exec", "size", "expiresAt", "lastAccess"}`, and
+/// one line. An exec entry shows as `exec: CMD ARG… (in DIR; env NAME=VALUE…)` with shell quoting; a
+/// tagged entry ends with `  [tags: T…]`.
+/// JSON: an array of objects `{"key", "kind": "value"|"exec", "size", "expiresAt", "lastAccess", "tags"}`, and
 /// for exec entries `"argv"`, `"cwd"`, `"env"` as well.
 enum EntryFormatting {
     /// The text listing.
@@ -19,7 +20,7 @@ enum EntryFormatting {
             let paddedSize = String(repeating: " ", count: max(0, 12 - size.count)) + size
             let expiry = entry.expiresAt.map(timestamp) ?? "never"
             let paddedExpiry = expiry + String(repeating: " ", count: max(0, 20 - expiry.count))
-            return "\(paddedSize)  \(paddedExpiry)  \(displayKey(entry.key))\n"
+            return "\(paddedSize)  \(paddedExpiry)  \(displayKey(entry.key))\(displayTags(entry.tags))\n"
         }.joined()
     }
 
@@ -35,11 +36,12 @@ enum EntryFormatting {
                 "size": entry.size,
                 "expiresAt": entry.expiresAt.map(timestamp) ?? NSNull(),
                 "lastAccess": timestamp(entry.lastAccess),
+                "tags": entry.tags.sorted(),
             ]
             if let exec = ExecKey(storeKey: entry.key) {
                 object["kind"] = "exec"
                 object["argv"] = exec.arguments.map(jsonValue)
-                object["cwd"] = jsonValue(exec.directory)
+                object["cwd"] = exec.directory.map(jsonValue) ?? NSNull()
                 object["env"] = exec.environment.mapValues { $0.map(jsonValue) ?? NSNull() as Any }
             }
             return object
@@ -56,14 +58,22 @@ enum EntryFormatting {
     /// How a key reads in the text listing.
     static func displayKey(_ key: String) -> String {
         guard let exec = ExecKey(storeKey: key) else { return escaped(ByteString(key)) }
-        var details = ["in \(escaped(exec.directory))"]
+        // `--key-cwd none` keys no directory; a relative one reads `in ./sub`.
+        var details = exec.directory.map { ["in \(escaped($0))"] } ?? []
         if !exec.environment.isEmpty {
             let pairs = exec.environment.keys.sorted().map { name in
                 exec.environment[name].flatMap { $0 }.map { "\(name)=\(shellQuoted($0))" } ?? "\(name) unset"
             }
             details.append("env " + pairs.joined(separator: " "))
         }
-        return "exec: \(exec.arguments.map(shellQuoted).joined(separator: " ")) (\(details.joined(separator: "; ")))"
+        let command = "exec: \(exec.arguments.map(shellQuoted).joined(separator: " "))"
+        return details.isEmpty ? command : "\(command) (\(details.joined(separator: "; ")))"
+    }
+
+    /// `  [tags: a 'b c']` after the key, the tags sorted and shell-quoted; empty for an untagged entry.
+    static func displayTags(_ tags: Set<String>) -> String {
+        guard !tags.isEmpty else { return "" }
+        return "  [tags: \(tags.sorted().map { shellQuoted(ByteString($0)) }.joined(separator: " "))]"
     }
 
     private static func timestamp(_ date: Date) -> String {

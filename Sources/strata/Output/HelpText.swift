@@ -14,8 +14,8 @@ enum HelpText {
         "trim": "strata trim",
         "verify": "strata verify",
         "exec":
-            "strata exec [--ttl D] [--key-env VAR]... [--cache-failures] [--stale D] [--max-output SIZE] [--tag TAG]... "
-            + "-- CMD [ARG...]",
+            "strata exec [--ttl D] [--key-env VAR]... [--key-cwd absolute|none|relative:ROOT] [--cache-failures] "
+            + "[--stale D] [--max-output SIZE] [--tag TAG]... -- CMD [ARG...]",
         "help": "strata help [COMMAND]",
     ]
 
@@ -44,12 +44,15 @@ enum HelpText {
         can be decrypted any more, then the files are deleted.
         """,
         "ls": """
-        Lists live entries: size in bytes, expiry (UTC, or "never"), key. exec entries are shown as
-        "exec: COMMAND ... (in DIR)".  --json prints an array of objects instead.
+        Lists live entries: size in bytes, expiry (UTC, or "never"), key, then "[tags: ...]" for a
+        tagged entry. exec entries are shown as "exec: COMMAND ... (in DIR)".  --json prints an
+        array of objects instead.
         """,
         "stats": """
         Prints entries and bytes held, the limits given to this invocation, and the hits, misses,
-        insertions, evictions and expirations counted since the store was created.  --json for JSON.
+        insertions, evictions and expirations counted since the store was created; with --redis,
+        whether the server answers now, its circuit breaker and this run's connection counters.
+        --json for JSON.
         """,
         "trim":
             "Removes expired and tag-removed entries, then evicts least-recently-used entries until within the limits.",
@@ -62,11 +65,15 @@ enum HelpText {
         argument list, the working directory and the variables named by --key-env. While the
         result is fresh, replays it (stdout, then stderr) with the same exit status, without
         running CMD. Concurrent runs of one key, from any process, run CMD once.
+        Put -- before CMD: without it, a strata option after CMD is refused rather than passed on.
         If standard output is closed while CMD runs (strata exec -- yes | head), CMD is stopped,
         nothing is kept, and strata exits 141 without a message, as a pipeline would.
 
         --ttl D            keep the result fresh for D (default: until removed or evicted)
         --key-env VAR      make VAR's value (or its absence) part of the key; repeatable
+        --key-cwd WHAT     what of the working directory is in the key: absolute (default), none,
+                           or relative:ROOT (the path below ROOT, so checkouts at different paths
+                           share results; a directory outside ROOT is an error)
         --cache-failures   keep runs that exit non-zero too (default: only exit status 0)
         --stale D          up to D after it went stale, replay the old result at once and refresh
                            it in a detached background process

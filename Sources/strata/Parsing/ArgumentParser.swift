@@ -38,7 +38,19 @@ struct ArgumentParser {
         "stale": OptionSpec(takesValue: true, scope: .commands(["exec"])),
         "max-output": OptionSpec(takesValue: true, scope: .commands(["exec"])),
         "tag": OptionSpec(takesValue: true, scope: .commands(["set", "exec", "rm"])),
+        "key-cwd": OptionSpec(takesValue: true, scope: .commands(["exec"])),
     ]
+
+    /// The option names that make `exec` refuse a command line without `--` when they follow the command:
+    /// every documented global option and every `exec` option (the hidden `--background-refresh` is not
+    /// something a user types). Only long forms count: `-h` and `-V` are too common as a command's own
+    /// flags (`ls -h`, `gcc -V`), and `strata` reads neither after the command anyway.
+    static let execOptionNames: Set<String> = Set(
+        options.filter { name, spec in
+            guard name != "background-refresh" else { return false }
+            if case .commands(let allowed) = spec.scope { return allowed.contains("exec") }
+            return true
+        }.keys)
 
     private static let shortOptions = ["-h": "help", "-V": "version"]
 
@@ -69,6 +81,7 @@ struct ArgumentParser {
             if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
                 commandArguments = Array(rawArguments[(index - 1)...])
                 try rejectSplitDuration(given.last, unitWord: argument, rest: arguments[index...])
+                if !optionsEnded { try rejectOptionAfterCommand(argument, rest: arguments[index...]) }
                 break
             }
             if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
@@ -95,7 +108,8 @@ struct ArgumentParser {
             let usageTopic = spec.isGlobal ? nil : commandName
             var value = inlineValue
             if spec.takesValue, value == nil {
-                guard index < arguments.count else {
+                // `--ttl -- echo hi`: the next word is an option or `--`, not the value the user forgot.
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
                     throw .usage("option --\(name) needs a value", command: usageTopic)
                 }
                 value = rawArguments[index]
@@ -130,6 +144,25 @@ struct ArgumentParser {
             "\"\(unitWord)\" after --\(option.name) \(number) would run as the command; "
                 + "did you mean --\(option.name) \(number)\(unit)?",
             command: "exec")
+    }
+
+    /// Refuses `strata exec echo hi --ttl 1h`: without `--`, everything after the command is the command's,
+    /// so an option of `strata` written there would silently become one of its arguments (and part of the
+    /// key). A word counts when it is `--NAME` or `--NAME=VALUE` for a name in ``execOptionNames``.
+    ///
+    /// - Parameters:
+    ///   - program: The word that starts the command.
+    ///   - rest: The words after it.
+    /// - Throws: `CLIFailure.usage` saying to put `--` before the command.
+    private static func rejectOptionAfterCommand(_ program: String, rest: ArraySlice<String>) throws(CLIFailure) {
+        for word in rest where word.hasPrefix("--") {
+            let name = String(word.dropFirst(2).prefix { $0 != "=" })
+            guard execOptionNames.contains(name) else { continue }
+            throw .usage(
+                "--\(name) comes after the command '\(program)', so it would be passed to the command rather than "
+                    + "read by strata; put -- before the command (strata exec [OPTIONS] -- CMD [ARG...])",
+                command: "exec")
+        }
     }
 
     private static func splitOption(
@@ -206,6 +239,8 @@ struct ArgumentParser {
                 }
                 exec.keyEnvironment.append(text)
             case "cache-failures": exec.cachesFailures = true
+            case "key-cwd":
+                exec.directory = try ExecDirectory(option: text, currentDirectory: RawProcess.currentDirectory)
             case "stale":
                 exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
                 }

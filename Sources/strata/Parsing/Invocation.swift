@@ -28,6 +28,8 @@ struct ExecOptions {
     /// `--max-output`: bytes of stdout plus stderr collected at most; past it the output is still shown
     /// but not kept. `nil` (`none`) for no cap; meaningful only when ``hasOutputLimit``.
     var outputLimit: Int?
+    /// `--key-cwd`: what of the working directory is part of the key.
+    var directory = ExecDirectory.absolute
     /// Whether `--max-output` was given (otherwise the default cap applies).
     var hasOutputLimit = false
     /// The command and its arguments, byte for byte as given.

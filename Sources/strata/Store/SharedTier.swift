@@ -38,6 +38,7 @@ struct SharedTier {
         } catch {
             throw .badSetting("bad Redis URL: \(error.message)")
         }
+        try rejectDatabaseNumber(configuration.namespace)
         switch location.configuration.masterKeySource {
         case .defaultMasterKeyFile:
             // The default store's key file, not a separate `redis.<namespace>.key`: one key per store.
@@ -52,6 +53,20 @@ struct SharedTier {
         return configuration
     }
 
+    /// Refuses a namespace of digits only (`redis://host:6379/0`): in other clients' URLs that path is a
+    /// database number, but here it names a namespace in the server's database 0, so a user who meant
+    /// "database 0" would silently share namespace "0" with everyone who meant database 0 too.
+    ///
+    /// - Throws: `CLIFailure.badSetting` saying what the path means and how to name a namespace.
+    static func rejectDatabaseNumber(_ namespace: String) throws(CLIFailure) {
+        guard !namespace.isEmpty, namespace.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return }
+        throw .badSetting(
+            "bad Redis URL: the path /\(namespace) looks like a database number, but strata reads the path as a "
+                + "namespace (every namespace lives in database 0); name the namespace with a letter in it, such as "
+                + "/ns\(namespace), or leave the path out for the namespace \"default\"")
+    }
+
     /// Opens the tier; a tier that cannot be created is reported once and left out.
     init(configuration: RedisCacheConfiguration?) {
         guard let configuration else {
@@ -62,7 +77,8 @@ struct SharedTier {
             cache = try RedisCache<String, Data>(configuration: configuration)
         } catch {
             cache = nil
-            Self.warn(about: error, host: "\(configuration.host):\(configuration.port)")
+            Self.warn(
+                about: error, host: "\(configuration.host):\(configuration.port)", namespace: configuration.namespace)
         }
     }
 
@@ -126,11 +142,40 @@ struct SharedTier {
         _ = call { try await $0.removeAll(taggedWith: tag) }
     }
 
-    /// Runs `body` against the tier and waits for it; `nil` when there is no healthy tier or it failed.
-    private func call<Result: Sendable>(
+    /// What `strata stats` shows of the tier.
+    struct Report {
+        /// `HOST:PORT`.
+        var address: String
+        var namespace: String
+        /// Why the probe failed; `nil` when the server answered and the master key matched.
+        var problem: Problem?
+        /// The tier's connection and integrity counters after the probe (this process's: the tier's
+        /// counters start at zero with each `strata` run).
+        var health: RedisCacheHealth
+    }
+
+    /// Probes the tier with one round trip that also checks the master key against the namespace's
+    /// key-check record (`tagVersions(for: [])` reads no tag), then takes its health. Warns about nothing:
+    /// the report carries the problem.
+    ///
+    /// - Returns: The report; `nil` without a tier (none given, or it could not be created, which was
+    ///   warned about).
+    func report() -> Report? {
+        guard let cache else { return nil }
+        let address = "\(cache.configuration.host):\(cache.configuration.port)"
+        var problem: Problem?
+        if case .failure(let error) = attempt(on: cache, { _ = try await $0.tagVersions(for: []) }) {
+            problem = Problem(error, host: address, namespace: cache.configuration.namespace)
+        }
+        return Report(
+            address: address, namespace: cache.configuration.namespace, problem: problem, health: cache.health)
+    }
+
+    /// Runs `body` against `cache` and waits for it.
+    private func attempt<Result: Sendable>(
+        on cache: RedisCache<String, Data>,
         _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result
-    ) -> Result? {
-        guard let cache, isHealthy.value else { return nil }
+    ) -> Swift.Result<Result, any Error> {
         let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {
@@ -139,28 +184,86 @@ struct SharedTier {
             done.signal()
         }
         done.wait()
-        switch outcome.value {
+        return outcome.value ?? .failure(CancellationError())
+    }
+
+    /// Runs `body` against the tier and waits for it; `nil` when there is no healthy tier or it failed.
+    private func call<Result: Sendable>(
+        _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result
+    ) -> Result? {
+        guard let cache, isHealthy.value else { return nil }
+        switch attempt(on: cache, body) {
         case .success(let value):
             return value
         case .failure(let error as CacheError) where error.code == .entryTooLarge:
             return nil
         case .failure(let error):
             isHealthy.withLock { $0 = false }
-            Self.warn(about: error, host: "\(cache.configuration.host):\(cache.configuration.port)")
-            return nil
-        case nil:
+            Self.warn(
+                about: error, host: "\(cache.configuration.host):\(cache.configuration.port)",
+                namespace: cache.configuration.namespace)
             return nil
         }
     }
 
-    private static func warn(about error: any Error, host: String) {
-        // The transport's own sentence, without the address the line already names.
-        let cacheError = error as? CacheError
-        let reason = ((cacheError?.cause as? RedisError)?.message ?? cacheError?.message ?? "\(error)")
-            .replacingOccurrences(of: " to \(host)", with: "")
-            .replacingOccurrences(of: "Redis at \(host): ", with: "")
-        let line = "strata: warning: Redis at \(host) not used for the rest of this run: \(reason)"
-        StandardStreams.printError(line.replacingOccurrences(of: "\n", with: " "))
+    /// The one warning line for a tier that failed: a master key other than the namespace's and a server
+    /// that does not speak RESP get their own words, since waiting would fix neither; anything else reads
+    /// as the passing outage it is.
+    private static func warn(about error: any Error, host: String, namespace: String) {
+        StandardStreams.printError(Problem(error, host: host, namespace: namespace).warning(host: host))
+    }
+
+    /// Why the tier could not be used, in the words the warning and `stats` show.
+    enum Problem {
+        /// The key-check record of the namespace (named) belongs to another master key.
+        case wrongMasterKey(namespace: String)
+        /// The server answered bytes that are not RESP.
+        case notRedis(String)
+        /// Anything else: unreachable, too slow, refused.
+        case unavailable(String)
+
+        init(_ error: any Error, host: String, namespace: String) {
+            let cacheError = error as? CacheError
+            let redisError = (error as? RedisError) ?? (cacheError?.cause as? RedisError)
+            // The transport's own sentence, without the address the line already names.
+            let reason = oneLine(redisError?.message ?? cacheError?.message ?? "\(error)")
+                .replacingOccurrences(of: " to \(host)", with: "")
+                .replacingOccurrences(of: "Redis at \(host): ", with: "")
+            if cacheError?.code == .wrongMasterKey {
+                self = .wrongMasterKey(namespace: namespace)
+            } else if redisError?.code == .protocolViolation {
+                self = .notRedis(reason)
+            } else {
+                self = .unavailable(reason)
+            }
+        }
+
+        /// The `strata: warning: ...` line.
+        func warning(host: String) -> String {
+            switch self {
+            case .wrongMasterKey:
+                return "strata: warning: Redis at \(host) not used: \(summary(host: host))"
+            case .notRedis:
+                return "strata: warning: \(summary(host: host)); it is not used, the local store serves alone"
+            case .unavailable(let reason):
+                return "strata: warning: Redis at \(host) not used for the rest of this run: \(reason)"
+            }
+        }
+
+        /// The problem in one clause, for the warning and for `stats`.
+        func summary(host: String) -> String {
+            switch self {
+            case .wrongMasterKey(let namespace):
+                return
+                    "its namespace \"\(namespace)\" was written with a different master key than this store's; every machine "
+                    + "sharing it needs the same key (STRATA_MASTER_KEY or the same key file); nothing there was "
+                    + "read or changed"
+            case .notRedis(let reason):
+                return "the server at \(host) does not speak Redis (its reply is not RESP: \(reason))"
+            case .unavailable(let reason):
+                return "not answering: \(reason)"
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Reads back the fixed form ``ExecKey/storeKey`` writes: `{"argv":[…],"cwd":…,"env":{…}}` with the
+/// Reads back the fixed form ``ExecKey/storeKey`` writes: `{"argv":[…],"cwd":…,"env":{…}}` (the `cwd`
+/// field left out under `--key-cwd none`) with the
 /// escapes `\"`, `\\`, `\uXXXX` (UTF-16, surrogate pairs joined) and `\xHH` (a raw byte).
 ///
 /// Not a general JSON parser: anything but that exact shape is refused, so a key this version did not
@@ -22,7 +23,12 @@ struct ExecKeyReader {
             } while expect(",")
             guard expect("]") else { return nil }
         }
-        guard expect(",\"cwd\":"), let directory = readString(), expect(",\"env\":{") else { return nil }
+        var directory: ByteString?
+        if expect(",\"cwd\":") {
+            guard let read = readString() else { return nil }
+            directory = read
+        }
+        guard expect(",\"env\":{") else { return nil }
         var environment: [String: ByteString?] = [:]
         if !expect("}") {
             repeat {
