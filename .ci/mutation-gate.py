@@ -96,7 +96,10 @@ def scratch_copy(scratch: Path) -> None:
 
 
 def build(scratch: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["swift", "build", "--build-tests"], cwd=scratch, capture_output=True, text=True)
+    # The test product alone (with the executables the tests run, such as `strata`), not the reliability
+    # tools: a mutant's build then relinks only what its filter can observe.
+    return subprocess.run(["swift", "build", "--product", "StrataPackageTests"], cwd=scratch, capture_output=True,
+                          text=True)
 
 
 def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int]:
