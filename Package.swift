@@ -34,8 +34,13 @@ let package = Package(
         ),
         .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
-        // The Redis tier (Docs/RedisCache.md): RESP3 over POSIX sockets, no outside packages.
-        .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto"]),
+        // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket,
+        // the I/O thread with its deadlines, reconnects and keep-alive, the pool and the circuit breaker. In no
+        // product: its declarations are `package`, and what users see of it is RedisCache's public API.
+        .target(name: "RedisConnection", dependencies: ["CacheCore"]),
+        // The Redis tier (Docs/RedisCache.md): sealed envelopes, epochs, tags and tracking over the connection
+        // layer; no outside packages.
+        .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto", "RedisConnection"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
         // What the test targets and the reliability tools share (seeded generator, temporary folders, the
         // history oracle, the stress knob, gates, hostile items, mounts); in no product, like
@@ -67,8 +72,8 @@ let package = Package(
         .testTarget(
             name: "RedisCacheTests",
             dependencies: [
-                "RedisCache", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting", "StrataTestSupport",
-                "strata-invalidation-peer",
+                "RedisCache", "RedisConnection", "MemoryCache", "DiskCache", "MultiCache", "CacheTesting",
+                "StrataTestSupport", "strata-invalidation-peer",
             ]
         ),
         // The second process of the two-process invalidation tests: a MultiCache([memory, redis]) driven
@@ -96,7 +101,7 @@ let package = Package(
             path: "Tests/Reliability/Torture"
         ),
         .executableTarget(
-            name: "StrataFuzz", dependencies: ["DiskCache", "RedisCache"], path: "Tests/Reliability/Fuzz"),
+            name: "StrataFuzz", dependencies: ["DiskCache", "RedisConnection"], path: "Tests/Reliability/Fuzz"),
     ]
 )
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Layering check (Docs/Overview.md): the arrows between Strata's modules only point down. Tiers never
-# import each other, MultiCache imports no tier, CacheCore imports no other module of the package.
+# import each other, MultiCache imports no tier, CacheCore imports no other module of the package. The Redis
+# connection layer (RedisConnection, in no product) is imported by the Redis tier alone: not by the umbrella,
+# not by the CLI, which see Redis only through RedisCache's public API.
 # Reads each file's `import` lines (plain, @_exported, @testable, `import struct M.T`); exits 1 on a
 # forbidden edge or on a Sources/ folder this table does not know.
 set -euo pipefail
@@ -12,7 +14,8 @@ declare -A allowed=(
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
     [DiskCache]="CacheCore CacheCrypto"
-    [RedisCache]="CacheCore CacheCrypto"
+    [RedisConnection]="CacheCore"
+    [RedisCache]="CacheCore CacheCrypto RedisConnection"
     [MultiCache]="CacheCore"
     [CacheTesting]="CacheCore"
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"

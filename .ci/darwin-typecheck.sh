@@ -75,7 +75,7 @@ for module in "${order[@]}"; do
     mapfile -t files < <(find "$sources/$module" -name '*.swift' | sort)
     mode=(-parse-as-library)
     for file in "${files[@]}"; do [ "$(basename "$file")" = main.swift ] && mode=(); done
-    printf '  %-14s %3d files ... ' "$module" "${#files[@]}"
+    printf '  %-16s %3d files ... ' "$module" "${#files[@]}"
     if swiftc "${common[@]}" "${mode[@]}" -module-name "$module" -wmo \
         -I "$out/stand-ins" -I "$out/modules" -Xfrontend -import-module -Xfrontend AppleSDKAdditions \
         -emit-module -emit-module-path "$out/modules/$module.swiftmodule" \
@@ -90,7 +90,7 @@ done
 # Documented examples that only compile on Apple platforms (Docs/Platforms.md), against the modules above.
 for example in .ci/darwin-examples/*.swift; do
     [ -f "$example" ] || continue
-    printf '  %-14s %3d file  ... ' "example" 1
+    printf '  %-16s %3d file  ... ' "example" 1
     if swiftc "${common[@]}" -parse-as-library -module-name DarwinExample -I "$out/stand-ins" -I "$out/modules" \
         -Xfrontend -import-module -Xfrontend AppleSDKAdditions -typecheck "$example" >"$out/example.log" 2>&1; then
         echo "ok ($(basename "$example"))"
@@ -106,7 +106,7 @@ done
 for fixture in .ci/darwin-fixtures/*.swift; do
     [ -f "$fixture" ] || continue
     expected=$(sed -n 's|^// expect: ||p' "$fixture" | head -1)
-    printf '  %-14s %3d file  ... ' "must-fail" 1
+    printf '  %-16s %3d file  ... ' "must-fail" 1
     if swiftc "${common[@]}" -parse-as-library -module-name DarwinFixture -I "$out/stand-ins" -I "$out/modules" \
         -Xfrontend -import-module -Xfrontend AppleSDKAdditions -typecheck "$fixture" >"$out/fixture.log" 2>&1; then
         echo "FAILED: $(basename "$fixture") type-checks, but Apple's SDK rejects it"

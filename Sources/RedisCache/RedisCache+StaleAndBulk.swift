@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import RedisConnection
 
 extension RedisCache: StaleRetainingCache, BulkReadingCache {
     /// Returns the live entry for `key`, or an expired one stored with a later `CacheEntry/staleUntil`

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import RedisConnection
 
 extension RedisCache: TagVersioningCache {
     /// Makes every entry carrying `tag` a miss, for every process sharing the namespace: one `INCR` of the

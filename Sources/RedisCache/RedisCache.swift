@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import RedisConnection
 
 /// A cache tier on a Redis (≥ 6.2) or Valkey server, shared by every process that names the same server,
 /// namespace and master key; values are sealed with AES-256-GCM before they leave the process.
@@ -86,12 +87,15 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             password: configuration.password, clientName: "strata",
             connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
             writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval)
-        connectionConfiguration.fallbackAddresses = configuration.fallbackAddresses
+        connectionConfiguration.fallbackAddresses = configuration.fallbackAddresses.map {
+            RedisConnection.Address(host: $0.host, port: $0.port)
+        }
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {
             pool = try ConnectionPool(count: configuration.connectionCount, configuration: connectionConfiguration)
         } catch {
+            let error = RedisError(error)
             throw CacheError(.io, "cannot start the Redis connections: \(error)", cause: error)
         }
         startPurging()

@@ -1,3 +1,5 @@
+import RedisConnection
+
 /// An error of the Redis connection layer: a malformed reply, a missed deadline, an unreachable or
 /// unsuitable server, or an error reply the tier treats specially.
 ///
@@ -8,14 +10,10 @@
 public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What kind of failure this is. Compare with `==`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Base: String, Hashable, Sendable {
-            case protocolViolation, deadlineExceeded, unavailable, connectionClosed, connectFailed
-            case authenticationFailed, serverError, readOnly, loading, moved, ask, crossSlot, outOfMemory
-            case clusterMode, replica
-        }
-
-        private let base: Base
-        private init(_ base: Base) { self.base = base }
+        // The connection layer's code list is the one list of kinds; this public struct wraps it so the
+        // transport module stays package-level and a new kind never breaks a user's `switch`.
+        private let base: ConnectionError.Code
+        fileprivate init(_ base: ConnectionError.Code) { self.base = base }
 
         /// The server sent bytes that are not valid RESP, or a frame over the decoder's limits; the
         /// connection is closed, since the reply stream can no longer be trusted.
@@ -83,18 +81,11 @@ extension RedisError {
     /// - Parameter reply: The text of a simple or blob error.
     /// - Returns: The error to throw.
     public static func reply(_ reply: String) -> RedisError {
-        let word = reply.prefix { $0 != " " }
-        let code: Code =
-            switch word {
-            case "READONLY": .readOnly
-            case "LOADING": .loading
-            case "MOVED": .moved
-            case "ASK": .ask
-            case "CROSSSLOT": .crossSlot
-            case "OOM": .outOfMemory
-            case "WRONGPASS", "NOAUTH", "NOPERM": .authenticationFailed
-            default: .serverError
-            }
-        return RedisError(code, reply)
+        RedisError(ConnectionError.reply(reply))
+    }
+
+    /// The public form of a connection-layer failure: the same code and message.
+    init(_ error: ConnectionError) {
+        self.init(Code(error.code), error.message)
     }
 }

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 /// The backoff and breaker policy with injected time and randomness: no sleeping.
 @Suite struct CircuitBreakerTests {

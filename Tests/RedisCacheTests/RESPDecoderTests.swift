@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 /// The RESP3 decoder against hand-made frames of every type, each fed whole and split at every byte.
 /// Frames follow https://github.com/redis/redis-specifications/blob/master/protocol/RESP3.md.
@@ -119,15 +119,15 @@ import Testing
     func rejectsMalformedFramesWithATypedError(text: String) {
         var decoder = RESPDecoder()
         decoder.append(Array(text.utf8))
-        #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(throws: ConnectionError.self) { _ = try decoder.next() }
         // The decoder stays failed: the stream cannot be framed again.
-        #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(throws: ConnectionError.self) { _ = try decoder.next() }
     }
 
     @Test func rejectsABulkOverTheLimitBeforeItsBytesArrive() {
         var decoder = RESPDecoder(limits: .init(maximumBulkLength: 1024))
         decoder.append(Array("$1025\r\n".utf8))
-        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        let error = #expect(throws: ConnectionError.self) { _ = try decoder.next() }
         #expect(error?.code == .protocolViolation)
     }
 
@@ -141,7 +141,7 @@ import Testing
         // Given a claim of 2^40 elements (over the count cap) and one within it but with no elements yet
         var over = RESPDecoder()
         over.append(Array("*1099511627776\r\n".utf8))
-        #expect(throws: RedisError.self) { _ = try over.next() }
+        #expect(throws: ConnectionError.self) { _ = try over.next() }
         var within = RESPDecoder()
         within.append(Array("*1048576\r\n".utf8))
         // Then the second is merely incomplete
@@ -153,7 +153,7 @@ import Testing
         decoder.append(Array("*1\r\n*1\r\n*1\r\n:1\r\n".utf8))
         #expect(try decoder.next() == .array([.array([.array([.integer(1)])])]))
         decoder.append(Array("*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n".utf8))
-        #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(throws: ConnectionError.self) { _ = try decoder.next() }
     }
 
     /// Every kind of aggregate counts toward the depth, its elements one level below it: arrays are in
@@ -173,7 +173,7 @@ import Testing
         var decoder = RESPDecoder(limits: .init(maximumDepth: 3))
         decoder.append(Array(text.utf8))
         // Then the depth cap refuses it (not a later check), naming the limit
-        let error = #expect(throws: RedisError.self, "\(kind)") { _ = try decoder.next() }
+        let error = #expect(throws: ConnectionError.self, "\(kind)") { _ = try decoder.next() }
         #expect(error?.message.contains("nest deeper than 3") == true, "\(kind): \(error.map { "\($0)" } ?? "")")
     }
 
@@ -189,7 +189,7 @@ import Testing
     func rejectsABlobNotFollowedByAFullCRLF(text: String) throws {
         var decoder = RESPDecoder()
         decoder.append(Array(text.utf8))
-        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        let error = #expect(throws: ConnectionError.self) { _ = try decoder.next() }
         #expect(error?.message.contains("not followed by CRLF") == true, "\(error.map { "\($0)" } ?? "")")
     }
 
@@ -198,7 +198,7 @@ import Testing
         var decoder = RESPDecoder(limits: .init(maximumBulkLength: 8))
         decoder.append(Array("$9\r\n123456789\r\n".utf8))
         // Then it is refused for its length
-        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        let error = #expect(throws: ConnectionError.self) { _ = try decoder.next() }
         #expect(error?.message.contains("exceeds the limit of 8") == true)
     }
 
@@ -208,7 +208,7 @@ import Testing
         var decoder = RESPDecoder()
         decoder.append(Array(text.utf8))
         // Then they are a protocol violation, never an arithmetic trap
-        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        let error = #expect(throws: ConnectionError.self) { _ = try decoder.next() }
         #expect(error?.code == .protocolViolation)
     }
 
@@ -217,12 +217,12 @@ import Testing
         decoder.append(Array("+12345678".utf8))
         #expect(try decoder.next() == nil)
         decoder.append(Array("9".utf8))
-        #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(throws: ConnectionError.self) { _ = try decoder.next() }
     }
 
     @Test func rejectsAnIncompleteFrameOverTheFrameLimit() throws {
         var decoder = RESPDecoder(limits: .init(maximumFrameLength: 64))
         decoder.append(Array(("*100\r\n" + String(repeating: ":1\r\n", count: 20)).utf8))
-        #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(throws: ConnectionError.self) { _ = try decoder.next() }
     }
 }

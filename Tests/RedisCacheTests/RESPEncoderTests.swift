@@ -1,6 +1,6 @@
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 @Suite struct RESPEncoderTests {
     @Test func encodesACommandAsAnArrayOfBulkStrings() {

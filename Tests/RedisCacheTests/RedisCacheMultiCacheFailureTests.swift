@@ -7,6 +7,7 @@ import StrataTestSupport
 import Testing
 
 @testable import RedisCache
+@testable import RedisConnection
 
 #if canImport(Glibc)
 import Glibc

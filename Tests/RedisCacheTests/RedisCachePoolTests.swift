@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RedisCache
+@testable import RedisConnection
 
 /// Issue 15, "connection count": several data connections, the choice of one per request, and the epoch
 /// fence across them.

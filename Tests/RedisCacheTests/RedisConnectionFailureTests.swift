@@ -2,7 +2,7 @@ import CacheCore
 import Foundation
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 #if canImport(Darwin)
 import Darwin
@@ -30,7 +30,7 @@ struct RedisConnectionFailureTests {
             connection.send(RESPCommand("GET", "k")) { continuation.resume(returning: ($0, ContinuousClock.now)) }
         }
         let elapsed = failedAt - start
-        let error = #expect(throws: RedisError.self) { try result.get() }
+        let error = #expect(throws: ConnectionError.self) { try result.get() }
         #expect(error?.code == .deadlineExceeded)
         #expect(elapsed >= .milliseconds(50))
         #expect(elapsed < .seconds(RedisTesting.isSanitized ? 3 : 2))
@@ -51,11 +51,11 @@ struct RedisConnectionFailureTests {
         // Given a server killed with SIGKILL
         server.kill9()
         // When requests keep coming, the first few fail (closed, refused) and then the breaker opens
-        var codes: [RedisError.Code] = []
+        var codes: [ConnectionError.Code] = []
         for _ in 0..<20 where connection.state != .unavailable {
             do {
                 _ = try await connection.send(RESPCommand("PING"))
-            } catch let error as RedisError {
+            } catch let error as ConnectionError {
                 codes.append(error.code)
             }
         }
@@ -66,7 +66,7 @@ struct RedisConnectionFailureTests {
         let callsBefore = connection.statistics.callerSystemCalls
         let rejectionStart = ContinuousClock.now
         for _ in 0..<1000 {
-            let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("PING")) }
+            let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("PING")) }
             #expect(error?.code == .unavailable)
         }
         let rejectionTime = ContinuousClock.now - rejectionStart
@@ -139,7 +139,7 @@ struct RedisConnectionFailureTests {
         // Given a proxy that forwards 1,000 more bytes from the server and then closes
         proxy.mode = .cut(afterServerBytes: 1000)
         // When the 100 kB value is read, the reply is cut in the middle
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "big")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "big")) }
         #expect(error?.code == .connectionClosed)
         // Then with the proxy passing again the next request reconnects and reads the whole value
         proxy.mode = .pass
@@ -174,7 +174,7 @@ struct RedisConnectionFailureTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
             // Then all of them fail with the deadline error
-            #expect(results.allSatisfy { ($0 as? RedisError)?.code == .deadlineExceeded }, "\(mode)")
+            #expect(results.allSatisfy { ($0 as? ConnectionError)?.code == .deadlineExceeded }, "\(mode)")
             proxy.mode = .pass
             _ = try await retrying { try await connection.send(RESPCommand("PING")) }
         }
@@ -249,7 +249,7 @@ struct RedisConnectionFailureTests {
         while true {
             do {
                 return try await body()
-            } catch let error as RedisError where ContinuousClock.now - start < .seconds(30) {
+            } catch let error as ConnectionError where ContinuousClock.now - start < .seconds(30) {
                 _ = error
                 try await Task.sleep(for: .milliseconds(5))
             }

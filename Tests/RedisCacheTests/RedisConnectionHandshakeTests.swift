@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 /// Handshakes and replies a real Redis 7 does not give, against a scripted fake server on loopback.
 @Suite struct RedisConnectionHandshakeTests {
@@ -33,13 +33,13 @@ import Testing
         configuration.readTimeout = .seconds(2)
         configuration.keepAliveInterval = .seconds(60)
         let connection = try RedisConnection(configuration: configuration)
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("PING")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("PING")) }
         #expect(error?.code == .authenticationFailed)
         await connection.close()
     }
 
     @Test(arguments: [
-        ("-MOVED 3999 127.0.0.1:6381\r\n", RedisError.Code.moved),
+        ("-MOVED 3999 127.0.0.1:6381\r\n", ConnectionError.Code.moved),
         ("-ASK 3999 127.0.0.1:6381\r\n", .ask),
         ("-CROSSSLOT Keys in request don't hash to the same slot\r\n", .crossSlot),
         ("-READONLY You can't write against a read only replica.\r\n", .readOnly),
@@ -47,7 +47,7 @@ import Testing
         ("-OOM command not allowed when used memory > 'maxmemory'.\r\n", .outOfMemory),
         ("!11\r\nERR blobbed\r\n", .serverError),
     ])
-    func errorRepliesAreTypedAndKeepTheConnection(reply: String, code: RedisError.Code) async throws {
+    func errorRepliesAreTypedAndKeepTheConnection(reply: String, code: ConnectionError.Code) async throws {
         let server = try ScriptedServer { command in
             switch command.first {
             case "HELLO": return "%2\r\n+mode\r\n+standalone\r\n+role\r\n+master\r\n"
@@ -56,7 +56,7 @@ import Testing
             }
         }
         let connection = try RedisTesting.connection(port: server.port)
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "k")) }
         #expect(error?.code == code)
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
         #expect(connection.statistics.connects == 1)
@@ -72,7 +72,7 @@ import Testing
             }
         }
         let connection = try RedisTesting.connection(port: server.port)
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "k")) }
         #expect(error?.code == .protocolViolation)
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
         #expect(connection.statistics.reconnects == 1)
@@ -88,7 +88,7 @@ import Testing
         configuration.keepAliveInterval = .seconds(60)
         configuration.decoderLimits.maximumBulkLength = 1024
         let connection = try RedisConnection(configuration: configuration)
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "k")) }
         #expect(error?.code == .protocolViolation)
         await connection.close()
     }
@@ -96,7 +96,7 @@ import Testing
     @Test func aLoadingServerIsATypedErrorAtTheHandshake() async throws {
         let server = try ScriptedServer { _ in "-LOADING Redis is loading the dataset in memory\r\n" }
         let connection = try RedisTesting.connection(port: server.port)
-        let error = await #expect(throws: RedisError.self) { try await connection.send(RESPCommand("GET", "k")) }
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "k")) }
         #expect(error?.code == .loading)
         await connection.close()
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 /// Inline exchanges: a caller that finds the connection idle writes and reads on its own thread; a reply
 /// slower than the inline wait, and requests queued meanwhile, are the I/O thread's again.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import RedisCache
+@testable import RedisConnection
 
 /// Round trips and pipelining against a real `redis-server` child process.
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
@@ -33,7 +33,7 @@ struct RedisConnectionTests {
         let server = try RedisServer()
         let connection = try RedisTesting.connection(port: server.port)
         _ = try await connection.send(RESPCommand("SET", "text", "x"))
-        let error = await #expect(throws: RedisError.self) {
+        let error = await #expect(throws: ConnectionError.self) {
             try await connection.send(RESPCommand("INCR", "text"))
         }
         #expect(error?.code == .serverError)
@@ -78,7 +78,7 @@ struct RedisConnectionTests {
         var value = RESPCommand("SET", "big")
         value.append([UInt8](repeating: 7, count: 2 << 20))
         _ = try? await connection.send(value)  // the first may fit below the limit
-        let error = await #expect(throws: RedisError.self) {
+        let error = await #expect(throws: ConnectionError.self) {
             try await connection.send(value)
         }
         #expect(error?.code == .outOfMemory)
@@ -89,7 +89,7 @@ struct RedisConnectionTests {
         let primary = try RedisServer()
         let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
         let connection = try RedisTesting.connection(port: replica.port)
-        let error = await #expect(throws: RedisError.self) {
+        let error = await #expect(throws: ConnectionError.self) {
             try await connection.send(RESPCommand("PING"))
         }
         #expect(error?.code == .replica)
@@ -105,7 +105,7 @@ struct RedisConnectionTests {
             "--cluster-enabled", "yes", "--cluster-config-file", file.path, "--cluster-port", busPort,
         ])
         let connection = try RedisTesting.connection(port: server.port)
-        let error = await #expect(throws: RedisError.self) {
+        let error = await #expect(throws: ConnectionError.self) {
             try await connection.send(RESPCommand("PING"))
         }
         #expect(error?.code == .clusterMode)

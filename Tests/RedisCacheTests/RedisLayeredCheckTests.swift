@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import RedisCache
+@testable import RedisConnection
 
 /// Checks of the tier that another check backs up, each asserted by its own reason on a real server: a
 /// test here fails when that one layer is removed, even where the outcome (a miss, an error) would stay.
@@ -139,7 +140,7 @@ struct RedisLayeredCheckTests {
 
         // Then it fails with the deadline error well before the write deadline could have ended it (the bound
         // is a quarter of the write deadline: room for a loaded machine, not a speed measurement)
-        let error = #expect(throws: RedisError.self) { try result.get() }
+        let error = #expect(throws: ConnectionError.self) { try result.get() }
         #expect(error?.code == .deadlineExceeded)
         #expect(failedAt - start < .seconds(15))
         server.signal(SIGCONT)

@@ -2,6 +2,7 @@ import CacheCore
 import Testing
 
 @testable import RedisCache
+@testable import RedisConnection
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import RedisConnection
 
 // The steps the public operations share: naming, sending with typed errors, the epoch, the key check and
 // opening an envelope.
@@ -23,11 +24,16 @@ extension RedisCache {
         }
     }
 
-    /// Sends `command`, turning transport failures into `CacheError`s that name the server.
+    /// The first connection of the pool (the only one by default).
+    var connection: RedisConnection { pool.primary }
+
+    /// Sends `command`, turning transport failures into `CacheError`s that name the server, with the
+    /// public `RedisError` (the connection layer's code and message) as their cause.
     func send(_ command: RESPCommand) async throws -> RESPValue {
         do {
             return try await pool.send(command)
-        } catch let error as RedisError {
+        } catch let failure as ConnectionError {
+            let error = RedisError(failure)
             // Codes an app holding `any Cache` may need to tell apart live in CacheError (Overview.md, "Where
             // a code lives"); the transport's own detail stays in the `RedisError` cause.
             let code: CacheError.Code =

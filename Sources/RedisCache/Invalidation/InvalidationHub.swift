@@ -1,4 +1,5 @@
 import CacheCore
+import RedisConnection
 
 /// The Redis tier's side of invalidation: its observers, its tracking listener, the names it can map
 /// back to keys, and the translation of tracking messages into ``CacheInvalidation``s.

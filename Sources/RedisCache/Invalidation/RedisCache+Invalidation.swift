@@ -1,4 +1,5 @@
 import CacheCore
+import RedisConnection
 
 extension RedisCache: CacheInvalidationSource {
     /// Registers `observer` for the changes other clients (and this tier's own writes) make to this

@@ -1,4 +1,5 @@
 import Foundation
+import RedisConnection
 
 /// The dedicated RESP3 connection that receives the server's client-tracking messages for one
 /// namespace: `CLIENT TRACKING on BCAST PREFIX strata:v1:<namespace>: NOLOOP`, then a read loop on a
@@ -43,7 +44,7 @@ final class TrackingListener: Sendable {
         /// A push from the server.
         case push(RESPValue)
         /// The connection failed, or a connect attempt did; changes may be missed until ``enabled``.
-        case lost(RedisError)
+        case lost(ConnectionError)
     }
 
     let settings: Settings
@@ -104,7 +105,7 @@ final class TrackingListener: Sendable {
         let origin = ContinuousClock.now
         while !stopping {
             var socket: Socket?
-            do throws(RedisError) {
+            do throws(ConnectionError) {
                 var decoder = RESPDecoder(limits: settings.decoderLimits)
                 let opened = try open(&decoder, onEvent)
                 socket = opened
@@ -125,29 +126,31 @@ final class TrackingListener: Sendable {
 
     /// Connects to the first address that accepts and completes the handshake (the first failure is the
     /// one thrown when none does).
-    private func open(_ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void) throws(RedisError) -> Socket {
-        var firstFailure: RedisError?
+    private func open(
+        _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
+    ) throws(ConnectionError) -> Socket {
+        var firstFailure: ConnectionError?
         let addresses =
             [RedisCacheConfiguration.Address(host: settings.host, port: settings.port)] + settings.fallbackAddresses
         for address in addresses {
-            do throws(RedisError) {
+            do throws(ConnectionError) {
                 decoder = RESPDecoder(limits: settings.decoderLimits)
                 return try open(address, &decoder, onEvent)
             } catch {
                 if firstFailure == nil { firstFailure = error }
             }
         }
-        throw firstFailure ?? RedisError(.connectFailed, "no address to connect to")
+        throw firstFailure ?? ConnectionError(.connectFailed, "no address to connect to")
     }
 
     /// Connects to `address`, runs `HELLO 3` and turns tracking on.
     private func open(
         _ address: RedisCacheConfiguration.Address, _ decoder: inout RESPDecoder,
         _ onEvent: @Sendable (Event) -> Void
-    ) throws(RedisError) -> Socket {
+    ) throws(ConnectionError) -> Socket {
         let socket = try Socket.connect(
             host: address.host, port: address.port, deadline: .now.advanced(by: settings.connectTimeout))
-        do throws(RedisError) {
+        do throws(ConnectionError) {
             var hello = RESPCommand("HELLO", "3")
             if let password = settings.password {
                 hello.append("AUTH")
@@ -159,7 +162,7 @@ final class TrackingListener: Sendable {
             let greeting = try exchange(hello, on: socket, &decoder, onEvent)
             guard case .map = greeting else {
                 // Pushes on the connection that asks for them need RESP3 (Redis 6 or later).
-                throw RedisError(
+                throw ConnectionError(
                     .protocolViolation, "the server did not accept HELLO 3 (\(greeting)); tracking needs RESP3")
             }
             var tracking = RESPCommand("CLIENT", "TRACKING", "on", "BCAST", "PREFIX")
@@ -167,7 +170,7 @@ final class TrackingListener: Sendable {
             tracking.append("NOLOOP")
             let reply = try exchange(tracking, on: socket, &decoder, onEvent)
             guard reply == .simpleString("OK") else {
-                throw RedisError(.protocolViolation, "CLIENT TRACKING answered \(reply)")
+                throw ConnectionError(.protocolViolation, "CLIENT TRACKING answered \(reply)")
             }
             return socket
         } catch {
@@ -180,7 +183,7 @@ final class TrackingListener: Sendable {
     private func serve(
         _ socket: Socket, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
     )
-        throws(RedisError)
+        throws(ConnectionError)
     {
         var lastByte = ContinuousClock.now
         var pingSentAt: ContinuousClock.Instant?
@@ -188,7 +191,7 @@ final class TrackingListener: Sendable {
         while !stopping {
             let now = ContinuousClock.now
             if let pingSentAt, now >= pingSentAt.advanced(by: settings.readTimeout) {
-                throw RedisError(.deadlineExceeded, "the tracking connection did not answer PING in time")
+                throw ConnectionError(.deadlineExceeded, "the tracking connection did not answer PING in time")
             }
             if pingSentAt == nil, now >= lastByte.advanced(by: settings.keepAliveInterval) {
                 try write(RESPEncoder.encode(RESPCommand("PING")), to: socket)
@@ -210,7 +213,7 @@ final class TrackingListener: Sendable {
                         if case .push = value {
                             onEvent(.push(value))
                         } else if let message = value.errorMessage {
-                            throw RedisError.reply(message)
+                            throw ConnectionError.reply(message)
                         } else {
                             pingSentAt = nil  // the PONG
                         }
@@ -219,7 +222,7 @@ final class TrackingListener: Sendable {
                 case .wouldBlock:
                     break reading
                 case .endOfStream, .failed:
-                    throw RedisError(.connectionClosed, "the server closed the tracking connection")
+                    throw ConnectionError(.connectionClosed, "the server closed the tracking connection")
                 }
             }
         }
@@ -229,7 +232,7 @@ final class TrackingListener: Sendable {
     /// first are reported.
     private func exchange(
         _ command: RESPCommand, on socket: Socket, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
-    ) throws(RedisError) -> RESPValue {
+    ) throws(ConnectionError) -> RESPValue {
         try write(RESPEncoder.encode(command), to: socket)
         let deadline = ContinuousClock.now.advanced(by: settings.readTimeout)
         var chunk = [UInt8](repeating: 0, count: 4 << 10)
@@ -239,7 +242,7 @@ final class TrackingListener: Sendable {
                     onEvent(.push(reply))
                     continue
                 }
-                if let message = reply.errorMessage { throw RedisError.reply(message) }
+                if let message = reply.errorMessage { throw ConnectionError.reply(message) }
                 return reply
             }
             switch chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) {
@@ -247,15 +250,16 @@ final class TrackingListener: Sendable {
                 decoder.append(chunk[0..<count])
             case .wouldBlock:
                 guard !stopping, socket.wait(forWriting: false, until: deadline) else {
-                    throw RedisError(.deadlineExceeded, "the tracking connection's handshake missed its deadline")
+                    throw ConnectionError(.deadlineExceeded, "the tracking connection's handshake missed its deadline")
                 }
             case .endOfStream, .failed:
-                throw RedisError(.connectionClosed, "the server closed the tracking connection during its handshake")
+                throw ConnectionError(
+                    .connectionClosed, "the server closed the tracking connection during its handshake")
             }
         }
     }
 
-    private func write(_ bytes: [UInt8], to socket: Socket) throws(RedisError) {
+    private func write(_ bytes: [UInt8], to socket: Socket) throws(ConnectionError) {
         var sent = 0
         let deadline = ContinuousClock.now.advanced(by: settings.writeTimeout)
         while sent < bytes.count {
@@ -264,10 +268,10 @@ final class TrackingListener: Sendable {
                 sent += count
             case .wouldBlock:
                 guard socket.wait(forWriting: true, until: deadline) else {
-                    throw RedisError(.deadlineExceeded, "the tracking connection missed its write deadline")
+                    throw ConnectionError(.deadlineExceeded, "the tracking connection missed its write deadline")
                 }
             case .endOfStream, .failed:
-                throw RedisError(.connectionClosed, "the tracking connection failed while writing")
+                throw ConnectionError(.connectionClosed, "the tracking connection failed while writing")
             }
         }
     }

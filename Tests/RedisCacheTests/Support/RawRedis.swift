@@ -1,5 +1,6 @@
 import Foundation
 import RedisCache
+import RedisConnection
 
 /// What a test sees through a plain connection, as an operator with `redis-cli` would.
 struct RawRedis {

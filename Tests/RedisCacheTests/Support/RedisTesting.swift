@@ -1,5 +1,6 @@
 import Foundation
 import RedisCache
+import RedisConnection
 
 #if canImport(Darwin)
 import Darwin

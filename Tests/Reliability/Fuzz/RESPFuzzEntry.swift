@@ -1,4 +1,4 @@
-import RedisCache
+import RedisConnection
 
 /// The RESP3 reply decoder's fuzz target (`STRATA_FUZZ_TARGET=resp`, Docs/Reliability.md).
 ///

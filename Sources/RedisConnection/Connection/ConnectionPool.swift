@@ -1,7 +1,7 @@
 import CacheCore
 
 /// A few ``RedisConnection``s to one server, and the choice of one per request: the Redis tier's
-/// transport when ``RedisCacheConfiguration/connectionCount`` is above 1.
+/// transport when its configuration's `connectionCount` is above 1.
 ///
 /// - **Choice.** Each request goes to the connection with the fewest requests in flight, the lowest index
 ///   on a tie, skipping connections whose breaker is open while another is not. A sequential caller so
@@ -16,9 +16,9 @@ import CacheCore
 ///
 /// Thread safety: every method may be called from any thread or task; the in-flight counts are under a
 /// lock held for a few instructions.
-final class ConnectionPool: Sendable {
+package final class ConnectionPool: Sendable {
     /// The connections, in choice order; never empty.
-    let connections: [RedisConnection]
+    package let connections: [RedisConnection]
     private let inFlight: Locked<[Int]>
 
     /// Creates `count` connections with one configuration and starts their I/O threads; each connects on
@@ -28,7 +28,7 @@ final class ConnectionPool: Sendable {
     ///   - count: How many connections, at least 1.
     ///   - configuration: Server, credentials and deadlines shared by all of them.
     /// - Throws: What ``RedisConnection/init(configuration:)`` throws; connections already made are closed.
-    init(count: Int, configuration: RedisConnection.Configuration) throws(RedisError) {
+    package init(count: Int, configuration: RedisConnection.Configuration) throws(ConnectionError) {
         var connections: [RedisConnection] = []
         for _ in 0..<max(1, count) {
             // A connection released here closes itself (its deinit stops its thread).
@@ -39,14 +39,14 @@ final class ConnectionPool: Sendable {
     }
 
     /// The first connection: the one a sequential caller uses, and the one tests inspect.
-    var primary: RedisConnection { connections[0] }
+    package var primary: RedisConnection { connections[0] }
 
     /// Sends `command` on the connection ``choose()`` picks and waits for its reply.
     ///
     /// - Parameter command: The command.
     /// - Returns: The server's reply.
     /// - Throws: What ``RedisConnection/send(_:)`` throws.
-    func send(_ command: RESPCommand) async throws -> RESPValue {
+    package func send(_ command: RESPCommand) async throws -> RESPValue {
         guard connections.count > 1 else { return try await connections[0].send(command) }
         let index = choose()
         defer { release(index) }
@@ -79,7 +79,7 @@ final class ConnectionPool: Sendable {
     }
 
     /// Every connection's counters added up.
-    var statistics: RedisConnection.Statistics {
+    package var statistics: RedisConnection.Statistics {
         connections.map(\.statistics).reduce(into: RedisConnection.Statistics()) { total, next in
             total.connects += next.connects
             total.reconnects += next.reconnects
@@ -95,15 +95,10 @@ final class ConnectionPool: Sendable {
     }
 
     /// Whether every connection's breaker is open, so that every request fails at once.
-    var isUnavailable: Bool { connections.allSatisfy { $0.state == .unavailable } }
+    package var isUnavailable: Bool { connections.allSatisfy { $0.state == .unavailable } }
 
     /// Closes every connection; returns once their threads have exited.
-    func close() async {
+    package func close() async {
         for connection in connections { await connection.close() }
     }
-}
-
-extension RedisCache {
-    /// The first connection of the pool (the only one by default).
-    var connection: RedisConnection { pool.primary }
 }

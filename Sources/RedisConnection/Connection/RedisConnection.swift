@@ -8,16 +8,16 @@ import CacheCore
 /// - **Deadlines.** A request must be written within ``Configuration/writeTimeout`` and answered within
 ///   ``Configuration/readTimeout`` of being written; connecting has ``Configuration/connectTimeout``.
 ///   When one passes, every request pending on the connection fails with
-///   ``RedisError/Code/deadlineExceeded`` and the connection closes (its reply stream can no longer be
+///   ``ConnectionError/Code/deadlineExceeded`` and the connection closes (its reply stream can no longer be
 ///   matched); the next request reconnects.
 /// - **Cancellation.** A cancelled caller gets `CancellationError` at once; its request stays in the FIFO
 ///   and its reply is read and dropped, so the connection survives.
 /// - **Failures.** A lost connection or failed attempt is retried with exponential backoff and full jitter
 ///   (``CircuitBreaker``). After ``CircuitBreaker/failureThreshold`` consecutive failures the breaker
-///   opens: requests fail at once with ``RedisError/Code/unavailable``, with one lock and no system call,
+///   opens: requests fail at once with ``ConnectionError/Code/unavailable``, with one lock and no system call,
 ///   while the I/O thread probes once per backoff interval; the first success closes it.
 /// - **Handshake.** `HELLO 3` with `AUTH` and `SETNAME`, falling back to RESP2 and `AUTH`; a cluster node
-///   or a replica is refused with ``RedisError/Code/clusterMode`` or ``RedisError/Code/replica``.
+///   or a replica is refused with ``ConnectionError/Code/clusterMode`` or ``ConnectionError/Code/replica``.
 /// - **Keep-alive.** A `PING` after ``Configuration/keepAliveInterval`` of silence, so a peer that died
 ///   without closing is noticed within that interval plus the read deadline.
 ///
@@ -38,18 +38,18 @@ import CacheCore
 /// Thread safety: every method may be called from any thread or task. Socket I/O happens on the
 /// connection's dedicated thread, or, for an inline exchange, on the caller's thread for at most the
 /// inline wait (it never sleeps in the kernel); an `async` caller whose reply is not inline is resumed from
-/// the I/O thread. Error replies are thrown as ``RedisError`` (see ``RedisError/reply(_:)``).
+/// the I/O thread. Error replies are thrown as ``ConnectionError`` (see ``ConnectionError/reply(_:)``).
 package final class RedisConnection: Sendable {
     private let core: ConnectionCore
 
     /// Creates a connection and starts its I/O thread; it connects lazily, on the first request.
     ///
     /// - Parameter configuration: Server, credentials and deadlines.
-    /// - Throws: ``RedisError`` with code ``RedisError/Code/connectFailed`` when the process has no file
+    /// - Throws: ``ConnectionError`` with code ``ConnectionError/Code/connectFailed`` when the process has no file
     ///   descriptor left for the I/O thread's wake-up pipe.
-    package init(configuration: Configuration) throws(RedisError) {
+    package init(configuration: Configuration) throws(ConnectionError) {
         guard let wakePipe = WakePipe() else {
-            throw RedisError(.connectFailed, "cannot create the I/O thread's wake-up pipe (out of descriptors?)")
+            throw ConnectionError(.connectFailed, "cannot create the I/O thread's wake-up pipe (out of descriptors?)")
         }
         core = ConnectionCore(configuration: configuration, wakePipe: wakePipe)
         IOLoop.start(core: core)
@@ -75,7 +75,7 @@ package final class RedisConnection: Sendable {
     ///
     /// - Parameter command: The command.
     /// - Returns: The server's reply; never an error reply.
-    /// - Throws: ``RedisError`` for an error reply (typed by ``RedisError/reply(_:)``), a missed deadline,
+    /// - Throws: ``ConnectionError`` for an error reply (typed by ``ConnectionError/reply(_:)``), a missed deadline,
     ///   a lost connection, an open breaker or a malformed reply; `CancellationError` at once when the task
     ///   is cancelled (the connection stays up).
     package func send(_ command: RESPCommand) async throws -> RESPValue {
@@ -113,7 +113,7 @@ package final class RedisConnection: Sendable {
         _ = core.submit(command, completion: completion)
     }
 
-    /// Closes the connection: requests still pending fail with ``RedisError/Code/connectionClosed``,
+    /// Closes the connection: requests still pending fail with ``ConnectionError/Code/connectionClosed``,
     /// later ones are refused. Returns once the I/O thread has closed its socket and exited.
     package func close() async {
         core.close()

@@ -38,7 +38,7 @@ package struct CircuitBreaker: Sendable, Equatable {
         self.maximumDelay = max(minimumDelay, maximumDelay)
     }
 
-    /// Whether requests should fail at once with ``RedisError/Code/unavailable``.
+    /// Whether requests should fail at once with ``ConnectionError/Code/unavailable``.
     package var isOpen: Bool { consecutiveFailures >= failureThreshold }
 
     /// The backoff ceiling after `failures` consecutive failures: `min(maximumDelay, minimumDelay · 2ⁿ⁻¹)`.

@@ -7,7 +7,7 @@
 /// aggregates (`$?`, `*?`), which servers do not send today, are rejected.
 ///
 /// Every length, every CRLF and every number is validated. Anything malformed, or over ``Limits``, throws
-/// ``RedisError/Code/protocolViolation`` before memory is set aside for it; after that the decoder keeps
+/// ``ConnectionError/Code/protocolViolation`` before memory is set aside for it; after that the decoder keeps
 /// throwing the same error, since the stream can no longer be framed.
 ///
 /// ```swift
@@ -24,7 +24,7 @@ package struct RESPDecoder: Sendable {
     package let limits: Limits
     private var buffer: [UInt8] = []
     private var start = 0
-    private var failure: RedisError?
+    private var failure: ConnectionError?
 
     /// Creates a decoder with nothing buffered.
     ///
@@ -51,17 +51,17 @@ package struct RESPDecoder: Sendable {
     /// Takes the next complete reply out of the buffer.
     ///
     /// - Returns: The reply, or `nil` when the buffer holds only part of one (nothing is consumed).
-    /// - Throws: ``RedisError`` with code ``RedisError/Code/protocolViolation`` when the bytes are not
+    /// - Throws: ``ConnectionError`` with code ``ConnectionError/Code/protocolViolation`` when the bytes are not
     ///   valid RESP or exceed ``limits``; every later call throws it again.
     /// - Complexity: O(n) in the buffered bytes; a reply that arrives in many pieces is parsed again from
     ///   its start on each call.
-    package mutating func next() throws(RedisError) -> RESPValue? {
+    package mutating func next() throws(ConnectionError) -> RESPValue? {
         if let failure { throw failure }
         var parser = RESPParser(bytes: buffer, position: start, limits: limits)
-        do throws(RedisError) {
+        do throws(ConnectionError) {
             guard let value = try parser.value(depth: 0) else {
                 if bufferedByteCount > limits.maximumFrameLength {
-                    throw RedisError(
+                    throw ConnectionError(
                         .protocolViolation,
                         "a reply exceeds the maximum frame length of \(limits.maximumFrameLength) bytes")
                 }

@@ -30,7 +30,7 @@ package struct RESPCommand: Sendable, Equatable {
     }
 
     /// `MGET` as bytes, made once: the tier's every read starts with it.
-    static let mget = Array("MGET".utf8)
+    package static let mget = Array("MGET".utf8)
 
     /// Appends one argument.
     ///

@@ -21,7 +21,7 @@ struct RESPParser {
     // MARK: - Values
 
     /// Parses one value whose enclosing aggregates are `depth` deep.
-    mutating func value(depth: Int) throws(RedisError) -> RESPValue? {
+    mutating func value(depth: Int) throws(ConnectionError) -> RESPValue? {
         guard position < bytes.count else { return nil }
         let marker = bytes[position]
         position += 1
@@ -84,7 +84,7 @@ struct RESPParser {
     // MARK: - Framing
 
     /// The bytes up to the next CRLF, which is consumed; a lone CR or LF inside the line is malformed.
-    private mutating func line() throws(RedisError) -> ArraySlice<UInt8>? {
+    private mutating func line() throws(ConnectionError) -> ArraySlice<UInt8>? {
         let end = min(bytes.count, position + limits.maximumLineLength + 2)
         var index = position
         while index < end {
@@ -106,7 +106,7 @@ struct RESPParser {
     }
 
     /// A length header: `-1` (only where `allowsNull`) or a non-negative decimal without sign or padding.
-    private mutating func length(allowsNull: Bool, maximum: Int, what: String) throws(RedisError) -> Int?? {
+    private mutating func length(allowsNull: Bool, maximum: Int, what: String) throws(ConnectionError) -> Int?? {
         guard let text = try line() else { return nil }
         if allowsNull, text.elementsEqual("-1".utf8) { return .some(nil) }
         if text.first == UInt8(ascii: "?") { throw Self.violation("streamed \(what)s are not supported") }
@@ -123,7 +123,7 @@ struct RESPParser {
     }
 
     /// `<length>\r\n<bytes>\r\n`; `.some(nil)` for RESP2's null `-1`.
-    private mutating func blob(allowsNull: Bool) throws(RedisError) -> [UInt8]?? {
+    private mutating func blob(allowsNull: Bool) throws(ConnectionError) -> [UInt8]?? {
         guard let header = try length(allowsNull: allowsNull, maximum: limits.maximumBulkLength, what: "blob")
         else { return nil }
         guard let count = header else { return .some(nil) }
@@ -137,7 +137,7 @@ struct RESPParser {
     }
 
     /// `<count>\r\n` and that many values one level deeper; `.some(nil)` for RESP2's null array.
-    private mutating func elements(depth: Int, allowsNull: Bool) throws(RedisError) -> [RESPValue]?? {
+    private mutating func elements(depth: Int, allowsNull: Bool) throws(ConnectionError) -> [RESPValue]?? {
         guard depth < limits.maximumDepth else {
             throw Self.violation("replies nest deeper than \(limits.maximumDepth) levels")
         }
@@ -155,7 +155,7 @@ struct RESPParser {
     }
 
     /// `<count>\r\n` and that many key–value pairs one level deeper.
-    private mutating func pairs(depth: Int) throws(RedisError) -> [RESPValue.Pair]? {
+    private mutating func pairs(depth: Int) throws(ConnectionError) -> [RESPValue.Pair]? {
         guard depth < limits.maximumDepth else {
             throw Self.violation("replies nest deeper than \(limits.maximumDepth) levels")
         }
@@ -173,14 +173,14 @@ struct RESPParser {
 
     // MARK: - Numbers
 
-    private static func integer(_ text: ArraySlice<UInt8>) throws(RedisError) -> Int64 {
+    private static func integer(_ text: ArraySlice<UInt8>) throws(ConnectionError) -> Int64 {
         guard let value = Int64(String(decoding: text, as: UTF8.self)) else {
             throw violation("an integer (:) is not a signed 64-bit decimal")
         }
         return value
     }
 
-    private static func double(_ text: ArraySlice<UInt8>) throws(RedisError) -> Double {
+    private static func double(_ text: ArraySlice<UInt8>) throws(ConnectionError) -> Double {
         let string = String(decoding: text, as: UTF8.self)
         switch string {
         case "inf", "+inf": return .infinity
@@ -195,7 +195,7 @@ struct RESPParser {
         return value
     }
 
-    private static func bigNumber(_ text: ArraySlice<UInt8>) throws(RedisError) -> String {
+    private static func bigNumber(_ text: ArraySlice<UInt8>) throws(ConnectionError) -> String {
         let digits = text.first == UInt8(ascii: "-") || text.first == UInt8(ascii: "+") ? text.dropFirst() : text
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
             throw violation("a big number (() is not a decimal integer")
@@ -203,7 +203,7 @@ struct RESPParser {
         return String(decoding: text, as: UTF8.self)
     }
 
-    private static func violation(_ message: String) -> RedisError {
-        RedisError(.protocolViolation, message)
+    private static func violation(_ message: String) -> ConnectionError {
+        ConnectionError(.protocolViolation, message)
     }
 }

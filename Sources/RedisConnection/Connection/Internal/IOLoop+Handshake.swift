@@ -8,17 +8,17 @@ extension IOLoop {
     ///
     /// The configuration's address first, then each fallback address in order; the first failure is the
     /// one thrown when none can be used.
-    func open() throws(RedisError) -> Socket {
+    func open() throws(ConnectionError) -> Socket {
         let configuration = configuration
-        var firstFailure: RedisError?
+        var firstFailure: ConnectionError?
         let addresses =
-            [RedisCacheConfiguration.Address(host: configuration.host, port: configuration.port)]
+            [RedisConnection.Address(host: configuration.host, port: configuration.port)]
             + configuration.fallbackAddresses
         for address in addresses {
-            do throws(RedisError) {
+            do throws(ConnectionError) {
                 let socket = try Socket.connect(
                     host: address.host, port: address.port, deadline: .now.advanced(by: configuration.connectTimeout))
-                do throws(RedisError) {
+                do throws(ConnectionError) {
                     try handshake(socket)
                     return socket
                 } catch {
@@ -29,10 +29,10 @@ extension IOLoop {
                 if firstFailure == nil { firstFailure = error }
             }
         }
-        throw firstFailure ?? RedisError(.connectFailed, "no address to connect to")
+        throw firstFailure ?? ConnectionError(.connectFailed, "no address to connect to")
     }
 
-    private func handshake(_ socket: Socket) throws(RedisError) {
+    private func handshake(_ socket: Socket) throws(ConnectionError) {
         var hello = RESPCommand("HELLO", "3")
         if let password = configuration.password {
             hello.append("AUTH")
@@ -50,18 +50,18 @@ extension IOLoop {
             return
         }
         guard case .map(let fields) = reply else {
-            throw RedisError(.protocolViolation, "HELLO did not answer with a map")
+            throw ConnectionError(.protocolViolation, "HELLO did not answer with a map")
         }
         let field = { (name: String) in fields.first { $0.key.string == name }?.value.string }
         if let mode = field("mode"), mode != "standalone" {
-            throw RedisError(.clusterMode, "the server runs in \(mode) mode; a standalone primary is required")
+            throw ConnectionError(.clusterMode, "the server runs in \(mode) mode; a standalone primary is required")
         }
         if let role = field("role"), role != "master" {
-            throw RedisError(.replica, "the server is a \(role); a writable primary is required")
+            throw ConnectionError(.replica, "the server is a \(role); a writable primary is required")
         }
     }
 
-    private func handshakeRESP2(_ socket: Socket) throws(RedisError) {
+    private func handshakeRESP2(_ socket: Socket) throws(ConnectionError) {
         if let password = configuration.password {
             var auth = RESPCommand("AUTH")
             if let username = configuration.username { auth.append(username) }
@@ -71,17 +71,18 @@ extension IOLoop {
         _ = try exchange(RESPCommand("CLIENT", "SETNAME", configuration.clientName), on: socket)
         let role = try exchange(RESPCommand("ROLE"), on: socket)
         if case .array(let parts) = role, let name = parts.first?.string, name != "master" {
-            throw RedisError(.replica, "the server is a \(name); a writable primary is required")
+            throw ConnectionError(.replica, "the server is a \(name); a writable primary is required")
         }
     }
 
-    private static func handshakeError(_ message: String) -> RedisError {
-        let error = RedisError.reply(message)
-        return error.code == .serverError ? RedisError(.authenticationFailed, "handshake refused: \(message)") : error
+    private static func handshakeError(_ message: String) -> ConnectionError {
+        let error = ConnectionError.reply(message)
+        return error.code == .serverError
+            ? ConnectionError(.authenticationFailed, "handshake refused: \(message)") : error
     }
 
     /// Sends one command and waits for its reply, within the write and read deadlines.
-    private func exchange(_ command: RESPCommand, on socket: Socket) throws(RedisError) -> RESPValue {
+    private func exchange(_ command: RESPCommand, on socket: Socket) throws(ConnectionError) -> RESPValue {
         let bytes = RESPEncoder.encode(command)
         var sent = 0
         let writeDeadline = ContinuousClock.now.advanced(by: configuration.writeTimeout)
@@ -90,10 +91,10 @@ extension IOLoop {
             case .bytes(let count): sent += count
             case .wouldBlock:
                 guard socket.wait(forWriting: true, until: writeDeadline) else {
-                    throw RedisError(.deadlineExceeded, "the handshake missed its write deadline")
+                    throw ConnectionError(.deadlineExceeded, "the handshake missed its write deadline")
                 }
             case .endOfStream, .failed:
-                throw RedisError(.connectionClosed, "the connection failed during the handshake")
+                throw ConnectionError(.connectionClosed, "the connection failed during the handshake")
             }
         }
         let readDeadline = ContinuousClock.now.advanced(by: configuration.readTimeout)
@@ -106,10 +107,10 @@ extension IOLoop {
             case .bytes(let count): decoder.append(readChunk[0..<count])
             case .wouldBlock:
                 guard socket.wait(forWriting: false, until: readDeadline) else {
-                    throw RedisError(.deadlineExceeded, "the handshake missed its read deadline")
+                    throw ConnectionError(.deadlineExceeded, "the handshake missed its read deadline")
                 }
             case .endOfStream, .failed:
-                throw RedisError(.connectionClosed, "the server closed the connection during the handshake")
+                throw ConnectionError(.connectionClosed, "the server closed the connection during the handshake")
             }
         }
     }

@@ -37,7 +37,7 @@ final class SocketSession: @unchecked Sendable {
         /// then `writtenAt` is when the last byte went out); the I/O thread takes over.
         case unfinished(unwritten: ArraySlice<UInt8>, writtenAt: ContinuousClock.Instant?)
         /// The socket or the reply stream failed; the I/O thread drops the connection with this error.
-        case failed(RedisError, unwritten: ArraySlice<UInt8>, writtenAt: ContinuousClock.Instant?)
+        case failed(ConnectionError, unwritten: ArraySlice<UInt8>, writtenAt: ContinuousClock.Instant?)
     }
 
     /// Writes `command` and waits up to `wait` for its reply, yielding the processor between reads.
@@ -47,7 +47,8 @@ final class SocketSession: @unchecked Sendable {
     /// nothing else is in flight on the socket (the first reply is this request's).
     func exchange(_ command: RESPCommand, wait: Duration) -> InlineOutcome {
         guard let socket else {
-            return .failed(RedisError(.connectionClosed, "the connection was closed"), unwritten: [], writtenAt: nil)
+            return .failed(
+                ConnectionError(.connectionClosed, "the connection was closed"), unwritten: [], writtenAt: nil)
         }
         output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
         RESPEncoder.encode(command, into: &output)
@@ -62,14 +63,14 @@ final class SocketSession: @unchecked Sendable {
                 return .unfinished(unwritten: output[written...], writtenAt: nil)
             case .endOfStream, .failed:
                 return .failed(
-                    RedisError(.connectionClosed, "the connection failed while writing"),
+                    ConnectionError(.connectionClosed, "the connection failed while writing"),
                     unwritten: output[written...], writtenAt: nil)
             }
         }
         let writtenAt = ContinuousClock.now
         let giveUpAt = writtenAt.advanced(by: wait)
         while true {
-            do throws(RedisError) {
+            do throws(ConnectionError) {
                 while let reply = try decoder.next() {
                     // Pushes only come with tracking or pub/sub, and connections with a push handler never
                     // lend their socket; one arriving here has no reader.
@@ -90,7 +91,7 @@ final class SocketSession: @unchecked Sendable {
                 sched_yield()
             case .endOfStream, .failed:
                 return .failed(
-                    RedisError(.connectionClosed, "the server closed the connection"), unwritten: [],
+                    ConnectionError(.connectionClosed, "the server closed the connection"), unwritten: [],
                     writtenAt: writtenAt)
             }
         }

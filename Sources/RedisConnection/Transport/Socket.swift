@@ -8,12 +8,12 @@ import Glibc
 /// once here. Nothing above this file calls the C socket API.
 ///
 /// Not thread-safe: a socket is used by the one I/O thread of its connection.
-struct Socket {
+package struct Socket {
     /// The file descriptor, open until ``close()``.
-    let descriptor: Int32
+    package let descriptor: Int32
 
     /// What a read or write did.
-    enum Progress: Equatable {
+    package enum Progress: Equatable {
         /// This many bytes moved.
         case bytes(Int)
         /// Nothing now; poll before trying again.
@@ -27,17 +27,19 @@ struct Socket {
     /// Connects to `host:port`, trying each address `getaddrinfo` returns, until `deadline`.
     ///
     /// Name resolution blocks the calling thread (the connection's I/O thread, never the cooperative pool).
-    static func connect(host: String, port: Int, deadline: ContinuousClock.Instant) throws(RedisError) -> Socket {
+    package static func connect(
+        host: String, port: Int, deadline: ContinuousClock.Instant
+    ) throws(ConnectionError) -> Socket {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = streamType
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let first = list else {
-            throw RedisError(.connectFailed, "cannot resolve \(host):\(port) (getaddrinfo \(status))")
+            throw ConnectionError(.connectFailed, "cannot resolve \(host):\(port) (getaddrinfo \(status))")
         }
         defer { freeaddrinfo(first) }
-        var lastError = RedisError(.connectFailed, "no address for \(host):\(port)")
+        var lastError = ConnectionError(.connectFailed, "no address for \(host):\(port)")
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let address = next {
             next = address.pointee.ai_next
@@ -54,28 +56,28 @@ struct Socket {
     private static func connect(
         to address: addrinfo, deadline: ContinuousClock.Instant, name: String
     )
-        throws(RedisError) -> Socket
+        throws(ConnectionError) -> Socket
     {
         let descriptor = socket(address.ai_family, streamType, 0)
-        guard descriptor >= 0 else { throw RedisError(.connectFailed, "socket(2) failed: \(errorText(errno))") }
+        guard descriptor >= 0 else { throw ConnectionError(.connectFailed, "socket(2) failed: \(errorText(errno))") }
         let socket = Socket(descriptor: descriptor)
         socket.configure()
         if systemConnect(descriptor, address.ai_addr, address.ai_addrlen) != 0 {
             let code = errno
             guard code == EINPROGRESS || code == EINTR else {
                 socket.close()
-                throw RedisError(.connectFailed, "connect to \(name) failed: \(errorText(code))")
+                throw ConnectionError(.connectFailed, "connect to \(name) failed: \(errorText(code))")
             }
             guard socket.wait(forWriting: true, until: deadline) else {
                 socket.close()
-                throw RedisError(.deadlineExceeded, "connect to \(name) missed its deadline")
+                throw ConnectionError(.deadlineExceeded, "connect to \(name) missed its deadline")
             }
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &failure, &length)
             guard failure == 0 else {
                 socket.close()
-                throw RedisError(.connectFailed, "connect to \(name) failed: \(errorText(failure))")
+                throw ConnectionError(.connectFailed, "connect to \(name) failed: \(errorText(failure))")
             }
         }
         return socket
@@ -94,7 +96,7 @@ struct Socket {
     }
 
     /// Reads what is available into `buffer`.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Progress {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> Progress {
         while true {
             let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
             if count > 0 { return .bytes(count) }
@@ -106,7 +108,7 @@ struct Socket {
     }
 
     /// Writes what the kernel takes of `bytes`.
-    func write(_ bytes: UnsafeRawBufferPointer) -> Progress {
+    package func write(_ bytes: UnsafeRawBufferPointer) -> Progress {
         while true {
             let count = send(descriptor, bytes.baseAddress, bytes.count, sendFlags)
             if count >= 0 { return .bytes(count) }
@@ -117,7 +119,7 @@ struct Socket {
     }
 
     /// Waits until the socket is writable (or readable) or `deadline` passes; `false` on the deadline.
-    func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
+    package func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
         var entry = pollfd(fd: descriptor, events: Int16(forWriting ? POLLOUT : POLLIN), revents: 0)
         while true {
             let ready = poll(&entry, 1, Socket.milliseconds(until: deadline))
@@ -128,7 +130,7 @@ struct Socket {
     }
 
     /// Closes the descriptor.
-    func close() {
+    package func close() {
         #if canImport(Darwin)
         _ = Darwin.close(descriptor)
         #else
@@ -137,7 +139,7 @@ struct Socket {
     }
 
     /// A `poll(2)` timeout: the milliseconds until `deadline`, rounded up, at least 0.
-    static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+    package static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else { return 0 }
         let (seconds, attoseconds) = left.components

@@ -15,7 +15,7 @@ extension IOLoop {
             guard self.socket != nil else { return }
             now = ContinuousClock.now
             if let deadline = nextDeadline(), deadline <= now {
-                drop(RedisError(.deadlineExceeded, deadlineMessage()), countsAsFailure: true)
+                drop(ConnectionError(.deadlineExceeded, deadlineMessage()), countsAsFailure: true)
                 return
             }
         }
@@ -80,7 +80,7 @@ extension IOLoop {
                 writes += 1
             case .wouldBlock: return true
             case .endOfStream, .failed:
-                drop(RedisError(.connectionClosed, "the connection failed while writing"), countsAsFailure: true)
+                drop(ConnectionError(.connectionClosed, "the connection failed while writing"), countsAsFailure: true)
                 return false
             }
             let now = ContinuousClock.now
@@ -107,14 +107,14 @@ extension IOLoop {
             case .bytes(let count):
                 lastActivity = .now
                 decoder.append(readChunk[0..<count])
-                do throws(RedisError) {
+                do throws(ConnectionError) {
                     while let reply = try decoder.next() {
                         if case .push = reply {
                             configuration.pushHandler?(reply)
                             continue
                         }
                         guard head < inFlight.count, inFlight[head].writtenAt != nil else {
-                            throw RedisError(.protocolViolation, "a reply arrived with no request waiting")
+                            throw ConnectionError(.protocolViolation, "a reply arrived with no request waiting")
                         }
                         let request = inFlight[head]
                         head += 1
@@ -133,7 +133,7 @@ extension IOLoop {
             case .endOfStream, .failed:
                 core.complete(outcomes)
                 outcomes = []
-                drop(RedisError(.connectionClosed, "the server closed the connection"), countsAsFailure: true)
+                drop(ConnectionError(.connectionClosed, "the server closed the connection"), countsAsFailure: true)
                 return
             }
         }
@@ -153,7 +153,7 @@ extension IOLoop {
 
     /// A reply as the caller sees it: error replies become typed errors.
     static func result(of reply: RESPValue) -> Result<RESPValue, any Error> {
-        if let message = reply.errorMessage { return .failure(RedisError.reply(message)) }
+        if let message = reply.errorMessage { return .failure(ConnectionError.reply(message)) }
         return .success(reply)
     }
 }

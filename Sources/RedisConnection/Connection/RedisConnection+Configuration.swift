@@ -1,4 +1,24 @@
 extension RedisConnection {
+    /// One server endpoint: a host name or address and a TCP port.
+    ///
+    /// The transport's own copy of the tier's public `RedisCacheConfiguration.Address`, so this module
+    /// depends on no tier. Thread safety: a plain value; `Sendable`.
+    package struct Address: Sendable, Hashable, CustomStringConvertible {
+        /// The host name or address.
+        package var host: String
+        /// The TCP port.
+        package var port: Int
+
+        /// Creates an address.
+        package init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`.
+        package var description: String { "\(host):\(port)" }
+    }
+
     /// Where the server is, who to be, and how long to wait.
     ///
     /// The deadline defaults are cache-grade: a cache that waits longer than a few tens of milliseconds
@@ -9,7 +29,7 @@ extension RedisConnection {
         /// The server's TCP port. Default 6379.
         package var port: Int
         /// Addresses tried in order after `host`:`port` fails to connect or to complete the handshake.
-        package var fallbackAddresses: [RedisCacheConfiguration.Address] = []
+        package var fallbackAddresses: [Address] = []
         /// The ACL user for `HELLO … AUTH`; `nil` with a password means `default`.
         package var username: String?
         /// The password; `nil` sends no credentials.

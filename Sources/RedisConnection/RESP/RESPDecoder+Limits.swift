@@ -1,7 +1,7 @@
 extension RESPDecoder {
     /// Caps on what one reply may claim, checked before anything is allocated for it.
     ///
-    /// A frame over a cap is a ``RedisError/Code/protocolViolation``: the connection that read it is
+    /// A frame over a cap is a ``ConnectionError/Code/protocolViolation``: the connection that read it is
     /// closed. The defaults fit the Redis tier: values up to 1 MiB plus an envelope, shallow replies.
     ///
     /// Thread safety: a value type; `Sendable`.

@@ -49,7 +49,7 @@ final class ConnectionCore: Sendable {
         var request: Queued?
         var unwritten: ArraySlice<UInt8>
         var writtenAt: ContinuousClock.Instant?
-        var failure: RedisError?
+        var failure: ConnectionError?
     }
 
     let configuration: RedisConnection.Configuration
@@ -80,14 +80,14 @@ final class ConnectionCore: Sendable {
     /// (the pool may run ready tasks one after another, so their requests would never be seen together),
     /// and queueing them lets the I/O thread write them in one batch.
     func submit(_ command: RESPCommand, caller: Int = 0, completion: @escaping Completion) -> UInt64? {
-        enum Outcome { case queued(UInt64, wake: Bool), refused(RedisError), inline(SocketSession, UInt64) }
+        enum Outcome { case queued(UInt64, wake: Bool), refused(ConnectionError), inline(SocketSession, UInt64) }
         let outcome: Outcome = locked.withLock { state in
             if state.isClosing || state.state == .closed {
-                return .refused(RedisError(.connectionClosed, "the connection was closed"))
+                return .refused(ConnectionError(.connectionClosed, "the connection was closed"))
             }
             if state.breaker.isOpen {
                 state.statistics.rejectedWhileOpen += 1
-                return .refused(RedisError(.unavailable, "the Redis server is unavailable (circuit breaker open)"))
+                return .refused(ConnectionError(.unavailable, "the Redis server is unavailable (circuit breaker open)"))
             }
             let id = state.nextID
             state.nextID += 1

@@ -86,7 +86,7 @@ final class IOLoop: @unchecked Sendable {
             waitForWake(until: nil)
             _ = takeQueued()
         }
-        drop(RedisError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
+        drop(ConnectionError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
         core.terminated()
     }
 
@@ -153,12 +153,12 @@ final class IOLoop: @unchecked Sendable {
             // Requests queued just before the breaker opened fail now, not at the next probe.
             if pendingCount > 0 {
                 drop(
-                    RedisError(.unavailable, "the Redis server is unavailable (circuit breaker open)"),
+                    ConnectionError(.unavailable, "the Redis server is unavailable (circuit breaker open)"),
                     countsAsFailure: false)
             }
             return
         }
-        do throws(RedisError) {
+        do throws(ConnectionError) {
             socket = try open()
             lastActivity = .now
             core.withState { state in
@@ -182,7 +182,7 @@ final class IOLoop: @unchecked Sendable {
     // MARK: - Failure
 
     /// Closes the socket and fails everything in flight with `error`; a failure also feeds the breaker.
-    func drop(_ error: RedisError, countsAsFailure: Bool) {
+    func drop(_ error: ConnectionError, countsAsFailure: Bool) {
         socket?.close()
         socket = nil
         decoder = RESPDecoder(limits: configuration.decoderLimits)

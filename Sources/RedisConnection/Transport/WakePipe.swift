@@ -9,13 +9,13 @@ import Glibc
 /// Thread safety: ``wake()`` may be called from any thread (one `write(2)` of one byte), ``drain()`` only
 /// from the I/O thread that polls ``readEnd``. Both ends close when the last owner lets go, so a late
 /// ``wake()`` never writes to a descriptor number the process has reused.
-final class WakePipe: Sendable {
+package final class WakePipe: Sendable {
     /// Polled by the I/O thread.
-    let readEnd: Int32
+    package let readEnd: Int32
     private let writeEnd: Int32
 
     /// Opens a non-blocking, close-on-exec pipe; `nil` when the process is out of descriptors.
-    init?() {
+    package init?() {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return nil }
         for end in ends {
@@ -27,13 +27,13 @@ final class WakePipe: Sendable {
     }
 
     /// Makes the read end readable. A full pipe already wakes the reader, so a failed write is harmless.
-    func wake() {
+    package func wake() {
         var byte: UInt8 = 1
         _ = write(writeEnd, &byte, 1)
     }
 
     /// Empties the pipe.
-    func drain() {
+    package func drain() {
         // A stack buffer, and no second read once a read came back short (the pipe was empty then): one
         // system call per wake-up instead of two, and no allocation (Docs/Performance.md, Redis tier).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { scratch in
