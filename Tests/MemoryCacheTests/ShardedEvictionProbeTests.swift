@@ -10,7 +10,7 @@ import Testing
 /// order that a one-shard cache must keep unchanged.
 @Suite struct ShardedEvictionProbeTests {
     /// A shard's table (approximate recency) of `Int` keys and values.
-    typealias Table = LRUTable<Int, Int>
+    typealias Table = ShardTable<Int, Int>
 
     func store(_ key: Int, cost: Int = 1, in table: Table) {
         _ = table.store(key, forKey: key, cost: cost, expiresAt: .infinity, now: 0)
@@ -104,7 +104,7 @@ import Testing
 
     @Test func shardOfOptionalValuesEvictsNilValuesLikeAnyOther() {
         // Given a shard of optional values at its limit, holding nil values that were all read
-        let table = LRUTable<Int, Int?>(countLimit: 2, costLimit: nil, approximatesRecency: true)
+        let table = ShardTable<Int, Int?>(countLimit: 2, costLimit: nil, approximatesRecency: true)
         for key in 0..<2 { _ = table.store(nil, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
         for key in 0..<2 {
             var value: Int??
