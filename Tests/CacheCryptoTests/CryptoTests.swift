@@ -199,6 +199,21 @@ import Testing
         #expect(!draws.contains(Data(count: 32)))
     }
 
+    @Test func fillRandomOverwritesTheBufferItIsGiven() throws {
+        // Given two zeroed buffers the size of a nonce, as the entry writer hands them over
+        var first = [UInt8](repeating: 0, count: 12)
+        var second = [UInt8](repeating: 0, count: 12)
+
+        // When each is filled in place
+        try first.withUnsafeMutableBytes { try CryptoBackend.fillRandom($0) }
+        try second.withUnsafeMutableBytes { try CryptoBackend.fillRandom($0) }
+
+        // Then both changed and differ (equal or zero nonces from a working generator: probability 2^-96)
+        #expect(first != [UInt8](repeating: 0, count: 12))
+        #expect(second != [UInt8](repeating: 0, count: 12))
+        #expect(first != second)
+    }
+
     @Test func negativeRandomByteCountIsRejected() {
         let error = #expect(throws: CryptoFailure.self) { try CryptoBackend.randomBytes(count: -1) }
         #expect(error?.isInvalidInput == true)

@@ -75,6 +75,27 @@ import Testing
         #expect(reopened == plaintext)
     }
 
+    @Test(arguments: [4, 12, 15])
+    func preparedOpenRefusesATruncatedTagThatTheLibraryWouldCheck(tagByteCount: Int) throws {
+        // Given a sealed message and the first bytes of its genuine tag (GCM libraries verify a tag of
+        // 4 to 16 bytes, so only the size check stands between a truncated tag and a forgery)
+        let key = try CryptoBackend.prepareAESGCM(key: Data(repeating: 3, count: 32))
+        let nonce = Data(repeating: 2, count: 12)
+        let (ciphertext, tag) = try seal(
+            key, nonce: nonce, associatedData: Data(), first: Data(), second: Data("value".utf8))
+
+        // When it is opened with the truncated tag, then it is refused as invalid input before any check
+        let failure = #expect(throws: CryptoFailure.self) {
+            _ = try open(
+                key, nonce: nonce, associatedData: Data(), ciphertext: ciphertext, tag: tag.prefix(tagByteCount),
+                firstCount: 0)
+        }
+        guard case .invalidInput? = failure else {
+            Issue.record("expected invalidInput, got \(String(describing: failure))")
+            return
+        }
+    }
+
     @Test func preparedOpenAcceptsWhatTheOneShotSealed() throws {
         let secret = Data(repeating: 9, count: 32)
         let key = try CryptoBackend.prepareAESGCM(key: secret)

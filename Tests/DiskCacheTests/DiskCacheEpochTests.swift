@@ -75,4 +75,46 @@ import Testing
         // Then the first instance reads the new store's entry with the new store's epoch
         #expect(try first.value(forKey: "k") == Data([2]))
     }
+
+    // MARK: - The epoch guard, on its own
+
+    @Test func verifyReportsALeftoverOfAnotherInstancesWipeAsAnOldEpoch() throws {
+        // Given an entry written by this instance, and a wipe by another that rotated the epoch but left the file
+        let cache = try makeCache(folder)
+        let other = try makeCache(folder)
+        try cache.setValue(Data([1]), forKey: "k")
+        let path = try cache.entryPath(for: "k")
+        try other.store.removeAll(deletingEntries: false)
+
+        // When this instance verifies the store
+        let report = try cache.verify()
+
+        // Then the file is removed as an old epoch: told apart by its header, not by a failed decryption
+        #expect(report.removed == [path])
+        #expect(report.issues.map(\.reason) == [CorruptionReason.oldEpoch.rawValue])
+    }
+
+    @Test func aReaderWhoseEpochWentStaleRetriesInsteadOfDeletingAFreshEntry() throws {
+        // Given a reader holding the store folder open, with the epoch of its check record
+        let reader = try makeCache(folder)
+        try reader.setValue(Data([1]), forKey: "k")
+        #expect(try reader.value(forKey: "k") == Data([1]))
+
+        // When the folder is moved aside (its store.check unchanged, its entries gone) and another instance
+        // makes a new store at the path, with a new epoch, and writes the key there: the reader's look at
+        // store.check still finds its old epoch, the deterministic form of a wipe by another process landing
+        // between that look and the read of the entry
+        let aside = folder.url.appendingPathComponent("aside")
+        try FileManager.default.moveItem(at: folder.store, to: aside)
+        try FileManager.default.removeItem(at: aside.appendingPathComponent("entries"))
+        let writer = try makeCache(folder)
+        try writer.setValue(Data([2]), forKey: "k")
+        let value = try reader.value(forKey: "k")
+
+        // Then the newer epoch in the header makes the reader refresh its epoch and read the entry, which
+        // stays; never an authentication failure that deletes another instance's fresh entry
+        #expect(value == Data([2]))
+        #expect(reader.statistics.corruptEntriesRemoved == 0)
+        #expect(try writer.value(forKey: "k") == Data([2]))
+    }
 }

@@ -142,6 +142,21 @@ import Testing
         #expect(try cache.value(forKey: "k1") == nil)
     }
 
+    @Test(arguments: [true, false])
+    func aStoreExactlyAtItsLimitEvictsNothing(limitingBytes: Bool) throws {
+        // Given a limit of exactly two entries, in bytes or in entries
+        let cache = try makeCache(
+            folder, byteLimit: limitingBytes ? 2 * entrySize : nil, countLimit: limitingBytes ? nil : 2)
+
+        // When two entries are written
+        try cache.setValue(Data(count: 100), forKey: "k1")
+        try cache.setValue(Data(count: 100), forKey: "k2")
+
+        // Then the store is within its limit, not over it: nothing is evicted
+        #expect(cache.statistics.evictions == 0)
+        #expect(try liveKeys(cache, ["k1", "k2"]) == ["k1", "k2"])
+    }
+
     @Test func entryExactlyAtTheByteLimitIsKeptAlone() throws {
         let cache = try makeCache(folder, byteLimit: entrySize)
         try cache.setValue(Data(count: 100), forKey: "k1")
