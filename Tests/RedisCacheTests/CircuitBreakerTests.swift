@@ -41,4 +41,24 @@ import Testing
         #expect(wait == .milliseconds(5))
         #expect(!breaker.allowsAttempt(at: .milliseconds(4)))
     }
+
+    @Test func aServerDownForADayStillWaitsAtMostTheMaximumBetweenProbes() {
+        // Given a breaker after 100,000 consecutive failures (a probe a second for over a day): doubling the
+        // first ceiling that often would overflow any duration
+        var breaker = CircuitBreaker(minimumDelay: .milliseconds(50), maximumDelay: .seconds(1))
+        #expect(breaker.ceiling(afterFailures: 100_000) == .seconds(1))
+        for second in 0..<100 { breaker.recordFailure(at: .seconds(second), randomFraction: 1) }
+        // Then the wait stays the maximum, and the breaker stays open
+        #expect(breaker.recordFailure(at: .seconds(100), randomFraction: 1) == .seconds(1))
+        #expect(breaker.isOpen)
+    }
+
+    @Test(arguments: [1, 2, 3, 5])
+    func opensAtExactlyItsThreshold(threshold: Int) {
+        var breaker = CircuitBreaker(failureThreshold: threshold)
+        for _ in 1..<threshold { breaker.recordFailure(at: .zero, randomFraction: 0) }
+        #expect(!breaker.isOpen, "one failure short of \(threshold)")
+        breaker.recordFailure(at: .zero, randomFraction: 0)
+        #expect(breaker.isOpen, "at \(threshold)")
+    }
 }

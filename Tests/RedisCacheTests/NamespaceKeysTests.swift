@@ -26,4 +26,38 @@ import Testing
             #expect(NamespaceKeys.base64URL(bytes) == Array(foundation.utf8), "\(bytes)")
         }
     }
+
+    static func keys(_ byte: UInt8, namespace: String = "shared") throws -> NamespaceKeys {
+        try NamespaceKeys(namespace: namespace, master: MasterKey(bytes: Data(repeating: byte, count: 32)))
+    }
+
+    @Test func aCheckRecordOfAnotherMasterKeyIsAnotherKeyNotDamage() throws {
+        // Given the key-check records of two master keys
+        let own = try Self.keys(1)
+        let other = try Self.keys(2)
+        let otherRecord = try other.makeCheckRecord()
+        // Then each judges its own as matching and the other's as another master key's: the fingerprint
+        // decides before the seal is tried, so the tier never rewrites (deletes) another holder's record
+        #expect(try own.evaluate(checkRecord: try own.makeCheckRecord()) == .matches)
+        #expect(try own.evaluate(checkRecord: otherRecord) == .otherMasterKey)
+        #expect(try other.evaluate(checkRecord: try own.makeCheckRecord()) == .otherMasterKey)
+    }
+
+    @Test func aCheckRecordWithThisKeysFingerprintThatDoesNotOpenIsDamage() throws {
+        let own = try Self.keys(1)
+        var record = try own.makeCheckRecord()
+        record[record.count - 1] ^= 0x01  // the seal's tag
+        #expect(try own.evaluate(checkRecord: record) == .damaged)
+        var magic = try own.makeCheckRecord()
+        magic[0] ^= 0x01
+        #expect(try own.evaluate(checkRecord: magic) == .damaged)
+    }
+
+    @Test func namespacesHaveTheirOwnEpochCounterAndEntryNames() throws {
+        let alpha = try Self.keys(1, namespace: "alpha")
+        let bravo = try Self.keys(1, namespace: "bravo")
+        #expect(alpha.epochKey == Array("strata:v1:alpha:epoch".utf8))
+        #expect(alpha.epochKey != bravo.epochKey)
+        #expect(try alpha.entryKey(for: Data("k".utf8)) != bravo.entryKey(for: Data("k".utf8)))
+    }
 }

@@ -156,6 +156,62 @@ import Testing
         #expect(throws: RedisError.self) { _ = try decoder.next() }
     }
 
+    /// Every kind of aggregate counts toward the depth, its elements one level below it: arrays are in
+    /// `rejectsNestingDeeperThanTheLimit`; here maps (keys and values), sets, pushes and attributes.
+    static let nestedFourDeep: [(String, String)] = [
+        ("map values", "%1\r\n+k\r\n%1\r\n+k\r\n%1\r\n+k\r\n%1\r\n+k\r\n:1\r\n"),
+        ("map keys", "%1\r\n%1\r\n%1\r\n%1\r\n+k\r\n:1\r\n:1\r\n:1\r\n:1\r\n"),
+        ("sets", "~1\r\n~1\r\n~1\r\n~1\r\n:1\r\n"),
+        ("pushes", ">1\r\n>1\r\n>1\r\n>1\r\n:1\r\n"),
+        ("attributes", "|1\r\n+a\r\n|1\r\n+a\r\n|1\r\n+a\r\n|1\r\n+a\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n"),
+    ]
+
+    @Test(arguments: 0..<nestedFourDeep.count)
+    func rejectsEveryAggregateKindNestedDeeperThanTheLimit(index: Int) throws {
+        // Given a limit of 3 levels and four nested aggregates of one kind, complete on the wire
+        let (kind, text) = Self.nestedFourDeep[index]
+        var decoder = RESPDecoder(limits: .init(maximumDepth: 3))
+        decoder.append(Array(text.utf8))
+        // Then the depth cap refuses it (not a later check), naming the limit
+        let error = #expect(throws: RedisError.self, "\(kind)") { _ = try decoder.next() }
+        #expect(error?.message.contains("nest deeper than 3") == true, "\(kind): \(error.map { "\($0)" } ?? "")")
+    }
+
+    @Test func acceptsMapsNestedUpToTheLimit() throws {
+        var decoder = RESPDecoder(limits: .init(maximumDepth: 2))
+        decoder.append(Array("%1\r\n+k\r\n%1\r\n+j\r\n:1\r\n".utf8))
+        let inner = RESPValue.map([.init(key: .simpleString("j"), value: .integer(1))])
+        #expect(try decoder.next() == .map([.init(key: .simpleString("k"), value: inner)]))
+    }
+
+    /// A blob's trailing CRLF is checked byte by byte: a CR followed by something else, or the reverse.
+    @Test(arguments: ["$5\r\nhello\rX", "$5\r\nhello\nX", "!3\r\nERR\rX", "=7\r\ntxt:abc\rX"])
+    func rejectsABlobNotFollowedByAFullCRLF(text: String) throws {
+        var decoder = RESPDecoder()
+        decoder.append(Array(text.utf8))
+        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(error?.message.contains("not followed by CRLF") == true, "\(error.map { "\($0)" } ?? "")")
+    }
+
+    @Test func rejectsABulkOverTheLimitWhoseBytesHaveAllArrivedByItsLength() throws {
+        // Given a blob one byte over the cap, every byte of it present
+        var decoder = RESPDecoder(limits: .init(maximumBulkLength: 8))
+        decoder.append(Array("$9\r\n123456789\r\n".utf8))
+        // Then it is refused for its length
+        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(error?.message.contains("exceeds the limit of 8") == true)
+    }
+
+    @Test(arguments: ["$9999999999999999999\r\n", "*9999999999999999999\r\n", "%9223372036854775808\r\n"])
+    func rejectsALengthThatOverflowsWithoutCrashing(text: String) throws {
+        // Given 19-digit lengths past Int.max (a corrupt or hostile stream)
+        var decoder = RESPDecoder()
+        decoder.append(Array(text.utf8))
+        // Then they are a protocol violation, never an arithmetic trap
+        let error = #expect(throws: RedisError.self) { _ = try decoder.next() }
+        #expect(error?.code == .protocolViolation)
+    }
+
     @Test func rejectsAnOverlongLineBeforeItsEnd() throws {
         var decoder = RESPDecoder(limits: .init(maximumLineLength: 8))
         decoder.append(Array("+12345678".utf8))

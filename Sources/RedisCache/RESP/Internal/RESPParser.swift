@@ -113,6 +113,10 @@ struct RESPParser {
         guard !text.isEmpty, text.count <= 19, text.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
             text.count == 1 || text.first != 0x30
         else { throw Self.violation("a \(what) length is not a decimal count") }
+        // 18 digits always fit in an Int; a 19th could overflow it (a trap), and no cap is that large.
+        guard text.count <= 18 else {
+            throw Self.violation("a \(what) of \(text.count) digits exceeds the limit of \(maximum)")
+        }
         let value = text.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         guard value <= maximum else { throw Self.violation("a \(what) of \(value) exceeds the limit of \(maximum)") }
         return .some(value)
