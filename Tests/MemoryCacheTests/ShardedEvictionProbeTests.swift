@@ -125,6 +125,28 @@ import Testing
         #expect(table.invariantViolation() == nil)
     }
 
+    // MARK: - Second chance, not exact recency
+
+    @Test func readEntriesGetTheirSecondChanceInQueueOrderNotInTheOrderTheyWereRead() {
+        // Given a shard holding 1, 2 and 3 at its count limit, where 2 and then 1 were read
+        let table = Table(countLimit: 3, costLimit: nil, approximatesRecency: true)
+        for key in 1...3 { store(key, in: table) }
+        #expect(read(2, in: table) == 2 && read(1, in: table) == 1)
+
+        // When 4 is inserted, then 5
+        store(4, in: table)
+        let afterFour = (holds(1, in: table), holds(2, in: table), holds(3, in: table))
+        store(5, in: table)
+
+        // Then 4 evicted 3, the one entry not read. The read entries got their second chance only when
+        // that eviction reached them, so they were queued again behind 4 (which was queued first), and 5
+        // evicted 4. Hits that moved their entries to the back as they happened, as an exact LRU's do,
+        // would have left the order 3, 2, 1, 4, and 5 would have evicted 2.
+        #expect(afterFour == (true, true, false))
+        #expect(holds(1, in: table) && holds(2, in: table) && !holds(4, in: table) && holds(5, in: table))
+        #expect(table.invariantViolation() == nil)
+    }
+
     // MARK: - Tick wrap-around
 
     @Test func approximateTicksWrapBelowTheReferencedBitAndKeepTheOrder() {

@@ -28,11 +28,15 @@ import Testing
         let cache = try MemoryCache<Int, Int>(countLimit: 1_000, shardCount: shardCount, policy: .windowTinyLFU)
         // When it replays 50 passes of a loop over 1,200 keys (LRU would hit none of them)
         let ratio = try replay((0..<60_000).lazy.map { $0 % 1_200 }, in: cache)
-        // Then every shard's window stayed within 2% of its share, and the main region kept most of the
-        // loop: at most 1,000 of the 1,200 keys can hit, 83%, and a fixed 1% window gets 82 (libcachesim)
+        // Then every shard's window stayed within a quarter of its share, and the main region kept most of the
+        // loop: at most 1,000 of the 1,200 keys can hit, 83%, and a fixed 1% window gets 82 (libcachesim).
+        // (The loop's keys move nothing, but a false positive among the window's ghosts, a few per thousand
+        // lookups, moves a window by 8 entries until the main region's ghosts pull it back: a 250-entry
+        // shard's window ends anywhere from 2 to about 30 entries with the per-process hash seed. Ghosts
+        // that remember a quarter cache grow it towards the whole shard.)
         for shard in 0..<cache.shardCount {
             let limit = cache.shards[shard].withLock { $0.countLimit }
-            #expect(windowCountLimit(of: cache, shard: shard) <= max(limit / 50, 1), "shard \(shard)")
+            #expect(windowCountLimit(of: cache, shard: shard) <= max(limit / 4, 1), "shard \(shard)")
         }
         #expect(ratio > 70, "hit ratio \(ratio)")
         #expect(cache.checkInvariants())
@@ -82,11 +86,19 @@ import Testing
         // When it replays Zipf requests over 10,000 keys whose keys are all replaced by new ones every
         // 10,000 requests (the benchmark's `moving` trace, smaller), where recency pays
         let ranks = zipfRanks(keyCount: 10_000, length: 100_000, seed: 18)
-        let ratio = try replay(ranks.enumerated().lazy.map { $0.element + 10_000 * ($0.offset / 10_000) }, in: cache)
-        // Then the window grew well past its initial 1% (10 entries), and never past the whole cache
-        let window = windowCountLimit(of: cache)
-        #expect(window >= 100, "window \(window)")
-        #expect(window <= 1_000)
+        let keys = ranks.enumerated().map { $0.element + 10_000 * ($0.offset / 10_000) }
+        var ratios: [Double] = []
+        var largestWindow = 0
+        for start in stride(from: 0, to: keys.count, by: 1_000) {
+            ratios.append(try replay(keys[start..<start + 1_000], in: cache))
+            largestWindow = max(largestWindow, windowCountLimit(of: cache))
+        }
+        // Then the window grew well past its initial 1% (10 entries) during the run, and never past the
+        // whole cache. (Where it stands at the end moves with the per-process hash seed: main ghost hits
+        // late in a phase can shrink it again, to 1 entry in about 1 run in 60.)
+        #expect(largestWindow >= 100, "largest window \(largestWindow)")
+        #expect(windowCountLimit(of: cache) <= 1_000)
+        let ratio = ratios.reduce(0, +) / Double(ratios.count)
         #expect(ratio > 40, "hit ratio \(ratio)")
         #expect(cache.checkInvariants())
     }
@@ -127,5 +139,21 @@ import Testing
         let shrank = policy.adapt(toInsertionOf: 9, entries: 1_000)
         #expect(shrank)
         #expect(abs(policy.windowShare - before) < 1e-12)
+    }
+
+    @Test(arguments: [(1_000, 8.0), (250, 8.0), (200, 8.0), (100, 4.0), (50, 2.0), (10, 1.0)])
+    func aGhostHitMovesAtMostFourPercentOfASmallTable(entries: Int, step: Double) throws {
+        // Given W-TinyLFU state for `entries` entries with a key among the window's ghosts
+        var policy = WindowTinyLFU(countLimit: entries, costLimit: .max, unlimitedCount: .max, slotCapacity: 8)
+        defer { policy.deallocate() }
+        policy.windowGhosts.insert(7)
+        let before = policy.windowShare
+        // When that key is inserted again into the full table
+        let grew = policy.adapt(toInsertionOf: 7, entries: entries)
+        #expect(grew)
+        // Then the window grew by 8 entries' worth from 200 entries up, by 4% of the entries below (at least
+        // one entry), so one ghost hit, or one false positive among the ghosts, moves a small cache's window
+        // by a share no larger than a large cache's
+        #expect(abs((policy.windowShare - before) * Double(entries) - step) < 1e-9)
     }
 }

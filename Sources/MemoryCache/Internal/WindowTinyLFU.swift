@@ -48,7 +48,8 @@ enum PolicyRegion {
 /// the step a ghost hit can justify; a loop's keys come back far later and move nothing. The main
 /// region's ghosts still remember a quarter to half of the cache, so evidence for a larger main region
 /// is seen at any window size. Because the window's ghosts see only short reuse, each of their hits
-/// moves ``ghostStep`` entries, so that a popular set that moves still grows the window within a phase.
+/// moves ``ghostStep`` entries (at most 4% of a small table's), so that a popular set that moves still
+/// grows the window within a phase.
 ///
 /// ## Hits go through a buffer
 /// A hit does not update the policy: it appends its slot to the hit buffer (``hitBuffer``), as Caffeine's
@@ -245,17 +246,31 @@ struct WindowTinyLFU {
     /// below LRU at 3,000 entries), 4 still 3.7 there, 8 within 1.7 and no loss on loops with one shard.
     static var ghostStep: Double { 8 }
 
-    /// Moves the window's share by ``ghostStep`` entries' worth towards the region whose ghosts hold `hash`, the
-    /// hash of a key being inserted into a table of `entries` entries.
+    /// The most one ghost hit moves in a small table: 4% of its entries. ``ghostStep`` was measured on
+    /// tables of 250 entries and more (shards included), where 8 entries are at most 3.2% of the cache and
+    /// this bound never applies; below 200 entries 8 entries would be a larger share (16% of 50), and one
+    /// Bloom false positive among the window's ghosts (each lookup has a small chance of one, see
+    /// ``GhostFilter``) would then resize a small cache far more than it resizes a large one.
+    static var largestGhostStepShare: Double { 0.04 }
+
+    /// The entries one ghost hit moves in a table of `entries` entries: ``ghostStep``, at most
+    /// ``largestGhostStepShare`` of the entries (at least one).
+    static func ghostStep(forEntries entries: Int) -> Double {
+        min(ghostStep, max(Double(entries) * largestGhostStepShare, 1))
+    }
+
+    /// Moves the window's share by ``ghostStep(forEntries:)`` entries' worth towards the region whose
+    /// ghosts hold `hash`, the hash of a key being inserted into a table of `entries` entries.
     ///
     /// - Returns: Whether the regions' budgets changed.
     @usableFromInline
     mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
+        let step = Self.ghostStep(forEntries: entries) / Double(max(entries, 1))
         let delta: Double
         if windowGhosts.contains(hash) {
-            delta = Self.ghostStep / Double(max(entries, 1))
+            delta = step
         } else if mainGhosts.contains(hash) {
-            delta = -Self.ghostStep / Double(max(entries, 1))
+            delta = -step
         } else {
             return false
         }
