@@ -78,7 +78,7 @@ extension MemoryCache: BulkReadingCache {
         // One reading for the whole call: the reads are one operation, as a plain read is.
         let now = clock.now.timeIntervalSinceReferenceDate
         var released: [Value] = []
-        func read(_ key: Key, in table: inout LRUTable<Key, Value>) {
+        func read(_ key: Key, in table: inout ShardTable<Key, Value>) {
             guard !isRead(key) else { return }
             var value: Value?
             var expiresAt = Double.infinity

@@ -67,7 +67,7 @@ extension MemoryCache {
         let now = clock.now.timeIntervalSinceReferenceDate
         var removed = 0
         for shard in shards {
-            var released = LRUTable<Key, Value>.Released()
+            var released = ShardTable<Key, Value>.Released()
             removed += shard.withLock { $0.removeExpired(now: now, into: &released) }
             withExtendedLifetime(released) {}
         }
@@ -106,11 +106,11 @@ extension MemoryCache {
     /// evicted values after the shard's lock is dropped.
     private func trimShards(
         to limit: Int,
-        _ trim: (LRUTable<Key, Value>, Int, inout LRUTable<Key, Value>.Released) -> Void
+        _ trim: (ShardTable<Key, Value>, Int, inout ShardTable<Key, Value>.Released) -> Void
     ) {
         let limit = max(limit, 0)
         for (shardIndex, shard) in shards.enumerated() {
-            var released = LRUTable<Key, Value>.Released()
+            var released = ShardTable<Key, Value>.Released()
             let share = Self.share(of: limit, forShard: shardIndex, of: shards.count) ?? 0
             shard.withLock { trim($0, share, &released) }
             withExtendedLifetime(released) {}

@@ -32,7 +32,7 @@ final class MemoryPressureMonitor: Sendable {
     private nonisolated(unsafe) let sources: [any DispatchSourceMemoryPressure]
     #endif
 
-    init<Key: Hashable, Value>(shards: [Locked<LRUTable<Key, Value>>]) {
+    init<Key: Hashable, Value>(shards: [Locked<ShardTable<Key, Value>>]) {
         #if canImport(Darwin)
         let levels: [(event: DispatchSource.MemoryPressureEvent, level: MemoryPressureLevel)] = [
             (.warning, .warning), (.critical, .critical),
@@ -59,9 +59,9 @@ final class MemoryPressureMonitor: Sendable {
     ///
     /// - Complexity: O(*n*) in the entries removed; each shard's lock is held for its own trim only, and the
     ///   removed values are released after it is dropped.
-    static func trim<Key: Hashable, Value>(_ shards: [Locked<LRUTable<Key, Value>>], for level: MemoryPressureLevel) {
+    static func trim<Key: Hashable, Value>(_ shards: [Locked<ShardTable<Key, Value>>], for level: MemoryPressureLevel) {
         for shard in shards {
-            var released = LRUTable<Key, Value>.Released()
+            var released = ShardTable<Key, Value>.Released()
             shard.withLock { table in
                 let kept: Int
                 switch level {

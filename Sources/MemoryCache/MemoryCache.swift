@@ -77,9 +77,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Whether lookups read the clock before taking the lock: true when values get an expiry by default,
     /// so that most reads need the clock and one locked pass is cheaper than two.
     @usableFromInline let readsClockFirst: Bool
-    @usableFromInline let shards: [Locked<LRUTable<Key, Value>>]
+    @usableFromInline let shards: [Locked<ShardTable<Key, Value>>]
     /// `shards[0]`, read without an array access on the common one-shard path.
-    @usableFromInline let firstShard: Locked<LRUTable<Key, Value>>
+    @usableFromInline let firstShard: Locked<ShardTable<Key, Value>>
     /// Unretained references to `shards`, freed in `deinit`; `shards` keeps the objects alive.
     @usableFromInline let shardReferences: ShardReferences
     private let memoryPressureMonitor: MemoryPressureMonitor
@@ -136,7 +136,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         let tagRegistry = TagRegistry()
         let shards = (0..<effectiveShardCount).map { shard in
             Locked(
-                LRUTable<Key, Value>(
+                ShardTable<Key, Value>(
                     countLimit: Self.share(of: countLimit, forShard: shard, of: effectiveShardCount),
                     costLimit: Self.share(of: costLimit, forShard: shard, of: effectiveShardCount),
                     approximatesRecency: effectiveShardCount > 1, policy: policy,
@@ -475,7 +475,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     /// Inlinable, with `Locked.withLock`, so that the lock, the table code and the caller's closure are
     /// all specialized for the caller's key and value types and inlined into one function.
     @inlinable
-    func withTable<Result>(for key: Key, _ body: (inout LRUTable<Key, Value>) -> Result) -> Result {
+    func withTable<Result>(for key: Key, _ body: (inout ShardTable<Key, Value>) -> Result) -> Result {
         if shardCount == 1 { return firstShard.withLock(body) }
         let shardIndex = shardIndex(of: key)
         // Borrowed, not retained: two threads retaining and releasing the same shard object would write
@@ -484,7 +484,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
         // and `self` is alive for the duration of this call.
         return shardReferences[shardIndex]._withUnsafeGuaranteedRef { object in
             // Sound: `init` fills `shardReferences` from `shards`, whose elements are all of this type.
-            unsafeDowncast(object, to: Locked<LRUTable<Key, Value>>.self).withLock(body)
+            unsafeDowncast(object, to: Locked<ShardTable<Key, Value>>.self).withLock(body)
         }
     }
 

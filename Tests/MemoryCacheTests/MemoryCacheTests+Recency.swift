@@ -59,7 +59,7 @@ extension MemoryCacheTests {
 
     @Test func shardTablesGiveAReadEntryASecondChanceWithoutQueueingTheRead() {
         // Given a shard's table (approximate recency) holding a, b, c, "a" the oldest
-        let table = LRUTable<String, Int>(countLimit: 3, costLimit: nil, approximatesRecency: true)
+        let table = ShardTable<String, Int>(countLimit: 3, costLimit: nil, approximatesRecency: true)
         func store(_ key: String) { _ = table.store(0, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
         func holds(_ key: String) -> Bool { table.index[key] != nil }
         for key in ["a", "b", "c"] { store(key) }

@@ -10,7 +10,7 @@ import Testing
 /// order that a one-shard cache must keep unchanged.
 @Suite struct ShardedEvictionProbeTests {
     /// A shard's table (approximate recency) of `Int` keys and values.
-    typealias Table = LRUTable<Int, Int>
+    typealias Table = ShardTable<Int, Int>
 
     func store(_ key: Int, cost: Int = 1, in table: Table) {
         _ = table.store(key, forKey: key, cost: cost, expiresAt: .infinity, now: 0)
@@ -104,7 +104,7 @@ import Testing
 
     @Test func shardOfOptionalValuesEvictsNilValuesLikeAnyOther() {
         // Given a shard of optional values at its limit, holding nil values that were all read
-        let table = LRUTable<Int, Int?>(countLimit: 2, costLimit: nil, approximatesRecency: true)
+        let table = ShardTable<Int, Int?>(countLimit: 2, costLimit: nil, approximatesRecency: true)
         for key in 0..<2 { _ = table.store(nil, forKey: key, cost: 1, expiresAt: .infinity, now: 0) }
         for key in 0..<2 {
             var value: Int??
@@ -122,6 +122,28 @@ import Testing
         // Then one nil value was evicted and handed back, and the new entry is held
         #expect(released.first == .some(nil) && released.rest.isEmpty)
         #expect(table.index[2] != nil && table.index[0] == nil && table.count == 2)
+        #expect(table.invariantViolation() == nil)
+    }
+
+    // MARK: - Second chance, not exact recency
+
+    @Test func readEntriesGetTheirSecondChanceInQueueOrderNotInTheOrderTheyWereRead() {
+        // Given a shard holding 1, 2 and 3 at its count limit, where 2 and then 1 were read
+        let table = Table(countLimit: 3, costLimit: nil, approximatesRecency: true)
+        for key in 1...3 { store(key, in: table) }
+        #expect(read(2, in: table) == 2 && read(1, in: table) == 1)
+
+        // When 4 is inserted, then 5
+        store(4, in: table)
+        let afterFour = (holds(1, in: table), holds(2, in: table), holds(3, in: table))
+        store(5, in: table)
+
+        // Then 4 evicted 3, the one entry not read. The read entries got their second chance only when
+        // that eviction reached them, so they were queued again behind 4 (which was queued first), and 5
+        // evicted 4. Hits that moved their entries to the back as they happened, as an exact LRU's do,
+        // would have left the order 3, 2, 1, 4, and 5 would have evicted 2.
+        #expect(afterFour == (true, true, false))
+        #expect(holds(1, in: table) && holds(2, in: table) && !holds(4, in: table) && holds(5, in: table))
         #expect(table.invariantViolation() == nil)
     }
 

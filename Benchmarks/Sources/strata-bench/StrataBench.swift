@@ -60,7 +60,9 @@ enum StrataBench {
             do {
                 let directory = URL(fileURLWithPath: traceDirectory, isDirectory: true)
                 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                for trace in PolicyTrace.all(keyCount: 100_000, length: 1_000_000) {
+                for trace in PolicyTrace.suite(
+                    keyCount: 100_000, length: 1_000_000, capacities: PolicyHitRatio.capacities)
+                {
                     print(try trace.write(to: directory).path)
                 }
                 exit(0)

@@ -14,7 +14,7 @@
 ///
 /// Hits reach the sketch through the table's hit buffer (`WindowTinyLFU.hitBuffer`), up to fifteen at a time.
 ///
-/// Not thread-safe: it lives inside an ``LRUTable`` and is used under its lock. The owner calls
+/// Not thread-safe: it lives inside an ``ShardTable`` and is used under its lock. The owner calls
 /// ``deallocate()``.
 @usableFromInline
 struct FrequencySketch {

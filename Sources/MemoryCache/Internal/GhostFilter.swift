@@ -6,7 +6,7 @@
 ///
 /// A key is remembered from its insertion until two generations of `generationSize` insertions have
 /// passed; false positives (about 5% at 8 bits per key and 2 probes) only add noise to a statistical
-/// signal. Not thread-safe: it lives inside an ``LRUTable``. The owner calls ``deallocate()``.
+/// signal. Not thread-safe: it lives inside an ``ShardTable``. The owner calls ``deallocate()``.
 @usableFromInline
 struct GhostFilter {
     @usableFromInline var current: UnsafeMutablePointer<UInt64>

@@ -1,6 +1,6 @@
 /// A queue of use records, oldest first, that keeps one region of a W-TinyLFU table in LRU order.
 ///
-/// The same device as the exact LRU table's queue (see ``LRUTable``): a record is current while its
+/// The same device as the exact LRU table's queue (see ``ShardTable``): a record is current while its
 /// stamp equals its slot's stamp (the referenced bit aside), and every later use of the slot, in any region, stamps it anew and so
 /// makes the older records stale. The least recently used entry of the region is its oldest current
 /// record. Stale records are dropped by ``compact(stamps:)``, which the table runs once the queue holds

@@ -14,11 +14,11 @@ enum PolicyRegion {
     /// Where the region sits in a stamp.
     @inlinable static var shift: UInt32 { 30 }
     /// The stamp bit that marks a window or protected entry of a shard's table as read since it was
-    /// queued (second chance; see `LRUTable.touchByFrequency`). Records never carry it.
+    /// queued (second chance; see `ShardTable.touchByFrequency`). Records never carry it.
     @inlinable static var referencedBit: UInt32 { 1 << 29 }
 }
 
-/// The state of the W-TinyLFU policy of one ``LRUTable`` (one shard): the frequency sketch, one recency
+/// The state of the W-TinyLFU policy of one ``ShardTable`` (one shard): the frequency sketch, one recency
 /// queue per region, each slot's key hash, each region's size and budget, and the ghosts that size the window.
 ///
 /// ## Design
@@ -28,14 +28,28 @@ enum PolicyRegion {
 /// frequencies of the candidate and the victim.
 ///
 /// The window starts at 1% of the cache, the paper's choice for skewed workloads, and its share moves
-/// while the cache runs. Caffeine moves it by hill climbing on the sampled hit ratio (Einziger, Eytan,
-/// Friedman and Manes, "Adaptive Software Cache Management", Middleware 2018). Here it moves by ghost
-/// hits instead, as ARC sizes its two lists (Megiddo and Modha, FAST 2003): each region remembers the
-/// keys it recently evicted, and the insertion of a key the window evicted (or rejected) grows the
-/// window by one entry's worth, that of a key the main region evicted shrinks it by as much. Measured
-/// on the benchmark's traces (`Docs/MemoryCache.md`), hill climbing with samples long enough to keep
-/// Zipf workloads at their best could not follow a popular set that moves, and samples short enough
-/// for that cost Zipf workloads 2 to 4 points; ghost hits do both, at no cost to hits.
+/// while the cache runs, by ghost hits, as ARC sizes its two lists (Megiddo and Modha, FAST 2003): each
+/// region remembers the keys it recently evicted, and the insertion of a key the window evicted (or
+/// rejected) grows the window by ``ghostStep`` entries' worth, that of a key the main region evicted
+/// shrinks it by as much. Caffeine moves it by hill climbing on the sampled hit ratio instead (Einziger,
+/// Eytan, Friedman and Manes, "Adaptive Software Cache Management", Middleware 2018); measured on the
+/// benchmark's traces (`Docs/MemoryCache.md`), that lost 2 to 10 points on Zipf and loops to sampling
+/// noise, and a hit-ratio guard over ghost moves reacted too late to stop a loop.
+///
+/// **How far back the window's ghosts look is the window's own size.** A window ghost hit says "a larger
+/// window would have hit" only if the key came back soon after it left: a key that returns after *d*
+/// window evictions needs a window *d* entries larger. ARC's ghosts, and ours until issue 26, remember
+/// a fixed fraction of the cache, so a loop over slightly more keys than the cache holds (whose rejected
+/// keys all come back after about the loop's excess in evictions) read as endless window ghost hits: the
+/// window grew towards the whole cache, where a loop gets no hits at all, and W-TinyLFU kept 9 points
+/// fewer hits than with a fixed 1% window on a loop mixed with Zipf traffic. The window's ghosts now
+/// remember its last one to two windows' worth of evictions (at least 8 keys, at most a quarter of the
+/// cache): a key back within that distance is evidence that doubling the window would catch it, which is
+/// the step a ghost hit can justify; a loop's keys come back far later and move nothing. The main
+/// region's ghosts still remember a quarter to half of the cache, so evidence for a larger main region
+/// is seen at any window size. Because the window's ghosts see only short reuse, each of their hits
+/// moves ``ghostStep`` entries (at most 4% of a small table's), so that a popular set that moves still
+/// grows the window within a phase.
 ///
 /// ## Hits go through a buffer
 /// A hit does not update the policy: it appends its slot to the hit buffer (``hitBuffer``), as Caffeine's
@@ -81,7 +95,7 @@ struct WindowTinyLFU {
     /// not yet applied in its first word and their slots, oldest first, in the next ``hitBufferSize``
     /// words. The count doubles as the hits not yet added to the table's counters.
     @usableFromInline let hitBuffer: UnsafeMutablePointer<UInt32>
-    /// The bits of the sketch words `LRUTable.applyBufferedHits()` reads ahead; kept only so that those
+    /// The bits of the sketch words `ShardTable.applyBufferedHits()` reads ahead; kept only so that those
     /// reads have a use.
     @usableFromInline var touchedSketchWords: UInt64 = 0
 
@@ -207,6 +221,15 @@ struct WindowTinyLFU {
         let mainCost = costLimit == Int.max ? Int.max : max(costLimit - windowCostLimit, 0)
         protectedCountLimit = share(mainCount, unlimited: unlimitedCount, Self.protectedShare)
         protectedCostLimit = share(mainCost, unlimited: Int.max, Self.protectedShare)
+        sizeWindowGhosts()
+    }
+
+    /// Makes the window's ghosts remember one generation of as many evictions as the window holds
+    /// entries (so one to two windows' worth), at least 8 and at most ``ghostGeneration(forSketchCapacity:)``;
+    /// see *How far back the window's ghosts look* above.
+    mutating func sizeWindowGhosts() {
+        let longest = max(Self.ghostGeneration(forSketchCapacity: sketch.capacity), 8)
+        windowGhosts.generationSize = min(max(windowCountLimit, 8), longest)
     }
 
     // MARK: - Sizing the window by ghost hits
@@ -218,17 +241,36 @@ struct WindowTinyLFU {
     /// a popular set that moves.
     static func ghostGeneration(forSketchCapacity capacity: Int) -> Int { capacity / 4 }
 
-    /// Moves the window's share by one entry's worth towards the region whose ghosts hold `hash`, the
-    /// hash of a key being inserted into a table of `entries` entries.
+    /// The entries one ghost hit moves between the window and the main region. Measured on the trace
+    /// suite (`Docs/MemoryCache.md`): 1 left the window too small on a popular set that moves (3.7 points
+    /// below LRU at 3,000 entries), 4 still 3.7 there, 8 within 1.7 and no loss on loops with one shard.
+    static var ghostStep: Double { 8 }
+
+    /// The most one ghost hit moves in a small table: 4% of its entries. ``ghostStep`` was measured on
+    /// tables of 250 entries and more (shards included), where 8 entries are at most 3.2% of the cache and
+    /// this bound never applies; below 200 entries 8 entries would be a larger share (16% of 50), and one
+    /// Bloom false positive among the window's ghosts (each lookup has a small chance of one, see
+    /// ``GhostFilter``) would then resize a small cache far more than it resizes a large one.
+    static var largestGhostStepShare: Double { 0.04 }
+
+    /// The entries one ghost hit moves in a table of `entries` entries: ``ghostStep``, at most
+    /// ``largestGhostStepShare`` of the entries (at least one).
+    static func ghostStep(forEntries entries: Int) -> Double {
+        min(ghostStep, max(Double(entries) * largestGhostStepShare, 1))
+    }
+
+    /// Moves the window's share by ``ghostStep(forEntries:)`` entries' worth towards the region whose
+    /// ghosts hold `hash`, the hash of a key being inserted into a table of `entries` entries.
     ///
     /// - Returns: Whether the regions' budgets changed.
     @usableFromInline
     mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
+        let step = Self.ghostStep(forEntries: entries) / Double(max(entries, 1))
         let delta: Double
         if windowGhosts.contains(hash) {
-            delta = 1 / Double(max(entries, 1))
+            delta = step
         } else if mainGhosts.contains(hash) {
-            delta = -1 / Double(max(entries, 1))
+            delta = -step
         } else {
             return false
         }
@@ -248,5 +290,6 @@ struct WindowTinyLFU {
         mainGhosts.deallocate()
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+        sizeWindowGhosts()
     }
 }

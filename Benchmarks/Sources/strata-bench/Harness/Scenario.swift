@@ -38,6 +38,10 @@ struct Scenario: Sendable {
     let run: @Sendable (RunContext) async throws -> [ScenarioResult]
 
     init(_ names: String..., run: @escaping @Sendable (RunContext) async throws -> [ScenarioResult]) {
+        self.init(names: names, run: run)
+    }
+
+    init(names: [String], run: @escaping @Sendable (RunContext) async throws -> [ScenarioResult]) {
         self.names = names
         self.run = run
     }

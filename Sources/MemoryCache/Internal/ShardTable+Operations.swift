@@ -1,18 +1,18 @@
 import CacheCore
 
-extension LRUTable {
+extension ShardTable {
     // MARK: - Reads
 
     /// Reads `key` without a clock reading: answers only when the entry is absent or never expires.
     ///
     /// A hit refreshes recency, counts a hit and fills in `value`, `expiresAt` and (when `wantsCost`)
-    /// `cost`; a miss counts a miss; ``LRUReadStatus/needsClock`` changes nothing, and the caller
+    /// `cost`; a miss counts a miss; ``ShardReadStatus/needsClock`` changes nothing, and the caller
     /// retries with ``read(_:now:wantsCost:value:expiresAt:cost:)``.
     @inlinable
     func readWithoutClock(
         _ key: Key, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int,
         tagStamp: inout TagStamp?
-    ) -> LRUReadStatus {
+    ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
             return .miss
@@ -40,7 +40,7 @@ extension LRUTable {
     func read(
         _ key: Key, now: Double, wantsCost: Bool, value: inout Value?, expiresAt: inout Double, cost: inout Int,
         tagStamp: inout TagStamp?, staleUntil: inout Double?
-    ) -> LRUReadStatus {
+    ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
             return .miss
@@ -114,8 +114,9 @@ extension LRUTable {
 
     // MARK: - Writes
 
-    /// Stores `value` under `key` as the most recently used entry, then evicts from the least recently
-    /// used end until the table is within its limits.
+    /// Stores `value` under `key` and lets the policy admit it (`admit`), which evicts until the table is
+    /// within its limits: under LRU the new entry is the most recently used, and eviction starts from the
+    /// least recently used end.
     ///
     /// An entry that cannot be kept — the table keeps nothing, its cost alone exceeds the cost limit, or
     /// it has already expired at `now` — is not stored, evicts nothing, and removes the earlier entry for
@@ -147,7 +148,7 @@ extension LRUTable {
         // Keep the running total representable: costs near `Int.max` (with no cost limit, or a limit
         // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way.
         while Int.max - totalCost < cost && !index.isEmpty {
-            released.append(evictLeastRecentlyUsed())
+            released.append(evictVictim())
         }
         // A replaced entry moves to a fresh slot, so that one hash operation both stores the new entry
         // and hands back the old one.
@@ -160,7 +161,6 @@ extension LRUTable {
             tagStamps[slot] = tagStamp
             recordTagCheck(slot, generation: 0)
         }
-        let hash = admitsByFrequency ? UInt32(truncatingIfNeeded: key.hashValue) : 0
         let entry = Entry(value: value, slot: slot, canExpire: canExpire, isTagged: tagStamp != nil)
         if let old = index.updateValue(entry, forKey: key) {
             freeSlot(old.slot)
@@ -169,17 +169,7 @@ extension LRUTable {
         costs[Int(slot)] = cost
         totalCost += cost
         counters.insertions += 1
-        if admitsByFrequency {
-            insertByFrequency(slot, hash: hash, cost: cost, into: &released)
-            return released
-        }
-        record(slot)
-        // The new entry fits on its own (checked above), so sparing it always leaves something to evict
-        // while the table is over a limit; the `break` only guards against looping forever.
-        while index.count > countLimit || totalCost > costLimit {
-            guard let evicted = evictLeastRecentlyUsed(sparing: slot) else { break }
-            released.append(evicted)
-        }
+        admit(slot, cost: cost, into: &released)
         return released
     }
 
@@ -217,23 +207,23 @@ extension LRUTable {
         return expired.count
     }
 
-    /// Evicts least recently used entries until at most `count` remain.
+    /// Evicts the policy's victims (least recently used entries under LRU) until at most `count` remain.
     ///
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCount count: Int, into released: inout Released) {
         settleBufferedHits()
         while index.count > max(count, 0) {
-            released.append(evictLeastRecentlyUsed())
+            released.append(evictVictim())
         }
     }
 
-    /// Evicts least recently used entries until the total cost is at most `cost`.
+    /// Evicts the policy's victims until the total cost is at most `cost`.
     ///
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCost cost: Int, into released: inout Released) {
         settleBufferedHits()
         while totalCost > max(cost, 0) && !index.isEmpty {
-            released.append(evictLeastRecentlyUsed())
+            released.append(evictVictim())
         }
     }
 

@@ -1,4 +1,4 @@
-extension LRUTable {
+extension ShardTable {
     /// Checks the table's structure, for tests; runs with the table's lock held.
     ///
     /// Verifies that the index names distinct live slots holding their own keys, that free and live
@@ -15,21 +15,8 @@ extension LRUTable {
         guard used <= capacity, capacity <= Self.maximumSlots else {
             return "used \(used) exceeds capacity \(capacity)"
         }
-        if admitsByFrequency {
-            guard frequencyPolicy.bufferedHitCount < WindowTinyLFU.hitBufferSize else {
-                return "the hit buffer holds \(frequencyPolicy.bufferedHitCount) hits, more than it may keep unapplied"
-            }
-            for position in 0..<frequencyPolicy.bufferedHitCount {
-                let slot = Int(frequencyPolicy.bufferedHit(position))
-                guard slot >= 0, slot < used, stamps[slot] != 0, !freeSlots.contains(Int32(slot)) else {
-                    return "a buffered hit names slot \(slot), which is not live"
-                }
-                guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: keys[slot].hashValue) else {
-                    return "a buffered hit's slot \(slot) carries another key's hash"
-                }
-            }
-            settleBufferedHits()
-        }
+        if let problem = pendingHitViolation() { return problem }
+        settleBufferedHits()
         var live = [Bool](repeating: false, count: used)
         var costSum = 0
         for (key, entry) in index {
@@ -52,7 +39,29 @@ extension LRUTable {
         guard index.count + freeSlots.count == used else {
             return "\(index.count) live + \(freeSlots.count) free slots != \(used) used"
         }
-        if admitsByFrequency { return frequencyPolicyViolation() ?? limitViolation(costSum: costSum) }
+        return policyInvariantViolation() ?? limitViolation(costSum: costSum)
+    }
+
+    /// Checks a W-TinyLFU table's buffered hits: fewer than the buffer holds, each naming a live slot
+    /// with its own key's hash.
+    func bufferedHitViolation() -> String? {
+        guard frequencyPolicy.bufferedHitCount < WindowTinyLFU.hitBufferSize else {
+            return "the hit buffer holds \(frequencyPolicy.bufferedHitCount) hits, more than it may keep unapplied"
+        }
+        for position in 0..<frequencyPolicy.bufferedHitCount {
+            let slot = Int(frequencyPolicy.bufferedHit(position))
+            guard slot >= 0, slot < used, stamps[slot] != 0, !freeSlots.contains(Int32(slot)) else {
+                return "a buffered hit names slot \(slot), which is not live"
+            }
+            guard frequencyPolicy.hashes[slot] == UInt32(truncatingIfNeeded: keys[slot].hashValue) else {
+                return "a buffered hit's slot \(slot) carries another key's hash"
+            }
+        }
+        return nil
+    }
+
+    /// Checks an LRU table's queue: exactly one current record per live slot, none for a free slot.
+    func recencyQueueViolation() -> String? {
         guard queueStart <= queue.count else { return "queue start \(queueStart) past its end \(queue.count)" }
         var current = 0
         for record in queue[queueStart...] {
@@ -62,7 +71,7 @@ extension LRUTable {
             if isCurrent(record) { current += 1 }
         }
         guard current == index.count else { return "queue holds \(current) current records for \(index.count) keys" }
-        return limitViolation(costSum: costSum)
+        return nil
     }
 
     /// Checks the totals against the sum of the costs held and the limits.
@@ -79,7 +88,7 @@ extension LRUTable {
     /// is no larger than the limit calls for.
     ///
     /// - Complexity: O(*n* + *q*).
-    private func frequencyPolicyViolation() -> String? {
+    func frequencyPolicyViolation() -> String? {
         let policy = frequencyPolicy
         var counts = [0, 0, 0, 0]
         var costSums = [0, 0, 0, 0]

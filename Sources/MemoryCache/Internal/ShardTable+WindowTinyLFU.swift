@@ -1,6 +1,6 @@
 import CacheCore
 
-extension LRUTable {
+extension ShardTable {
     // MARK: - Hits
 
     /// Buffers a hit on live slot `slot`, applying the buffer once it is full (see *Hits go through a
@@ -8,13 +8,6 @@ extension LRUTable {
     @inlinable
     func touchByFrequency(_ slot: Int32) {
         if frequencyPolicy.bufferHit(slot) { applyBufferedHits() }
-    }
-
-    /// Applies the buffered hits, if any. Every operation other than a hit calls this first, so that it
-    /// sees the policy as if each hit had been applied at once, and so that no buffered slot is freed.
-    @inlinable
-    func settleBufferedHits() {
-        if admitsByFrequency && frequencyPolicy.bufferedHitCount != 0 { applyBufferedHits() }
     }
 
     /// Applies every buffered hit, oldest first, and empties the buffer.
@@ -64,7 +57,7 @@ extension LRUTable {
         let region = region(of: slot)
         if region == PolicyRegion.probation {
             promote(slot)
-        } else if frequencyUsesSecondChance {
+        } else if policy == .secondChanceWindowTinyLFU {
             let stamp = stamps[Int(slot)]
             if stamp & PolicyRegion.referencedBit == 0 { stamps[Int(slot)] = stamp | PolicyRegion.referencedBit }
         } else {
@@ -183,31 +176,28 @@ extension LRUTable {
         return oldest(of: PolicyRegion.protected)
     }
 
-    /// Evicts the policy's next victim other than `spared`: from the main region first, then the window's
+    /// The policy's next victim other than `spared`: the main region's (`mainVictim`), else the window's
     /// least recently used entry. Used when no candidate is left to duel, and by trimming.
-    ///
-    /// - Returns: The evicted value, or `nil` when no entry but `spared` is left.
     @inlinable
-    func evictVictim(sparing spared: Int32 = none) -> Value? {
-        if let slot = mainVictim() { return evict(slot) }
+    func frequencyVictim(sparing spared: Int32) -> Int32? {
+        if let slot = mainVictim() { return slot }
         guard let slot = oldest(of: PolicyRegion.window), slot != spared else { return nil }
-        return evict(slot)
+        return slot
     }
 
-    /// Removes live slot `slot`'s entry, counting an eviction, and remembers its key among the ghosts of
-    /// its region.
+    /// The policy's part of freeing live slot `slot`: its region's sizes, and for an eviction its key's
+    /// hash among the ghosts of its region (a rejected candidate counts as the window's).
     @inlinable
-    func evict(_ slot: Int32) -> Value? {
-        counters.evictions += 1
-        let hash = frequencyPolicy.hashes[Int(slot)]
-        switch region(of: slot) {
-        case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
-        default: frequencyPolicy.windowGhosts.insert(hash)
+    func removeByFrequency(_ slot: Int32, evicted: Bool) {
+        let region = region(of: slot)
+        if evicted {
+            let hash = frequencyPolicy.hashes[Int(slot)]
+            switch region {
+            case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
+            default: frequencyPolicy.windowGhosts.insert(hash)
+            }
         }
-        let key = keys[Int(slot)]
-        let entry = index.removeValue(forKey: key)
-        freeSlot(slot)
-        return entry?.value
+        frequencyPolicy.adjust(region, count: -1, cost: -regionCost(of: slot))
     }
 
     // MARK: - Regions
@@ -288,8 +278,8 @@ extension LRUTable {
     /// Brings the regions within budgets a ghost hit just changed: the window's least recently used
     /// entries move to probation, and the protected segment's to probation, while over budget.
     ///
-    /// - Complexity: O(1): a ghost hit moves each budget by at most one entry (or that entry's share of the
-    ///   cost limit), so each loop moves a few entries at most.
+    /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries (or
+    ///   their share of the cost limit), so each loop moves a few entries at most.
     @usableFromInline
     func rebalanceRegions() {
         while frequencyPolicy.windowIsOver {

@@ -2,7 +2,7 @@ import CacheCore
 
 /// One entry in a table's recency queue: slot `slot` was used when the table's tick read `stamp`.
 ///
-/// Not nested in the generic `LRUTable`: a nested type would be generic too, and unspecialized code
+/// Not nested in the generic `ShardTable`: a nested type would be generic too, and unspecialized code
 /// (reached through `any Cache`) would look its metadata up at run time on every access.
 @usableFromInline
 struct RecencyRecord {
@@ -45,7 +45,7 @@ struct RecencyRecord {
 /// or free (on `freeSlots`, `keys` uninitialized, stamp 0); slots from `used` to `capacity` are
 /// uninitialized.
 @usableFromInline
-final class LRUTable<Key: Hashable, Value> {
+final class ShardTable<Key: Hashable, Value> {
     /// What the index holds for a key: the value and the slot, 4 bytes beside the value so that the
     /// index's value storage stays as small as it can (16 bytes a key for an `Int` value).
     @usableFromInline
@@ -99,17 +99,9 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline let countLimit: Int
     /// The highest total cost this table keeps (its share of the cache's cost limit).
     @usableFromInline let costLimit: Int
-    /// Whether hits mark entries for a second chance instead of moving them to the front (see `countHit`):
-    /// true for the shards of a sharded cache, whose order is approximate anyway.
-    @usableFromInline let approximatesRecency: Bool
-    /// Whether the table runs W-TinyLFU (`frequencyPolicy`) instead of LRU; its hits then record exact
-    /// recency within their region, whether or not the cache is sharded.
-    @usableFromInline let admitsByFrequency: Bool
-    /// A W-TinyLFU table of a sharded cache: hits on window and protected entries set a referenced bit
-    /// instead of queueing a record, for the reason `approximatesRecency` gives.
-    @usableFromInline let frequencyUsesSecondChance: Bool
-    /// Neither of the above: every hit records a use (the one-shard LRU table).
-    @usableFromInline let isExactLRU: Bool
+    /// The eviction policy this table runs and how it keeps recency (see ``ShardPolicy``): every
+    /// policy-specific step is one `switch` over it, in `ShardTable+Policy.swift`.
+    @usableFromInline let policy: ShardPolicy
 
     // `@exclusivity(unchecked)`: a class's stored properties otherwise get a dynamic exclusivity check
     // (a runtime call and a thread-local lookup) on every access, about a tenth of a cache hit. Skipping
@@ -135,7 +127,7 @@ final class LRUTable<Key: Hashable, Value> {
     @usableFromInline @exclusivity(unchecked) var totalCost = 0
     /// Counters; the totals are ``count`` and `totalCost`.
     @usableFromInline @exclusivity(unchecked) var counters = CacheStatistics()
-    /// The W-TinyLFU state when `admitsByFrequency`; otherwise a minimal, unused one. Its regions'
+    /// The W-TinyLFU state when `policy` is a W-TinyLFU one; otherwise a minimal, unused one. Its regions'
     /// queues replace `queue`, which such a table leaves empty.
     @usableFromInline @exclusivity(unchecked) var frequencyPolicy: WindowTinyLFU
     /// Per slot, for the few entries a load with `LoadOptions` stored: the instant (seconds since the
@@ -158,7 +150,7 @@ final class LRUTable<Key: Hashable, Value> {
     ///   - countLimit: The most entries to keep, `nil` for no limit; never negative.
     ///   - costLimit: The highest total cost to keep, `nil` for no limit; never negative.
     ///   - approximatesRecency: Whether hits mark entries for a second chance instead of moving them
-    ///     (ignored by a W-TinyLFU table).
+    ///     (true for the shards of a sharded cache, whose order is approximate anyway).
     ///   - policy: The eviction policy.
     ///   - counters: Counters carried over from a table this one replaces.
     init(
@@ -170,15 +162,12 @@ final class LRUTable<Key: Hashable, Value> {
         // One slot more than the count limit: an insertion stores the new entry before evicting.
         self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
         self.costLimit = costLimit ?? Int.max
-        admitsByFrequency = policy == .windowTinyLFU
-        self.approximatesRecency = approximatesRecency && !admitsByFrequency
-        frequencyUsesSecondChance = approximatesRecency && admitsByFrequency
-        isExactLRU = !self.approximatesRecency && !admitsByFrequency
+        self.policy = ShardPolicy(policy, sharded: approximatesRecency)
         self.counters = counters
         capacity = min(8, self.countLimit + 1)
         frequencyPolicy = WindowTinyLFU(
             countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
-            slotCapacity: admitsByFrequency ? capacity : 0)
+            slotCapacity: self.policy.admitsByFrequency ? capacity : 0)
         stamps = .allocate(capacity: capacity)
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
@@ -199,20 +188,17 @@ final class LRUTable<Key: Hashable, Value> {
 
     var count: Int { index.count }
 
-    /// The table's eviction policy.
-    var policy: EvictionPolicy { admitsByFrequency ? .windowTinyLFU : .leastRecentlyUsed }
-
-    /// A snapshot of the counters, with the hits still in a W-TinyLFU table's hit buffer.
+    /// A snapshot of the counters, with the hits a policy has buffered and not yet counted.
     var statistics: CacheStatistics {
         var statistics = counters
-        if admitsByFrequency { statistics.hits += frequencyPolicy.bufferedHitCount }
+        statistics.hits += pendingHitCount
         return statistics
     }
 
     /// An empty table with this one's limits and counters, to swap in for `removeAll()`.
-    func emptied() -> LRUTable {
-        LRUTable(
-            countLimit: countLimit, costLimit: costLimit, approximatesRecency: approximatesRecency,
-            policy: policy, counters: statistics, tagGeneration: tagGeneration)
+    func emptied() -> ShardTable {
+        ShardTable(
+            countLimit: countLimit, costLimit: costLimit, approximatesRecency: policy.isSharded,
+            policy: policy.evictionPolicy, counters: statistics, tagGeneration: tagGeneration)
     }
 }

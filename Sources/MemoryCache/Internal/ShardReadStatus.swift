@@ -1,10 +1,10 @@
-/// The outcome of one read of an ``LRUTable``.
+/// The outcome of one read of an ``ShardTable``.
 ///
 /// A plain enum outside the generic table, so that unspecialized code (reached through `any Cache`)
 /// passes it around without looking up generic type metadata; the value, expiry and cost travel in
 /// `inout` parameters beside it.
 @usableFromInline
-enum LRUReadStatus {
+enum ShardReadStatus {
     /// A live entry; its recency was refreshed and the hit counted.
     case hit
     /// No entry for the key; the miss was counted.
