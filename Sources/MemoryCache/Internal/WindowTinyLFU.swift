@@ -265,12 +265,12 @@ struct WindowTinyLFU {
     /// - Returns: Whether the regions' budgets changed.
     @usableFromInline
     mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
-        let step = Self.ghostStep(forEntries: entries) / Double(max(entries, 1))
+        // The step is computed only on a ghost hit: most insertions hit no ghost and pay nothing for it.
         let delta: Double
         if windowGhosts.contains(hash) {
-            delta = step
+            delta = Self.ghostStep(forEntries: entries) / Double(max(entries, 1))
         } else if mainGhosts.contains(hash) {
-            delta = -step
+            delta = -Self.ghostStep(forEntries: entries) / Double(max(entries, 1))
         } else {
             return false
         }
