@@ -19,6 +19,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -45,17 +46,31 @@ class Mutant:
 def parse(path: Path) -> list[Mutant]:
     """Reads entries of the form `## name` followed by `key: value` lines (FIELDS, optional `timeout`)."""
     mutants, current, start = [], None, 0
+    try:
+        text = path.read_text()
+    except OSError as error:
+        sys.exit(f"mutation gate: cannot read the list {path}: {error.strerror or error}")
 
     def close():
         if current is None:
             return
-        missing = [f for f in FIELDS if f not in current]
+        where = f"{path}:{start}: mutant '{current['name']}'"
+        missing = [f for f in FIELDS if not current.get(f)]
         if missing:
-            sys.exit(f"{path}:{start}: mutant '{current['name']}' lacks {', '.join(missing)}")
-        timeout = int(current.get("timeout", 300))
-        mutants.append(Mutant(current["name"], f"{path.name}:{start}", *(current[f] for f in FIELDS), timeout))
+            sys.exit(f"{where} lacks {', '.join(missing)} (or has it empty)")
+        timeout = current.get("timeout", "300")
+        if not timeout.isdigit() or int(timeout) == 0:
+            sys.exit(f"{where}: timeout must be a positive whole number of seconds, not {timeout!r}")
+        relative = Path(current["file"])
+        resolved = (ROOT / relative).resolve()
+        if relative.is_absolute() or ".." in relative.parts or not resolved.is_relative_to(ROOT):
+            sys.exit(f"{where}: file must be a path inside the repository, relative to its root")
+        if not resolved.is_file():
+            sys.exit(f"{where}: no file {current['file']}")
+        mutants.append(
+            Mutant(current["name"], f"{path.name}:{start}", *(current[f] for f in FIELDS), int(timeout)))
 
-    for number, raw in enumerate(path.read_text().splitlines(), 1):
+    for number, raw in enumerate(text.splitlines(), 1):
         if raw.startswith("## "):
             close()
             current, start = {"name": raw[3:].strip()}, number
@@ -66,11 +81,31 @@ def parse(path: Path) -> list[Mutant]:
             key = key.strip()
             if key not in FIELDS + ("timeout",):
                 sys.exit(f"{path}:{number}: unknown field '{key}'")
+            if key in current:
+                sys.exit(f"{path}:{number}: field '{key}' given twice in mutant '{current['name']}'")
             current[key] = value.strip()
         else:
             sys.exit(f"{path}:{number}: expected '## name' or 'key: value', got {raw!r}")
     close()
     return mutants
+
+
+MARKER = ".mutation-gate-scratch"
+
+
+def check_scratch(scratch: Path) -> None:
+    """Refuses a scratch folder whose files the copy would delete: the tree itself, a folder holding it, a
+    folder inside the tree outside `.build`, or a folder elsewhere with files in it that is not an earlier
+    scratch copy (a copy leaves a marker file)."""
+    scratch = scratch.resolve()
+    if scratch == ROOT or ROOT.is_relative_to(scratch):
+        sys.exit(f"mutation gate: the scratch folder {scratch} holds the repository; name an empty or scratch folder")
+    if scratch.is_relative_to(ROOT) and not scratch.is_relative_to(ROOT / ".build"):
+        sys.exit(f"mutation gate: a scratch folder inside the repository must be under .build, not {scratch}")
+    inside_build = scratch.is_relative_to(ROOT / ".build")
+    if not inside_build and scratch.exists() and any(scratch.iterdir()) and not (scratch / MARKER).exists():
+        sys.exit(f"mutation gate: {scratch} is not empty and is not a scratch copy of an earlier run; "
+                 f"name an empty folder")
 
 
 def scratch_copy(scratch: Path) -> None:
@@ -80,6 +115,7 @@ def scratch_copy(scratch: Path) -> None:
         cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
     wanted = {name for name in listed if name and (ROOT / name).is_file()}
     scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / MARKER).touch()
     for name in wanted:
         source, target = ROOT / name, scratch / name
         if target.exists() and target.read_bytes() == source.read_bytes():
@@ -89,7 +125,7 @@ def scratch_copy(scratch: Path) -> None:
     # Files deleted from the tree since the last run would still compile in the copy.
     for path in scratch.rglob("*"):
         relative = path.relative_to(scratch).as_posix()
-        if relative.startswith(".build") or not path.is_file():
+        if relative.startswith(".build") or relative == MARKER or not path.is_file():
             continue
         if relative not in wanted:
             path.unlink()
@@ -102,17 +138,40 @@ def build(scratch: Path) -> subprocess.CompletedProcess:
                           text=True)
 
 
+class Interrupted(Exception):
+    """The gate was told to stop (SIGINT, SIGTERM) or its test runner was killed by a signal."""
+
+
 def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int]:
-    """Returns ("passed" | "failed" | "timeout", number of tests run)."""
+    """Returns ("passed" | "failed" | "timeout", number of tests run).
+
+    The run gets a process group of its own, so that a time limit ends the test binary and every process a
+    test started (the `strata` tool, servers), not only `swift test`.
+    """
+    process = subprocess.Popen(
+        ["swift", "test", "--skip-build", "--filter", pattern],
+        cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env={**os.environ, "SWIFT_BACKTRACE": "enable=no"})
     try:
-        done = subprocess.run(
-            ["swift", "test", "--skip-build", "--filter", pattern],
-            cwd=scratch, capture_output=True, text=True, timeout=timeout,
-            env={**os.environ, "SWIFT_BACKTRACE": "enable=no"})
+        output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        kill_group(process)
         return "timeout", 0
-    counts = [int(n) for n in TEST_RUN.findall(done.stdout + done.stderr)]
-    return ("passed" if done.returncode == 0 else "failed"), sum(counts)
+    except BaseException:
+        kill_group(process)
+        raise
+    if process.returncode < 0:
+        raise Interrupted(f"the test runner was killed by signal {-process.returncode}")
+    counts = [int(n) for n in TEST_RUN.findall(output)]
+    return ("passed" if process.returncode == 0 else "failed"), sum(counts)
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
 
 
 def locate(text: str, mutant: Mutant) -> int:
@@ -125,7 +184,13 @@ def locate(text: str, mutant: Mutant) -> int:
     return hits[0]
 
 
+def stop(signum, frame):
+    raise Interrupted(f"stopped by signal {signum}")
+
+
 def main() -> int:
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--list", nargs="*", type=Path, help="mutant files (default: Tests/Mutants/*.mutants)")
     parser.add_argument("--only", nargs="*", help="run only the mutants with these names")
@@ -149,6 +214,7 @@ def main() -> int:
         text = originals.setdefault(mutant.file, (ROOT / mutant.file).read_text())
         locate(text, mutant)
 
+    check_scratch(args.scratch)
     started = time.monotonic()
     scratch_copy(args.scratch)
     print(f"mutation gate: {len(mutants)} mutants from {len(lists)} lists; scratch copy {args.scratch}", flush=True)
@@ -205,4 +271,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except Interrupted as reason:
+        sys.exit(f"mutation gate: interrupted ({reason}); the scratch copy was restored, nothing was judged")
