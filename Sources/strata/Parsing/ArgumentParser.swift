@@ -240,7 +240,7 @@ struct ArgumentParser {
                 exec.keyEnvironment.append(text)
             case "cache-failures": exec.cachesFailures = true
             case "key-cwd":
-                exec.directory = try ExecDirectory(option: text, currentDirectory: RawProcess.currentDirectory)
+                exec.directory = try ExecDirectory(option: text)
             case "stale":
                 exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
                 }
