@@ -81,10 +81,14 @@ struct ArgumentParser {
             if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
                 commandArguments = Array(rawArguments[(index - 1)...])
                 try rejectSplitDuration(given.last, unitWord: argument, rest: arguments[index...])
-                if !optionsEnded { try rejectOptionAfterCommand(argument, rest: arguments[index...]) }
+                // Only a `--` after `exec` starts the command (that branch is below); one before the
+                // command name (`strata -- exec echo hi --ttl 1h`) leaves the check on.
+                try rejectOptionAfterCommand(argument, rest: arguments[index...])
                 break
             }
-            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+            // A lone `-` is a value (stdin's usual name) for other commands; before `exec`'s command it
+            // would be dropped, so it is an unknown option there, as any other word starting with `-`.
+            if optionsEnded || (argument == "-" && commandName != "exec") || !argument.hasPrefix("-") {
                 if commandName == nil {
                     commandName = rawArguments[index - 1].validText ?? rawArguments[index - 1].escaped
                 } else {
