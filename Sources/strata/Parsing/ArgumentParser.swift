@@ -302,14 +302,23 @@ struct ArgumentParser {
             guard !key.isEmpty else { throw .usage("the key must not be empty", command: name) }
             return key
         }
+        // `set` and `get` refuse `exec`'s namespace here, before any store or key is opened, so the mistake
+        // is a usage error (2) whatever state the store or its key is in.
+        func userKey() throws(CLIFailure) -> String {
+            let key = try key()
+            if key.hasPrefix(ExecKey.prefix) {
+                throw .usage("keys starting with '\(ExecKey.prefix)' are reserved for exec", command: name)
+            }
+            return key
+        }
         switch name {
         case "set":
             try expect(1...2, "key")
             let value = positionals.count > 1 ? Data(positionals[1].bytes) : nil
-            return .set(key: try key(), value: value, timeToLive: timeToLive)
+            return .set(key: try userKey(), value: value, timeToLive: timeToLive)
         case "get":
             try expect(1...1, "key")
-            return .get(key: try key())
+            return .get(key: try userKey())
         case "rm" where !exec.tags.isEmpty:
             // `rm --tag T`: every entry carrying T; a key as well would make "which entries" ambiguous.
             if !positionals.isEmpty { throw .usage("rm takes a KEY or --tag, not both", command: name) }
