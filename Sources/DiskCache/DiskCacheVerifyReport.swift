@@ -23,6 +23,16 @@ public struct DiskCacheVerifyReport: Sendable, Hashable {
 
         /// `path: reason`.
         public var description: String { "\(path): \(reason)" }
+
+        /// The reason of an entry removed because its expiry passed.
+        public static let expiredReason = "expired"
+        /// The reason of an entry removed because one of its tags was removed since it was stored
+        /// (Docs/Tags.md): it ended as planned, like an expired one.
+        public static let tagRemovedReason = "a tag was removed"
+
+        /// Whether the file was damaged (it failed to authenticate or parse, or belonged to an old key
+        /// epoch), rather than removed because its life ended: expired, or ended by a tag removal.
+        public var isDamage: Bool { reason != Self.expiredReason && reason != Self.tagRemovedReason }
     }
 
     /// How many entry files were checked (a count of files; files that vanished during the check and

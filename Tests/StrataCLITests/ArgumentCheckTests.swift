@@ -19,6 +19,21 @@ struct ArgumentCheckTests {
         #expect(!FileManager.default.fileExists(atPath: harness.store.path))
     }
 
+    @Test(arguments: [["set", "exec:x", "v"], ["get", "exec:x"]])
+    func aReservedKeyIsAUsageErrorWhateverTheMasterKey(arguments: [String]) throws {
+        // Given a malformed STRATA_MASTER_KEY, which would fail the store's opening with status 3
+        let harness = try StrataHarness()
+
+        // When set or get names a key in exec's namespace
+        let result = try harness.run(arguments, key: "abc")
+
+        // Then the key is refused first, as a usage error, and no store is made
+        #expect(result.status == 2)
+        #expect(result.errorLines.first == "strata: keys starting with 'exec:' are reserved for exec")
+        #expect(result.errorLines.dropFirst().first?.hasPrefix("usage: strata \(arguments[0])") == true)
+        #expect(!FileManager.default.fileExists(atPath: harness.store.path))
+    }
+
     @Test func removingAKeyAndATagAtOnceIsRefusedAndRemovesNothing() throws {
         // Given an entry stored under a tag
         let harness = try StrataHarness()

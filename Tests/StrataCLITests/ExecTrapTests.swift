@@ -24,6 +24,8 @@ struct ExecTrapTests {
         (["exec", "touch", "MARKER", "--version"], "version"),
         // A `--` after the command does not make an option before it the command's
         (["exec", "touch", "MARKER", "--", "--ttl"], "ttl"),
+        // Nor does a `--` before the command name: it is not the `--` before the command
+        (["--", "exec", "touch", "MARKER", "--ttl", "1h"], "ttl"),
     ])
     func anOptionAfterTheCommandWithoutDoubleDashIsAUsageError(arguments: [String], option: String) throws {
         // Given a command line where a strata option follows the command and no `--` comes first
@@ -55,6 +57,23 @@ struct ExecTrapTests {
         let separated = try harness.run(["exec", "--", "echo", "hi", "--ttl", "1h", "--store=x"])
         #expect(separated.status == 0)
         #expect(separated.outputText == "hi --ttl 1h --store=x\n")
+    }
+
+    @Test func aLoneDashBeforeExecsCommandIsAnUnknownOption() throws {
+        // Given `exec - CMD`, where the `-` would otherwise be dropped without a word
+        let harness = try StrataHarness()
+        let marker = harness.path("marker")
+
+        // When it is run
+        let result = try harness.run(["exec", "-", "touch", marker])
+
+        // Then it is a usage error naming the `-`, and nothing ran
+        #expect(result.status == 2)
+        #expect(result.standardOutput.isEmpty)
+        let first = result.errorLines.first ?? ""
+        #expect(first.hasPrefix("strata: unknown option -"), "\(first)")
+        #expect(result.errorLines.dropFirst().first?.hasPrefix("usage: strata exec") == true)
+        #expect(!FileManager.default.fileExists(atPath: marker))
     }
 
     // MARK: - A missing option value

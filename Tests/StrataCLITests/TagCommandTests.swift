@@ -32,6 +32,23 @@ struct TagCommandTests {
         #expect(try harness.run(["get", "k4"]).outputText == "four")
     }
 
+    @Test func verifyCountsEntriesATagRemovalEndedAsExpiredNotBad() throws {
+        // Given two tagged entries ended by a tag removal and one untagged entry
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k1", "one", "--tag", "a"]).status == 0)
+        #expect(try harness.run(["set", "k2", "two", "--tag", "a"]).status == 0)
+        #expect(try harness.run(["set", "k3", "three"]).status == 0)
+        #expect(try harness.run(["rm", "--tag", "a"]).status == 0)
+
+        // When the store is verified
+        let result = try harness.run(["verify"])
+
+        // Then they are removed and counted as expired, not listed as bad, and the status is 0
+        #expect(result.status == 0, "\(result.errorText)")
+        #expect(result.outputText == "checked 3 entries: removed 0 bad, 2 expired\n")
+        #expect(result.errorText.isEmpty)
+    }
+
     @Test func aTaggedExecResultIsReplayedUntilItsTagIsRemoved() throws {
         let harness = try StrataHarness()
         let command = ["sh", "-c", "echo run >> \"$0\"; echo out", harness.path("marker")]

@@ -89,13 +89,13 @@ extension DiskStore {
                         issues.append(.init(path: path, reason: CorruptionReason.badTagBlock.rawValue))
                     case .stale:
                         if removeIfUnchangedAndForget(name, in: folder, status: status) {
-                            issues.append(.init(path: path, reason: "a tag was removed"))
+                            issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.tagRemovedReason))
                         }
                     }
                 case .expired(let status, let folder):
                     if removeIfUnchangedAndForget(name, in: folder, status: status) {
                         count { $0.expirations += 1 }
-                        issues.append(.init(path: path, reason: "expired"))
+                        issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.expiredReason))
                     }
                 case .corrupt(let reason, let status, let folder):
                     removeCorrupt(name: name, in: folder, status: status, reason: reason)

@@ -72,7 +72,8 @@ struct StoreCommands {
     /// `strata verify`: authenticates every entry and removes the bad ones.
     ///
     /// Progress goes to stderr only when stderr is a terminal and the check has run for over a second.
-    /// Expired entries met on the way are removed too, but are not "bad": they do not change the status.
+    /// Expired entries and entries a tag removal ended, met on the way, are removed too, but are not "bad":
+    /// they are counted as expired and do not change the status.
     ///
     /// - Returns: 0 when every entry was sound, 1 when bad entries were removed.
     /// - Throws: `CLIFailure.store` when the store cannot be listed, or when some files could not be
@@ -90,7 +91,8 @@ struct StoreCommands {
         // Foreign items at entry names (a folder, a link, a FIFO) come as read failures too: DiskCache
         // reports them without following or deleting them.
         let unreadableCount = unreadable.count
-        let bad = report.issues.filter { $0.reason != "expired" }
+        // An entry a tag removal ended is counted with the expired ones: its life ended as planned.
+        let bad = report.issues.filter(\.isDamage)
         let expired = report.issues.count - bad.count
         var lines = bad.map { "removed \($0.path): \($0.reason)\n" }
         let checked = report.checked + unreadableCount

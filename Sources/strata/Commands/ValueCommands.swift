@@ -24,9 +24,8 @@ struct ValueCommands {
     /// stdin, carrying `tags`.
     ///
     /// - Returns: 0.
-    /// - Throws: `CLIFailure.usage` for a reserved key, `CLIFailure.store` when the write fails.
+    /// - Throws: `CLIFailure.store` when the write fails. (The parser has refused a reserved key.)
     func set(key: String, value: Data?, timeToLive: TimeInterval?, tags: Set<String> = []) throws(CLIFailure) -> Int32 {
-        try refuseReserved(key, command: "set")
         let bytes: Data
         let limit = Self.inputLimit(maxBytes: store.configuration.byteLimit)
         if value == nil, let prompt = Self.standardInputPrompt(isTerminal: StandardStreams.isTerminal(STDIN_FILENO)) {
@@ -76,10 +75,9 @@ struct ValueCommands {
     /// `strata get KEY`: writes the value's bytes to stdout.
     ///
     /// - Returns: 0 on a hit, 1 on a miss (nothing printed).
-    /// - Throws: `CLIFailure.usage` for a reserved key, `CLIFailure.store` when the read or the write to
-    ///   stdout fails.
+    /// - Throws: `CLIFailure.store` when the read or the write to stdout fails. (The parser has refused a
+    ///   reserved key.)
     func get(key: String) throws(CLIFailure) -> Int32 {
-        try refuseReserved(key, command: "get")
         let value: Data?
         do {
             value = try shared.value(forKey: key, in: store)
@@ -122,11 +120,5 @@ struct ValueCommands {
             shared.removeAll(taggedWith: tag)
         }
         return ExitStatus.success
-    }
-
-    private func refuseReserved(_ key: String, command: String) throws(CLIFailure) {
-        if key.hasPrefix(ExecKey.prefix) {
-            throw .usage("keys starting with '\(ExecKey.prefix)' are reserved for exec", command: command)
-        }
     }
 }

@@ -35,7 +35,7 @@ struct ExecCommand {
     /// - Throws: `CLIFailure.store` when the store cannot be read or locked, `CLIFailure.launch` when the
     ///   command cannot start.
     func run() throws(CLIFailure) -> Int32 {
-        let key = makeKey().storeKey
+        let key = try makeKey().storeKey
         if let status = try serveStored(key) { return status }
         let status = try locked(key) { () throws(CLIFailure) -> Int32 in
             // Another process may have stored the result while this one waited for the lock.
@@ -81,7 +81,7 @@ struct ExecCommand {
     ///
     /// - Throws: `CLIFailure` as ``run()``; the detached process's exit status is not observed by anyone.
     func refreshInBackground() throws(CLIFailure) {
-        let key = makeKey().storeKey
+        let key = try makeKey().storeKey
         // A read-only store cannot keep the refreshed result: nothing to do.
         _ = try locked(key) { () throws(CLIFailure) in
             if let record = try lookUp(key), freshness(of: record) == .fresh { return }
@@ -92,8 +92,8 @@ struct ExecCommand {
 
     // MARK: - Store access
 
-    private func makeKey() -> ExecKey {
-        ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment, directory: options.directory)
+    private func makeKey() throws(CLIFailure) -> ExecKey {
+        try ExecKey(arguments: options.arguments, variableNames: options.keyEnvironment, directory: options.directory)
     }
 
     /// `--max-output`, or by default 1 GiB or the store's `--max-size` when that is smaller (a result

@@ -26,14 +26,13 @@ enum ExecDirectory: Equatable {
     /// The working directory relative to the root, already resolved: `.` or `./PATH`.
     case relative(ByteString)
 
-    /// Parses the option's value and, for `relative:ROOT`, places `currentDirectory` under the root.
+    /// Parses the option's value and, for `relative:ROOT`, places the working directory under the root.
     ///
-    /// - Parameters:
-    ///   - option: `absolute`, `none` or `relative:ROOT`.
-    ///   - currentDirectory: The working directory, as `getcwd` gives it.
+    /// - Parameter option: `absolute`, `none` or `relative:ROOT`.
     /// - Throws: `CLIFailure.usage` for another value, a root that cannot be resolved, or a working
-    ///   directory outside the root.
-    init(option: String, currentDirectory: ByteString) throws(CLIFailure) {
+    ///   directory outside the root; `CLIFailure.store` for `relative:ROOT` when the working directory
+    ///   cannot be determined.
+    init(option: String) throws(CLIFailure) {
         switch option {
         case "absolute":
             self = .absolute
@@ -55,6 +54,7 @@ enum ExecDirectory: Equatable {
         }
         let rootBytes = ByteString(cString: resolved)
         free(resolved)
+        let currentDirectory = try RawProcess.currentDirectory()
         guard let relative = Self.relativePath(of: currentDirectory.bytes, under: rootBytes.bytes) else {
             throw .usage(
                 "the working directory \(currentDirectory.escaped) is not inside the --key-cwd root "

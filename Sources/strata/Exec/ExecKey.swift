@@ -46,10 +46,12 @@ struct ExecKey: Equatable {
     ///   - arguments: The command and its arguments.
     ///   - variableNames: The `--key-env` names.
     ///   - directory: What of the working directory the key holds (`--key-cwd`).
-    init(arguments: [ByteString], variableNames: [String], directory: ExecDirectory) {
+    /// - Throws: `CLIFailure.store` when `directory` is `.absolute` and the working directory cannot be
+    ///   determined.
+    init(arguments: [ByteString], variableNames: [String], directory: ExecDirectory) throws(CLIFailure) {
         self.arguments = arguments
         switch directory {
-        case .absolute: self.directory = RawProcess.currentDirectory
+        case .absolute: self.directory = try RawProcess.currentDirectory()
         case .none: self.directory = nil
         case .relative(let path): self.directory = path
         }

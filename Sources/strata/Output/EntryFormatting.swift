@@ -84,8 +84,30 @@ enum EntryFormatting {
 
     /// Escapes control characters, backslashes and bytes that are not UTF-8 (`\xHH`) so that text stays
     /// on one line and different bytes never read the same.
-    private static func escaped(_ text: ByteString) -> String {
+    static func escaped(_ text: ByteString) -> String {
         text.pieces.map { escape($0, quote: nil) { "\\u{\(String($0.value, radix: 16))}" } }.joined()
+    }
+
+    /// The longest text from outside `strata` (a server's error message) that a line shows, in characters
+    /// after escaping.
+    static let outsideTextLimit = 200
+
+    /// Text from outside `strata` (a server's error message) made safe for a terminal: escaped as
+    /// ``escaped(_:)``, and cut after ``outsideTextLimit`` characters with `…` when longer.
+    static func outsideText(_ text: String) -> String {
+        let shown = escaped(ByteString(text))
+        guard shown.count > outsideTextLimit else { return shown }
+        return String(shown.prefix(outsideTextLimit)) + "…"
+    }
+
+    /// Whether a scalar is shown as an escape rather than itself: the C0 and C1 control characters and DEL,
+    /// the line and paragraph separators, and the bidirectional marks, embeddings, overrides and isolates,
+    /// each of which could break a listing's line, drive the terminal, or reorder what is shown.
+    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x061C, 0x200E...0x200F, 0x2028...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
     }
 
     /// One piece of text with backslash escapes: `\xHH` for a byte that is not UTF-8, `\n`, `\t`, `\r`,
@@ -101,25 +123,33 @@ enum EntryFormatting {
         case .scalar("\\"): return "\\\\"
         case .scalar(let scalar) where scalar == quote: return "\\" + String(scalar)
         case .scalar(let scalar):
-            return scalar.value < 0x20 || scalar.value == 0x7F ? control(scalar) : String(scalar)
+            return isHidden(scalar) ? control(scalar) : String(scalar)
         }
     }
 
     /// Quotes an argument for display the way a shell would read it back: bare when safe, in single
     /// quotes when it is printable UTF-8, otherwise in ANSI-C quotes (`$'…'`, read by bash, zsh and ksh)
-    /// with `\xHH` for bytes that are not UTF-8 and for control characters.
+    /// with `\xHH` for bytes that are not UTF-8 and for ASCII control characters, `\uHHHH` for the other
+    /// hidden characters (``isHidden(_:)``).
     private static func shellQuoted(_ text: ByteString) -> String {
         let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%".utf8)
         if !text.bytes.isEmpty, text.bytes.allSatisfy({ safe.contains($0) }) { return text.lossyText }
         let pieces = text.pieces
         let needsEscapes = pieces.contains { piece in
             guard case .scalar(let scalar) = piece else { return true }
-            return scalar.value < 0x20 || scalar.value == 0x7F
+            return isHidden(scalar)
         }
         guard needsEscapes else {
             return "'" + text.lossyText.replacingOccurrences(of: "'", with: "'\\''") + "'"
         }
-        let body = pieces.map { escape($0, quote: "'") { ByteString.hexEscape(UInt8($0.value)) } }
+        // ANSI-C quotes read `\xHH` as one byte, so a scalar past ASCII is written `\uHHHH` instead.
+        let body = pieces.map { piece in
+            escape(piece, quote: "'") { scalar in
+                guard scalar.value > 0x7F else { return ByteString.hexEscape(UInt8(scalar.value)) }
+                let hex = String(scalar.value, radix: 16)
+                return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            }
+        }
         return "$'" + body.joined() + "'"
     }
 }

@@ -81,10 +81,14 @@ struct ArgumentParser {
             if commandName == "exec", commandArguments == nil, optionsEnded || !argument.hasPrefix("-") {
                 commandArguments = Array(rawArguments[(index - 1)...])
                 try rejectSplitDuration(given.last, unitWord: argument, rest: arguments[index...])
-                if !optionsEnded { try rejectOptionAfterCommand(argument, rest: arguments[index...]) }
+                // Only a `--` after `exec` starts the command (that branch is below); one before the
+                // command name (`strata -- exec echo hi --ttl 1h`) leaves the check on.
+                try rejectOptionAfterCommand(argument, rest: arguments[index...])
                 break
             }
-            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+            // A lone `-` is a value (stdin's usual name) for other commands; before `exec`'s command it
+            // would be dropped, so it is an unknown option there, as any other word starting with `-`.
+            if optionsEnded || (argument == "-" && commandName != "exec") || !argument.hasPrefix("-") {
                 if commandName == nil {
                     commandName = rawArguments[index - 1].validText ?? rawArguments[index - 1].escaped
                 } else {
@@ -240,7 +244,7 @@ struct ArgumentParser {
                 exec.keyEnvironment.append(text)
             case "cache-failures": exec.cachesFailures = true
             case "key-cwd":
-                exec.directory = try ExecDirectory(option: text, currentDirectory: RawProcess.currentDirectory)
+                exec.directory = try ExecDirectory(option: text)
             case "stale":
                 exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
                 }
@@ -298,14 +302,23 @@ struct ArgumentParser {
             guard !key.isEmpty else { throw .usage("the key must not be empty", command: name) }
             return key
         }
+        // `set` and `get` refuse `exec`'s namespace here, before any store or key is opened, so the mistake
+        // is a usage error (2) whatever state the store or its key is in.
+        func userKey() throws(CLIFailure) -> String {
+            let key = try key()
+            if key.hasPrefix(ExecKey.prefix) {
+                throw .usage("keys starting with '\(ExecKey.prefix)' are reserved for exec", command: name)
+            }
+            return key
+        }
         switch name {
         case "set":
             try expect(1...2, "key")
             let value = positionals.count > 1 ? Data(positionals[1].bytes) : nil
-            return .set(key: try key(), value: value, timeToLive: timeToLive)
+            return .set(key: try userKey(), value: value, timeToLive: timeToLive)
         case "get":
             try expect(1...1, "key")
-            return .get(key: try key())
+            return .get(key: try userKey())
         case "rm" where !exec.tags.isEmpty:
             // `rm --tag T`: every entry carrying T; a key as well would make "which entries" ambiguous.
             if !positionals.isEmpty { throw .usage("rm takes a KEY or --tag, not both", command: name) }

@@ -135,17 +135,24 @@ enum RawProcess {
         getenv(name).map { ByteString(cString: $0) }
     }
 
-    /// The working directory as `getcwd(3)` reports it (symbolic links resolved), byte for byte; empty
-    /// when it cannot be determined (for example it was deleted).
-    static var currentDirectory: ByteString {
+    /// The working directory as `getcwd(3)` reports it (symbolic links resolved), byte for byte.
+    ///
+    /// - Throws: `CLIFailure.store` when it cannot be determined (it was deleted, or a folder above it
+    ///   cannot be searched): a key holding an empty directory would let every such directory share one
+    ///   result.
+    static func currentDirectory() throws(CLIFailure) -> ByteString {
         var capacity = Int(PATH_MAX) + 1
+        var code = ERANGE
         while capacity <= 1 << 20 {
             let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: capacity)
             defer { buffer.deallocate() }
             if getcwd(buffer, capacity) != nil { return ByteString(cString: buffer) }
-            guard errno == ERANGE else { break }
+            code = errno
+            guard code == ERANGE else { break }
             capacity *= 2
         }
-        return ByteString([])
+        throw .store(
+            "cannot determine the working directory (\(String(cString: strerror(code)))); run from an existing "
+                + "directory, or key with --key-cwd none")
     }
 }

@@ -225,10 +225,12 @@ struct SharedTier {
         init(_ error: any Error, host: String, namespace: String) {
             let cacheError = error as? CacheError
             let redisError = (error as? RedisError) ?? (cacheError?.cause as? RedisError)
-            // The transport's own sentence, without the address the line already names.
-            let reason = oneLine(redisError?.message ?? cacheError?.message ?? "\(error)")
-                .replacingOccurrences(of: " to \(host)", with: "")
-                .replacingOccurrences(of: "Redis at \(host): ", with: "")
+            // The transport's own sentence, without the address the line already names. It may quote the
+            // server's own words, so control characters are escaped and its length is capped.
+            let reason = EntryFormatting.outsideText(
+                oneLine(redisError?.message ?? cacheError?.message ?? "\(error)")
+                    .replacingOccurrences(of: " to \(host)", with: "")
+                    .replacingOccurrences(of: "Redis at \(host): ", with: ""))
             if cacheError?.code == .wrongMasterKey {
                 self = .wrongMasterKey(namespace: namespace)
             } else if redisError?.code == .protocolViolation {
