@@ -2,9 +2,9 @@ import CacheCore
 import CacheTesting
 import Foundation
 import MemoryCache
-import MultiCache
 import StrataTestSupport
 import Testing
+@testable import MultiCache
 
 /// Invalidations a tier publishes: removed from the tiers above it only, fenced like a removal, and
 /// subscribed to for as long as the `MultiCache` lives.
@@ -101,6 +101,43 @@ struct MultiCacheInvalidationTests {
         await applied.wait(forCount: 1)
         #expect(top.value(forKey: "k") == nil)
         #expect(cache.tierStatistics[0].writeBacks == 0)
+    }
+
+    @Test func anInvalidationWaitsForAWriteBackAlreadyUnderWayThenRemovesWhatItStored() async throws {
+        // Given a read that found 1 in the publishing tier and whose write-back into the top tier has begun
+        let top = FaultInjectingCache<String, Int>(clock: ManualClock())
+        let publishing = PublishingTier<Int>(clock: ManualClock())
+        let applied = AppliedInvalidations()
+        let events = CoordinatorEventLog()
+        let cache = try MultiCache<String, Int>([top, publishing])
+        cache.observeAppliedInvalidations { applied.record($0) }
+        cache.coordinator.observe(events.observer)
+        try await publishing.setValue(1, forKey: "k", expiry: .never)
+        top.hold(.setEntry)
+        let read = Task { try await cache.value(forKey: "k") }
+        await top.waitUntilHeld(.setEntry)
+
+        // When the publishing tier invalidates the key while that store is still in flight
+        publishing.publish(.keys(["k"]))
+        // (the removal either parks behind the store, as it must, or, were it not to wait, has already run;
+        // unstructured tasks, since the event that does not come first comes only after the release)
+        let removalDecided = Gate()
+        Task {
+            try await events.wait(for: .parkedMutation, count: 1)
+            removalDecided.open()
+        }
+        Task {
+            await applied.wait(forCount: 1)
+            removalDecided.open()
+        }
+        try await removalDecided.wait()
+        top.release(.setEntry)
+
+        // Then the removal ran after the store it waited for: the top tier no longer holds the old value
+        #expect(try await read.value == 1)
+        await applied.wait(forCount: 1)
+        #expect(events.count(of: .parkedMutation) == 1)
+        #expect(try await top.entry(forKey: "k") == nil)
     }
 
     @Test func aLoadInFlightWhenItsKeyIsInvalidatedDoesNotStoreItsValue() async throws {

@@ -3,7 +3,7 @@
 package enum CoordinatorEvent: Sendable, Hashable {
     /// A caller joined a load another caller had started (counted in `loadsShared`).
     case joinedLoad
-    /// A write or removal parked until stores already under way end.
+    /// A write, removal or invalidation's removal parked until stores already under way end.
     case parkedMutation
     /// A load started with `LoadOptions` or by a batch ended: its value was stored (or skipped) and its
     /// waiters answered.

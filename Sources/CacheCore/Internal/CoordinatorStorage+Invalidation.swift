@@ -41,7 +41,7 @@ extension CoordinatorStorage {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             switch handle({ $0.waitForStores(fence.stores, continuation: continuation) }) {
             case .resume(let mutation): mutation.resume()
-            case .parked: break
+            case .parked: notify(.parkedMutation)
             }
         }
     }
