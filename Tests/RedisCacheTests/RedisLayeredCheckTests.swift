@@ -66,19 +66,19 @@ struct RedisLayeredCheckTests {
     }
 
     @Test func anEntryReplayedWithAFreshServerTTLAfterItsSealedExpiryIsAnExpiredMiss() async throws {
-        // Given an entry written with 60 s to live on the tier's clock, its envelope kept aside
+        // Given an entry written with an hour to live on the tier's clock, its envelope kept aside
         let server = try RedisServer()
         let raw = try RawRedis(port: server.port)
         let clock = ManualClock()
         let configuration = try RedisTier.configuration(port: server.port, clock: clock)
         let cache = try RedisCache<String, Data>(configuration: configuration)
-        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .seconds(60))
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
         let name = try #require(try await Self.entryNames(raw, namespace: configuration.namespace).first)
         let sealed = try #require(try await raw.get(name))
 
         // When the tier's clock passes the expiry and the same envelope is written back with three hours to
         // live on the server (the server's TTL no longer protects anything)
-        clock.advance(by: 61)
+        clock.advance(by: 3_601)
         _ = try await raw.send([Array("SET".utf8), name, sealed, Array("PX".utf8), Array("10800000".utf8)])
 
         // Then the expiry sealed in the envelope decides: a miss counted as an expiration, not as damage,

@@ -32,7 +32,7 @@ struct RedisTagProcessTests {
             let started = Gate()
             let release = Gate()
             let load = Task {
-                try await loader.value(forKey: key, expiry: .seconds(30), tags: [tag]) {
+                try await loader.value(forKey: key, expiry: .hours(1), tags: [tag]) {
                     started.open()
                     try await release.wait()
                     return "loaded-\(run)"

@@ -105,7 +105,7 @@ struct RedisTagTests {
             let started = Gate()
             let release = Gate()
             let load = Task {
-                try await loader.value(forKey: key, expiry: .seconds(30), tags: [tag]) {
+                try await loader.value(forKey: key, expiry: .hours(1), tags: [tag]) {
                     started.open()
                     try await release.wait()
                     return run
