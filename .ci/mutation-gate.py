@@ -194,13 +194,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--list", nargs="*", type=Path, help="mutant files (default: Tests/Mutants/*.mutants)")
     parser.add_argument("--only", nargs="*", help="run only the mutants with these names")
-    parser.add_argument("--scratch", type=Path, default=ROOT / ".build" / "mutation-scratch")
+    parser.add_argument("--scratch", type=Path, default=ROOT / ".build" / "mutation-scratch",
+                        help="where the scratch copy is built (default .build/mutation-scratch); elsewhere it must "
+                             "be an empty folder or an earlier scratch copy")
     parser.add_argument("--keep-going", action="store_true", help="report every survivor, do not stop at the first")
     args = parser.parse_args()
 
     lists = args.list or sorted((ROOT / "Tests" / "Mutants").glob("*.mutants"))
     mutants = [m for path in lists for m in parse(path)]
     if args.only:
+        unknown = sorted(set(args.only) - {m.name for m in mutants})
+        if unknown:
+            sys.exit(f"mutation gate: no mutant named {', '.join(unknown)} in the lists read")
         mutants = [m for m in mutants if m.name in args.only]
     names = [m.name for m in mutants]
     if len(set(names)) != len(names):
