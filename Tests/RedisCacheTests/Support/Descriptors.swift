@@ -16,6 +16,13 @@ enum Descriptors {
 
     /// How many of this process's descriptors are TCP sockets whose remote port is `port`.
     static func sockets(toPort port: Int) -> Int {
+        sockets(toPort: port, fromLocalPort: nil)
+    }
+
+    /// How many of this process's descriptors are TCP sockets whose remote port is `port` and, when given,
+    /// whose local port is `localPort` (one connection: another test's client that reached the same port
+    /// number, reused after its own server died, is not counted).
+    static func sockets(toPort port: Int, fromLocalPort localPort: Int?) -> Int {
         let inodes = Set(
             targets().compactMap { target -> String? in
                 guard target.hasPrefix("socket:[") else { return nil }
@@ -31,6 +38,7 @@ enum Descriptors {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, fields[2].hasSuffix(":" + hexPort), inodes.contains(String(fields[9]))
                 else { continue }
+                if let localPort, !fields[1].hasSuffix(":" + String(format: "%04X", localPort)) { continue }
                 count += 1
             }
         }
