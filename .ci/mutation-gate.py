@@ -202,22 +202,22 @@ def main() -> int:
 
     lists = args.list or sorted((ROOT / "Tests" / "Mutants").glob("*.mutants"))
     mutants = [m for path in lists for m in parse(path)]
-    if args.only:
-        unknown = sorted(set(args.only) - {m.name for m in mutants})
-        if unknown:
-            sys.exit(f"mutation gate: no mutant named {', '.join(unknown)} in the lists read")
-        mutants = [m for m in mutants if m.name in args.only]
     names = [m.name for m in mutants]
     if len(set(names)) != len(names):
         sys.exit(f"duplicate mutant names: {sorted({n for n in names if names.count(n) > 1})}")
-    if not mutants:
-        sys.exit("no mutants to run")
-
-    # Every entry's line must be found before anything is built.
+    # Every entry's line must be found before anything is built, the entries --only leaves out included: a
+    # change that moves another entry's line is caught by the run that tests the change.
     originals = {}
     for mutant in mutants:
         text = originals.setdefault(mutant.file, (ROOT / mutant.file).read_text())
         locate(text, mutant)
+    if args.only:
+        unknown = sorted(set(args.only) - set(names))
+        if unknown:
+            sys.exit(f"mutation gate: no mutant named {', '.join(unknown)} in the lists read")
+        mutants = [m for m in mutants if m.name in args.only]
+    if not mutants:
+        sys.exit("no mutants to run")
 
     check_scratch(args.scratch)
     started = time.monotonic()
