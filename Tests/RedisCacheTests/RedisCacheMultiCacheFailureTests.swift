@@ -171,9 +171,11 @@ struct RedisCacheMultiCacheFailureTests {
 
         // No socket or wake-up pipe left behind once the tier is closed
         let wakePipe = Descriptors.target(of: multi.redis.connection.wakeDescriptor)
+        let clients = try await Descriptors.clientPorts(of: server.port)
+        #expect(!clients.isEmpty)
         await multi.redis.close()
         await multi.seeder.close()
-        #expect(Descriptors.sockets(toPort: server.port) == 0)
+        #expect(Descriptors.sockets(toPort: server.port, fromLocalPorts: clients) == 0)
         _ = consume multi
         stack = nil
         #expect(wakePipe != nil)

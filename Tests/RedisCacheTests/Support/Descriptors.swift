@@ -1,7 +1,8 @@
 import Foundation
 
 /// This process's open descriptors, read from `/proc/self/fd` (Linux only), for leak checks that other
-/// tests running at the same time cannot disturb: sockets are matched by the server's port.
+/// tests running at the same time cannot disturb: sockets are matched by the server's port and the
+/// connection's own local port.
 enum Descriptors {
     /// The link target of every open descriptor (`socket:[inode]`, `pipe:[inode]`, a path).
     static func targets() -> [String] {
@@ -14,15 +15,17 @@ enum Descriptors {
         try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
     }
 
-    /// How many of this process's descriptors are TCP sockets whose remote port is `port`.
-    static func sockets(toPort port: Int) -> Int {
-        sockets(toPort: port, fromLocalPort: nil)
+    /// How many of this process's descriptors are TCP sockets whose remote port is `port` and whose local
+    /// port is `localPort` (one connection: another test's client that reached the same port number,
+    /// reused after its own server died, is not counted).
+    static func sockets(toPort port: Int, fromLocalPort localPort: Int) -> Int {
+        sockets(toPort: port, fromLocalPorts: [localPort])
     }
 
-    /// How many of this process's descriptors are TCP sockets whose remote port is `port` and, when given,
-    /// whose local port is `localPort` (one connection: another test's client that reached the same port
-    /// number, reused after its own server died, is not counted).
-    static func sockets(toPort port: Int, fromLocalPort localPort: Int?) -> Int {
+    /// How many of this process's descriptors are TCP sockets whose remote port is `port` and whose local
+    /// port is one of `localPorts` (the clients a server listed: see ``clientPorts(of:)``).
+    static func sockets(toPort port: Int, fromLocalPorts localPorts: Set<Int>) -> Int {
+        let hexLocalPorts = localPorts.map { ":" + String(format: "%04X", $0) }
         let inodes = Set(
             targets().compactMap { target -> String? in
                 guard target.hasPrefix("socket:[") else { return nil }
@@ -38,10 +41,23 @@ enum Descriptors {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, fields[2].hasSuffix(":" + hexPort), inodes.contains(String(fields[9]))
                 else { continue }
-                if let localPort, !fields[1].hasSuffix(":" + String(format: "%04X", localPort)) { continue }
+                guard hexLocalPorts.contains(where: { fields[1].hasSuffix($0) }) else { continue }
                 count += 1
             }
         }
         return count
+    }
+
+    /// The local ports of the clients the server on `port` lists (`CLIENT LIST`, asked by `redis-cli`, a
+    /// separate process): this test's own connections to its own server, so a leak check counts them and
+    /// not another test's client that reached the same port number after its own server on it died.
+    static func clientPorts(of port: Int) async throws -> Set<Int> {
+        let list = try await RedisCLI.run(port: port, ["CLIENT", "LIST"])
+        return Set(
+            list.split(separator: "\n").compactMap { line in
+                line.split(separator: " ").first { $0.hasPrefix("addr=") }?.split(separator: ":").last.flatMap {
+                    Int($0)
+                }
+            })
     }
 }
