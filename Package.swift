@@ -32,7 +32,11 @@ let package = Package(
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
+        // The sealed-record kernel (Docs/Overview.md, "The sealed-record kernel"): the tag block and its one tag
+        // rule, the associated-data builder and the one liveness verdict that DiskCache and RedisCache share. In
+        // no product: its declarations are `package`.
+        .target(name: "SealedRecord", dependencies: ["CacheCore", "CacheCrypto"]),
+        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto", "SealedRecord"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket,
         // the I/O thread with its deadlines, reconnects and keep-alive, the pool and the circuit breaker. In no
@@ -40,7 +44,7 @@ let package = Package(
         .target(name: "RedisConnection", dependencies: ["CacheCore"]),
         // The Redis tier (Docs/RedisCache.md): sealed envelopes, epochs, tags and tracking over the connection
         // layer; no outside packages.
-        .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto", "RedisConnection"]),
+        .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto", "RedisConnection", "SealedRecord"]),
         .target(name: "CacheTesting", dependencies: ["CacheCore"]),
         // What the test targets and the reliability tools share (seeded generator, temporary folders, the
         // history oracle, the stress knob, gates, hostile items, mounts); in no product, like
@@ -60,6 +64,7 @@ let package = Package(
             dependencies: ["CacheCrypto", "StrataTestSupport"],
             resources: [.copy("Resources")]
         ),
+        .testTarget(name: "SealedRecordTests", dependencies: ["SealedRecord", "CacheCore", "StrataTestSupport"]),
         .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
             name: "DiskCacheTests",

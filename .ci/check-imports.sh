@@ -3,6 +3,8 @@
 # import each other, MultiCache imports no tier, CacheCore imports no other module of the package. The Redis
 # connection layer (RedisConnection, in no product) is imported by the Redis tier alone: not by the umbrella,
 # not by the CLI, which see Redis only through RedisCache's public API.
+# The sealed-record kernel (SealedRecord, in no product) is imported by the two sealing tiers, DiskCache and
+# RedisCache, and imports only CacheCore and CacheCrypto.
 # Reads each file's `import` lines (plain, @_exported, @testable, `import struct M.T`); exits 1 on a
 # forbidden edge or on a Sources/ folder this table does not know.
 set -euo pipefail
@@ -13,9 +15,10 @@ declare -A allowed=(
     [CacheCore]=""
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
-    [DiskCache]="CacheCore CacheCrypto"
+    [SealedRecord]="CacheCore CacheCrypto"
+    [DiskCache]="CacheCore CacheCrypto SealedRecord"
     [RedisConnection]="CacheCore"
-    [RedisCache]="CacheCore CacheCrypto RedisConnection"
+    [RedisCache]="CacheCore CacheCrypto RedisConnection SealedRecord"
     [MultiCache]="CacheCore"
     [CacheTesting]="CacheCore"
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"

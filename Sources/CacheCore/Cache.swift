@@ -106,8 +106,11 @@ public protocol Cache<Key, Value>: Sendable {
     /// read, so clock skew between processes sharing a tier cannot revive an entry. Entries without the
     /// tag are untouched.
     ///
-    /// - Parameter tag: The tag whose entries to remove; any string (the empty one included).
-    /// - Throws: ``CacheError`` when the tier cannot be changed.
+    /// - Parameter tag: The tag whose entries to remove; any string (the empty one included). The tiers
+    ///   that seal records (disk, Redis) hold tags of at most 65,535 bytes of UTF-8 (Docs/Tags.md, "The tag
+    ///   rule").
+    /// - Throws: ``CacheError`` when the tier cannot be changed; `.invalidArgument` from a sealing tier for
+    ///   a longer tag.
     /// - Complexity: Set by the conformer; O(1) in the number of tagged entries for every Strata tier.
     func removeAll(taggedWith tag: String) async throws
 }

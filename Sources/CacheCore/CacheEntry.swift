@@ -28,7 +28,9 @@ public struct CacheEntry<Value> {
     /// every tier that stored it (Docs/Tags.md). Empty for an untagged entry.
     ///
     /// A tier stamps each tag with its own version counter when it stores the entry; the stamps are the
-    /// tier's business and never travel between tiers.
+    /// tier's business and never travel between tiers. Any string is a tag, the empty one included; the
+    /// tiers that seal records (disk, Redis) refuse a tag over 65,535 bytes of UTF-8, or more than 65,535
+    /// tags, with `.invalidArgument` (Docs/Tags.md, "The tag rule").
     public var tags: Set<String>
 
     /// Creates an entry.

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import SealedRecord
 
 extension DiskCache {
     /// Removes expired entries, entries left from an earlier key epoch, and tagged entries whose tag was
@@ -129,7 +130,7 @@ extension DiskCache {
         _ = try store.sweep(progress: nil) { record, status in
             guard let key = Key(canonicalBytes: record.keyBytes) else { return }
             // A tagged record's tag block leads its value; the sweep has already judged the tags current.
-            let tags = record.header.hasTags ? TagBlock.split(record.valueBytes).map { Set($0.versions.keys) } : nil
+            let tags = record.header.hasTags ? TagBlock.decode(record.valueBytes).map { Set($0.versions.keys) } : nil
             entries.append(
                 DiskCacheEntryInfo(
                     key: key, size: status.size, expiresAt: record.header.expiresAt,

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import SealedRecord
 
 extension DiskCache: TagVersioningCache {
     // MARK: - Synchronous (file I/O on the caller's thread)
@@ -11,8 +12,10 @@ extension DiskCache: TagVersioningCache {
     /// Entries stamped with the older version stay on disk until a read finds them (and removes them),
     /// eviction takes them, or they expire. Counters are never reset, not even by `removeAll()`.
     ///
-    /// - Parameter tag: The tag to remove.
-    /// - Throws: `CacheError` `.readOnly` when the store was opened read-only, or the file-system error
+    /// - Parameter tag: The tag to remove: any string, the empty one included, of at most 65,535 bytes of UTF-8
+    ///   (the tag rule of every sealing tier, Docs/Tags.md).
+    /// - Throws: `CacheError` `.invalidArgument` for a tag over 65,535 bytes of UTF-8 (nothing is written);
+    ///   `.readOnly` when the store was opened read-only, or the file-system error
     ///   (`.io`, `.permissionDenied`, `.outOfSpace`) when the counter cannot be written (it is then
     ///   unchanged); `.crypto` when the back end fails.
     /// - Complexity: O(1) however many entries carry the tag: one `flock`, one 40-byte read and one atomic
@@ -20,20 +23,23 @@ extension DiskCache: TagVersioningCache {
     ///
     /// Thread-safe.
     public func removeAll(taggedWith tag: String) throws {
-        try loadOnce.fenced(nil) { try store.advanceTagVersion(of: tag) }
+        try TagBlock.validate(tag)
+        return try loadOnce.fenced(nil) { try store.advanceTagVersion(of: tag) }
     }
 
     /// Reads the current version of each of `tags` from their counter files (0 for a tag never removed).
     ///
     /// - Parameter tags: The tags to read.
     /// - Returns: The versions.
-    /// - Throws: `CacheError` `.corruptEntry` when a counter file is damaged or was tampered with (also
-    ///   reported to the observer), or the file-system error.
+    /// - Throws: `CacheError` `.invalidArgument` for a tag over 65,535 bytes of UTF-8 or more than 65,535
+    ///   tags (Docs/Tags.md, "The tag rule"); `.corruptEntry` when a counter file is damaged or was tampered
+    ///   with (also reported to the observer), or the file-system error.
     /// - Complexity: One open and a 40-byte read per tag.
     ///
     /// Thread-safe.
     public func tagVersions(for tags: Set<String>) throws -> CacheTagVersions {
-        CacheTagVersions(try store.tagVersions(of: tags))
+        try TagBlock.validate(tags)
+        return CacheTagVersions(try store.tagVersions(of: tags))
     }
 
     /// Stores `entry` under `key` stamped with the tag versions `versions` (read by `tagVersions(for:)`
@@ -90,8 +96,10 @@ extension DiskCache: TagVersioningCache {
 
     /// Stores `entry`, stamping a tagged one with `snapshot` (its current versions where `snapshot` is `nil`
     /// or lacks a tag). A tagged entry whose snapshot is behind a counter is not stored and removes the
-    /// earlier entry, as does one whose counters cannot be read.
+    /// earlier entry, as does one whose counters cannot be read. Tags that break the tag rule are refused
+    /// with `.invalidArgument` before anything is read or written (the earlier entry stays).
     func write(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt snapshot: CacheTagVersions?) throws {
+        try TagBlock.validate(entry.tags)
         let keyBytes = try canonicalBytes(of: key)
         var valueBytes = try encode(entry.value)
         if !entry.tags.isEmpty {

@@ -171,8 +171,9 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   file-system failures (in these cases the earlier entry is left as it was); `.entryTooLarge` when
     ///   its file alone exceeds `byteLimit`: then no other entry is evicted, and the earlier entry for `key`
     ///   is removed (as `MemoryCache` does), so a read never returns a value older than the last write.
-    ///   `.invalidArgument` when the key cannot be encoded; `.crypto` when the back end fails. When the
-    ///   entry was stored but the trim that follows fails (for example the store's lock file cannot be
+    ///   `.invalidArgument` when the key cannot be encoded, or for a tag over 65,535 bytes of UTF-8 or more
+    ///   than 65,535 tags (Docs/Tags.md, "The tag rule"; nothing is read or written and the earlier entry
+    ///   stays); `.crypto` when the back end fails. When the entry was stored but the trim that follows fails (for example the store's lock file cannot be
     ///   opened), the call throws that error although the new entry is in place.
     /// - Complexity: File I/O on the caller's thread: encryption and one write of O(*m*) bytes for an
     ///   entry of *m* bytes, then a rename (and, with `.fsync` durability, two flushes). With a limit

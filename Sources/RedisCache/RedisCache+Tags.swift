@@ -1,6 +1,7 @@
 import CacheCore
 import Foundation
 import RedisConnection
+import SealedRecord
 
 extension RedisCache: TagVersioningCache {
     /// Makes every entry carrying `tag` a miss, for every process sharing the namespace: one `INCR` of the
@@ -10,10 +11,13 @@ extension RedisCache: TagVersioningCache {
     /// takes them; every read finds them stale. Other processes' tracking connections see the `INCR` and
     /// publish `.tags([tag])` to their `MultiCache`, which drops the tag's entries from the tiers above.
     ///
-    /// - Parameter tag: The tag to remove.
-    /// - Throws: `CacheError` `.wrongMasterKey`; `.io`; `CancellationError`.
+    /// - Parameter tag: The tag to remove: any string, the empty one included, of at most 65,535 bytes of
+    ///   UTF-8 (the tag rule of every sealing tier, Docs/Tags.md).
+    /// - Throws: `CacheError` `.invalidArgument` for a longer tag (nothing is sent); `.wrongMasterKey`; `.io`;
+    ///   `CancellationError`.
     /// - Complexity: O(1) however many entries carry the tag: one round trip.
     public func removeAll(taggedWith tag: String) async throws {
+        try TagBlock.validate(tag)
         try await verifyMasterKey()
         let name = try keys.tagKey(for: tag)
         invalidations.trackTag(name, tag)
@@ -25,9 +29,11 @@ extension RedisCache: TagVersioningCache {
     ///
     /// - Parameter tags: The tags to read.
     /// - Returns: The versions.
-    /// - Throws: `CacheError` `.wrongMasterKey`; `.io`; `CancellationError`.
+    /// - Throws: `CacheError` `.invalidArgument` for a tag over 65,535 bytes of UTF-8 or more than 65,535 tags
+    ///   (nothing is sent); `.wrongMasterKey`; `.io`; `CancellationError`.
     /// - Complexity: One round trip (`MGET`) for any number of tags.
     public func tagVersions(for tags: Set<String>) async throws -> CacheTagVersions {
+        try TagBlock.validate(tags)
         try await verifyMasterKey()
         return CacheTagVersions(try await currentTagVersions(of: tags))
     }
@@ -44,6 +50,7 @@ extension RedisCache: TagVersioningCache {
     /// - Complexity: That of ``setEntry(_:forKey:)``, plus one `MGET` when the snapshot lacks a tag.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) async throws
     {
+        try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
         guard !entry.tags.isEmpty else { return try await write(entry, forKey: key, tagVersions: nil) }
         var stamped = versions.versions.filter { entry.tags.contains($0.key) }

@@ -2,6 +2,7 @@ import CacheCore
 import CacheCrypto
 import Foundation
 import RedisConnection
+import SealedRecord
 
 /// A cache tier on a Redis (≥ 6.2) or Valkey server, shared by every process that names the same server,
 /// namespace and master key; values are sealed with AES-256-GCM before they leave the process.
@@ -202,11 +203,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   - entry: The value with its absolute expiry and cost.
     ///   - key: The key.
     /// - Throws: `CacheError` `.entryTooLarge` for a value over ``RedisCacheConfiguration/maximumValueSize``
-    ///   or a key over ``maximumKeySize``; `.codec`; `.outOfSpace` when the server refuses with `-OOM`;
-    ///   `.wrongMasterKey`; `.io`; `CancellationError`.
+    ///   or a key over ``maximumKeySize``; `.invalidArgument` for a tag over 65,535 bytes of UTF-8 or more
+    ///   than 65,535 tags (Docs/Tags.md, "The tag rule"; nothing is sent); `.codec`; `.outOfSpace` when the
+    ///   server refuses with `-OOM`; `.wrongMasterKey`; `.io`; `CancellationError`.
     /// - Complexity: One round trip, two when the cached epoch is older than
     ///   ``RedisCacheConfiguration/epochRefreshInterval``; O(*m*) encryption.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
+        try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
         // A tagged entry is stamped with its tags' versions now (one `MGET` more).
         let versions = entry.tags.isEmpty ? nil : try await currentTagVersions(of: entry.tags)
@@ -241,7 +244,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
             return
         }
         let epoch = try await epochForWriting()
-        if let tagVersions { value = Envelope.tagBlock(tagVersions) + value }
+        if let tagVersions { value = try TagBlock.encode(tagVersions) + value }
         let sealed: [UInt8]
         do {
             sealed = try Envelope.seal(

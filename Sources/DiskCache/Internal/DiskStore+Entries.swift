@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import SealedRecord
 
 extension DiskStore {
     // MARK: - Read
@@ -66,21 +67,38 @@ extension DiskStore {
                 count { $0.misses += 1 }
                 return nil
             }
+            var stamped: [String: UInt64] = [:]
+            var current: [String: UInt64] = [:]
             if record.header.hasTags {
-                guard let checked = checkTags(of: record, name: name, in: folder, status: status) else {
+                guard let tagged = readTags(of: record, name: name, in: folder, status: status) else {
                     count { $0.misses += 1 }
                     return nil
                 }
-                record = checked
+                (record, stamped, current) = tagged
             }
             let now = clock.now
-            if let expiresAt = record.header.expiresAt, now >= expiresAt {
+            // The kernel's one liveness rule (Sources/SealedRecord), shared with the Redis tier.
+            switch record.header.stamp(tagVersions: stamped).liveness(
+                currentEpoch: epoch.id, currentTagVersions: current, at: now)
+            {
+            case .live:
+                break
+            case .servableStale:
                 // Kept stale for loads that may serve it: theirs to read, a plain miss, not removed.
-                if let staleUntil = record.header.staleUntil, now < staleUntil {
-                    if includingStale { return record }
-                    count { $0.misses += 1 }
-                    return nil
-                }
+                if includingStale { return record }
+                count { $0.misses += 1 }
+                return nil
+            case .fencedByTag:
+                // A tag removed since the stamp: removed only if still the file read, so a newer write survives.
+                _ = removeIfUnchangedAndForget(name, in: folder, status: status)
+                count { $0.misses += 1 }
+                return nil
+            case .wrongEpoch:
+                // Not reached: the record opened under this epoch's subkey. Judged like any old-epoch file.
+                removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
+                count { $0.misses += 1 }
+                return nil
+            case .expired:
                 _ = removeIfUnchangedAndForget(name, in: folder, status: status)
                 count {
                     $0.expirations += 1
@@ -104,16 +122,14 @@ extension DiskStore {
         }
     }
 
-    /// `record` without its tag block and with its tags, when every tag's stamped version is still current;
-    /// otherwise `nil`: a malformed block is removed as corrupt, an entry whose tag was removed since it
-    /// was stamped is removed (if still the file read), and one whose counters cannot be read or are
-    /// damaged is left in place and reported, never served.
-    private func checkTags(
+    /// `record` without its tag block and with its tags, the versions stamped in the block and the tags'
+    /// current versions, for the liveness verdict to compare; `nil` when it cannot be judged: a malformed
+    /// block is removed as corrupt, and an entry whose counters cannot be read or are damaged is left in
+    /// place and reported, never served.
+    private func readTags(
         of record: EntryRecord, name: String, in folder: Directory, status: FileStatus
-    )
-        -> EntryRecord?
-    {
-        guard let (stamped, value) = TagBlock.split(record.valueBytes) else {
+    ) -> (record: EntryRecord, stamped: [String: UInt64], current: [String: UInt64])? {
+        guard let (stamped, value) = TagBlock.decode(record.valueBytes) else {
             removeCorrupt(name: name, in: folder, status: status, reason: .badTagBlock)
             return nil
         }
@@ -126,14 +142,10 @@ extension DiskStore {
             report(.readFailed, "cannot read a tag's version counter; the entry is a miss", error: error)
             return nil
         }
-        guard stamped.allSatisfy({ current[$0.key] == $0.value }) else {
-            _ = removeIfUnchangedAndForget(name, in: folder, status: status)
-            return nil
-        }
-        var checked = record
-        checked.valueBytes = value
-        checked.tags = Set(stamped.keys)
-        return checked
+        var split = record
+        split.valueBytes = value
+        split.tags = Set(stamped.keys)
+        return (split, stamped, current)
     }
 
     /// Opens the entry file `name` for reading (no link followed, no blocking), with its fan-out folder;
@@ -217,7 +229,7 @@ extension DiskStore {
     ///
     /// - Throws: `CacheError` `.entryTooLarge` when the file alone would exceed `byteLimit` (the earlier
     ///   entry for the key is removed, no other is evicted), or the file-system error.
-    /// With `hasTags`, `valueBytes` start with a tag block (TagBlock.swift) and the record is flagged so.
+    /// With `hasTags`, `valueBytes` start with a tag block (the kernel's `TagBlock`) and the record is flagged so.
     func write(
         keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date? = nil, hasTags: Bool = false
     ) throws {

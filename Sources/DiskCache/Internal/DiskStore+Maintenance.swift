@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import SealedRecord
 
 // Maintenance: reading every entry to verify it, and sweeping expired, corrupt and stale files (an older
 // key epoch, or a tag removed since the entry was stamped).
@@ -29,8 +30,12 @@ extension DiskStore {
             return .corrupt(reason, status, folder)
         case .success(let record):
             guard try fileName(for: record.keyBytes) == name else { return .corrupt(.misplaced, status, folder) }
-            if let retainedUntil = record.header.retainedUntil, now >= retainedUntil { return .expired(status, folder) }
-            return .live(record, status, folder)
+            // Header-only (tags are judged by the sweep): expired once past any stale window, as a read judges.
+            switch record.header.stamp().liveness(currentEpoch: epoch.id, currentTagVersions: [:], at: now) {
+            case .expired: return .expired(status, folder)
+            case .wrongEpoch: return .corrupt(.oldEpoch, status, folder)
+            case .live, .servableStale, .fencedByTag: return .live(record, status, folder)
+            }
         }
     }
 
@@ -126,19 +131,24 @@ extension DiskStore {
                 guard let status = try? FileSystem.status(of: fd, path: path), status.isRegularFile,
                     let prefix = try? FileSystem.readPrefix(fd, count: EntryRecord.headerSize, path: path)
                 else { continue }
+                let header: EntryRecord.Header
                 switch EntryRecord.parseHeader(prefix) {
                 case .failure(let reason):
                     removeCorrupt(name: name, in: folder, status: status, reason: reason)
-                case .success(let header) where header.epochID != epoch.id:
+                    continue
+                case .success(let parsed):
+                    header = parsed
+                }
+                // The kernel's liveness rule on the header alone; tagged records are then opened for their stamps.
+                switch header.stamp().liveness(currentEpoch: epoch.id, currentTagVersions: [:], at: now) {
+                case .wrongEpoch:
                     removeCorrupt(name: name, in: folder, status: status, reason: .oldEpoch)
-                case .success(let header):
-                    if let retainedUntil = header.retainedUntil, now >= retainedUntil {
-                        guard removeIfUnchangedAndForget(name, in: folder, status: status) else { continue }
-                        removed += 1
-                        count { $0.expirations += 1 }
-                    } else if header.hasTags, tagsRemoved,
-                        removeIfStaleByTag(name, epoch: epoch, now: now, &tagVersions)
-                    {
+                case .expired:
+                    guard removeIfUnchangedAndForget(name, in: folder, status: status) else { continue }
+                    removed += 1
+                    count { $0.expirations += 1 }
+                case .live, .servableStale, .fencedByTag:
+                    if header.hasTags, tagsRemoved, removeIfStaleByTag(name, epoch: epoch, now: now, &tagVersions) {
                         removed += 1
                     }
                 }

@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import SealedRecord
 
 // Tag version counters on disk (Docs/Tags.md, "In the disk tier"): one small sealed file per tag in `tags/`
 // (TagCounters.swift), read afresh on every use so a removal by another process or instance counts at
@@ -88,7 +89,7 @@ extension DiskStore {
     /// differs from the cached version is checked against a fresh read before the entry is called stale,
     /// so a tag removed by another process during the sweep never makes a newer entry look stale.
     func checkTags(of record: EntryRecord, known: inout [String: UInt64]) -> TagCheck {
-        guard let (stamped, _) = TagBlock.split(record.valueBytes) else { return .malformed }
+        guard let (stamped, _) = TagBlock.decode(record.valueBytes) else { return .malformed }
         let unread = stamped.keys.filter { known[$0] == nil }
         if !unread.isEmpty {
             guard let read = try? tagVersions(of: unread) else { return .unknown }
@@ -98,7 +99,7 @@ extension DiskStore {
         guard !differing.isEmpty else { return .current }
         guard let fresh = try? tagVersions(of: differing.keys) else { return .unknown }
         known.merge(fresh) { $1 }
-        return differing.allSatisfy { fresh[$0.key] == $0.value } ? .current : .stale
+        return RecordStamp.tagsAreCurrent(differing, in: fresh) ? .current : .stale
     }
 
     /// The `tags/` folder, created when `creating`; `nil` when it does not exist (no tag was ever removed).

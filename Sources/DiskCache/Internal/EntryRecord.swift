@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import SealedRecord
 
 /// The version-1 entry record: a 52-byte header, a 12-byte nonce, the AES-256-GCM ciphertext of
 /// key bytes followed by value bytes, and a 16-byte tag. The associated data is the header followed by
@@ -30,8 +31,8 @@ struct EntryRecord {
     /// serve it stale), in seconds; with ``flagStaleInMinutes`` too, in minutes. Needs ``flagHasExpiry``.
     static let flagHasStaleness: UInt8 = 1 << 2
     static let flagStaleInMinutes: UInt8 = 1 << 3
-    /// The value bytes start with a tag block (TagBlock.swift): the entry's tags and the versions they were
-    /// stamped with, inside the ciphertext. Records without tags keep this bit clear and are unchanged.
+    /// The value bytes start with a tag block (the kernel's `TagBlock`, Sources/SealedRecord): the entry's tags
+    /// and the versions they were stamped with, inside the ciphertext. Records without tags keep this bit clear and are unchanged.
     static let flagHasTags: UInt8 = 1 << 4
     /// The longest stale retention the header holds: 65 535 minutes (about 45 days).
     static let maximumStaleRetention = TimeInterval(UInt16.max) * 60
@@ -49,8 +50,11 @@ struct EntryRecord {
         /// Whether the value bytes start with a tag block.
         var hasTags = false
 
-        /// The instant from which the entry is gone: its stale-until instant when it has one, else its expiry.
-        var retainedUntil: Date? { staleUntil ?? expiresAt }
+        /// What the header says about the record's life, for the kernel's liveness verdict; `tagVersions` are
+        /// the stamps of its tag block once opened (none for a header-only judgement).
+        func stamp(tagVersions: [String: UInt64] = [:]) -> RecordStamp {
+            RecordStamp(epoch: epochID, expiresAt: expiresAt, staleUntil: staleUntil, tagVersions: tagVersions)
+        }
 
         /// The stale retention as the header stores it: a count of seconds, or of minutes (rounded up, at
         /// most ``EntryRecord/maximumStaleRetention``) when seconds do not fit 16 bits; `nil` for none.
@@ -162,20 +166,12 @@ struct EntryRecord {
         output.storeBytes(of: UInt64(header.valueLength).bigEndian, toByteOffset: 44, as: UInt64.self)
     }
 
-    /// Calls `body` with the associated data: the header followed by the file name's UTF-8 bytes, in a
-    /// temporary buffer (no heap allocation for the usual 116 bytes).
+    /// Calls `body` with the associated data: the header followed by the file name's UTF-8 bytes, built by
+    /// the kernel's one builder (`RecordBinding.entryFile`) in a temporary buffer.
     static func withAssociatedData<R>(
         header: UnsafeRawBufferPointer, fileName: String, _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R {
-        var name = fileName
-        return try name.withUTF8 { nameBytes in
-            try withUnsafeTemporaryAllocation(byteCount: header.count + nameBytes.count, alignment: 1) { buffer in
-                buffer.copyMemory(from: header)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[header.count...]).copyMemory(
-                    from: UnsafeRawBufferPointer(nameBytes))
-                return try body(UnsafeRawBufferPointer(buffer))
-            }
-        }
+    ) rethrows -> R {
+        try RecordBinding.entryFile(name: fileName).withAssociatedData(header: header, body)
     }
 
     // MARK: - Reading

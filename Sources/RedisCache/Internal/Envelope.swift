@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import SealedRecord
 
 /// The sealed form of one entry in Redis (Docs/RedisCache.md, "The envelope").
 ///
@@ -12,16 +13,17 @@ import Foundation
 ///     10     8  expiry: IEEE 754 bits of seconds since 1970, big-endian (0 without expiry)
 ///     18     8  cost, Int64 big-endian (0 without cost)
 ///    (26     8  stale-until: IEEE 754 bits of seconds since 1970, big-endian; only with flag bit 2)
-///                flag bit 3: the value bytes start with a tag block (`tagBlock(_:)`)
+///                flag bit 3: the value bytes start with a tag block (the kernel's `TagBlock`)
 ///   h=26|34 12  nonce (random)
 ///   h+12     n  AES-256-GCM ciphertext of: key length (UInt32 big-endian), canonical key bytes, value bytes
 ///  h+12+n   16  tag
 /// ```
 ///
 /// An envelope without flag bit 2 is byte for byte the earlier format, so envelopes written before
-/// stale retention still open. The associated data is the header (26 or 34 bytes), then the namespace's length (one byte) and bytes, then the
-/// Redis key name, so a value copied to another key or namespace, replayed under a later epoch or given
-/// another expiry or cost fails to open. The full canonical key inside is compared on open, so even a
+/// stale retention still open. The associated data is the header (26 or 34 bytes), then the namespace's
+/// length (one byte) and bytes, then the Redis key name — built by the sealed-record kernel's one builder
+/// (`RecordBinding.redisKey`, Sources/SealedRecord) — so a value copied to another key or namespace, replayed
+/// under a later epoch or given another expiry or cost fails to open. The full canonical key inside is compared on open, so even a
 /// collision of the 128-bit names cannot serve another key's value.
 ///
 /// Thread safety: stateless functions over values; the prepared subkey may be shared.
@@ -31,7 +33,7 @@ enum Envelope {
     /// The header of an envelope that carries a stale-until instant (flag bit 2).
     static let staleHeaderByteCount = 34
     static let flagHasStaleUntil: UInt8 = 0b100
-    /// The value bytes start with a tag block (``tagBlock(_:)``): the entry's tags and their versions.
+    /// The value bytes start with a tag block (the kernel's `TagBlock`): the entry's tags and their versions.
     static let flagHasTags: UInt8 = 0b1000
     static let nonceByteCount = 12
     static let tagByteCount = 16
@@ -47,6 +49,12 @@ enum Envelope {
         var staleUntil: Date? = nil
         /// Whether the value bytes start with a tag block.
         var hasTags = false
+
+        /// What the header says about the envelope's life, for the kernel's liveness verdict; `tagVersions`
+        /// are the stamps of its tag block once opened (none for a header-only judgement).
+        func stamp(tagVersions: [String: UInt64] = [:]) -> RecordStamp {
+            RecordStamp(epoch: epoch, expiresAt: expiresAt, staleUntil: staleUntil, tagVersions: tagVersions)
+        }
     }
 
     /// The header length of an envelope with `flags`.
@@ -62,7 +70,7 @@ enum Envelope {
         subkey: any PreparedAESGCMSubkey
     ) throws -> [UInt8] {
         let headerBytes = encode(header)
-        let associatedData = self.associatedData(header: headerBytes, namespace: namespace, redisKey: redisKey)
+        let binding = RecordBinding.redisKey(namespace: namespace, name: redisKey)
         var keyPart = Data(capacity: 4 + keyBytes.count)
         keyPart.append(contentsOf: bigEndian(UInt32(keyBytes.count)))
         keyPart.append(keyBytes)
@@ -77,7 +85,7 @@ enum Envelope {
             let cipherStart = headerCount + nonceByteCount
             let ciphertext = UnsafeMutableRawBufferPointer(rebasing: buffer[cipherStart..<cipherStart + plaintextCount])
             let tag = UnsafeMutableRawBufferPointer(rebasing: buffer[(cipherStart + plaintextCount)...])
-            try associatedData.withUnsafeBytes { ad in
+            try binding.withAssociatedData(header: UnsafeRawBufferPointer(rebasing: buffer[0..<headerCount])) { ad in
                 try keyPart.withUnsafeBytes { first in
                     try value.withUnsafeBytes { second in
                         try subkey.seal(
@@ -137,43 +145,6 @@ enum Envelope {
             cost: flags & 2 == 0 ? nil : Int(cost), staleUntil: staleUntil, hasTags: flags & flagHasTags != 0)
     }
 
-    /// The tag block that starts the value bytes of a tagged entry, inside the ciphertext (so tag names are
-    /// as secret as values) and flagged in the authenticated header: a count (UInt16 big-endian), then per
-    /// tag its UTF-8 length (UInt16), its bytes, and the version it was stamped with (UInt64).
-    static func tagBlock(_ versions: [String: UInt64]) -> Data {
-        var block = Data(bigEndian(UInt16(truncatingIfNeeded: versions.count)))
-        for (tag, version) in versions.sorted(by: { $0.key < $1.key }) {
-            let bytes = Array(tag.utf8)
-            block += bigEndian(UInt16(truncatingIfNeeded: bytes.count))
-            block += bytes
-            block += bigEndian(version)
-        }
-        return block
-    }
-
-    /// Splits opened value bytes into their tag block's tags and versions and the value proper.
-    ///
-    /// - Throws: ``Failure/malformed(_:)`` when the block runs past the bytes or holds invalid UTF-8 (only
-    ///   possible for an envelope sealed by a faulty writer holding the master key).
-    static func splitTagBlock(_ bytes: Data) throws(Failure) -> (versions: [String: UInt64], value: Data) {
-        let all = [UInt8](bytes)
-        var offset = 0
-        func take(_ count: Int) throws(Failure) -> ArraySlice<UInt8> {
-            guard count <= all.count - offset else { throw .malformed("tag block") }
-            defer { offset += count }
-            return all[offset..<offset + count]
-        }
-        let count = try take(2).reduce(0) { $0 << 8 | Int($1) }
-        var versions: [String: UInt64] = [:]
-        for _ in 0..<count {
-            let length = try take(2).reduce(0) { $0 << 8 | Int($1) }
-            // `String(validating:as:)` needs macOS 15 / iOS 18; Foundation's decoder also refuses invalid UTF-8.
-            guard let tag = String(bytes: try take(length), encoding: .utf8) else { throw .malformed("tag name") }
-            versions[tag] = try take(8).reduce(0) { $0 << 8 | UInt64($1) }
-        }
-        return (versions, Data(all[offset...]))
-    }
-
     /// Opens `bytes` sealed for `keyBytes` under `redisKey` and returns the value bytes.
     ///
     /// - Throws: ``Failure`` when the bytes are not an envelope for this key; ``CryptoFailure`` for a
@@ -182,8 +153,7 @@ enum Envelope {
         _ bytes: [UInt8], keyBytes: Data, namespace: String, redisKey: [UInt8], subkey: any PreparedAESGCMSubkey
     ) throws -> Data {
         let headerCount = headerLength(flags: bytes[1])
-        let associatedData = self.associatedData(
-            header: bytes[0..<headerCount], namespace: namespace, redisKey: redisKey)
+        let binding = RecordBinding.redisKey(namespace: namespace, name: redisKey)
         let cipherStart = headerCount + nonceByteCount
         let plaintextCount = bytes.count - cipherStart - tagByteCount
         let keyPartCount = 4 + keyBytes.count
@@ -194,7 +164,7 @@ enum Envelope {
         var keyPart = [UInt8](repeating: 0, count: keyPartCount)
         var value = Data(count: plaintextCount - keyPartCount)
         try bytes.withUnsafeBytes { buffer in
-            try associatedData.withUnsafeBytes { ad in
+            try binding.withAssociatedData(header: UnsafeRawBufferPointer(rebasing: buffer[0..<headerCount])) { ad in
                 try keyPart.withUnsafeMutableBytes { first in
                     try value.withUnsafeMutableBytes { second in
                         do {
@@ -232,19 +202,6 @@ enum Envelope {
         bytes += bigEndian(header.expiresAt?.timeIntervalSince1970.bitPattern ?? 0)
         bytes += bigEndian(UInt64(bitPattern: Int64(header.cost ?? 0)))
         if let staleUntil { bytes += bigEndian(staleUntil.timeIntervalSince1970.bitPattern) }
-        return bytes
-    }
-
-    private static func associatedData(
-        header: some Collection<UInt8>, namespace: String, redisKey: [UInt8]
-    ) -> [UInt8] {
-        // Sized once: growing it append by append reallocated it twice on every read.
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(header.count + 1 + namespace.utf8.count + redisKey.count)
-        bytes += header
-        bytes.append(UInt8(truncatingIfNeeded: namespace.utf8.count))
-        bytes += namespace.utf8
-        bytes += redisKey
         return bytes
     }
 

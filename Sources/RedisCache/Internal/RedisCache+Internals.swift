@@ -2,6 +2,7 @@ import CacheCore
 import CacheCrypto
 import Foundation
 import RedisConnection
+import SealedRecord
 
 // The steps the public operations share: naming, sending with typed errors, the epoch, the key check and
 // opening an envelope.
@@ -203,7 +204,10 @@ extension RedisCache {
         let header: Envelope.Header
         do {
             header = try Envelope.header(of: bytes)
-            guard header.epoch == currentEpoch else {
+            // The kernel's liveness rule on the header alone first: an envelope of another epoch is a miss
+            // without being decrypted (nor its tags' versions fetched).
+            let early = header.stamp().liveness(currentEpoch: currentEpoch, currentTagVersions: [:], at: clock.now)
+            guard early != .wrongEpoch else {
                 state.withLock { $0.staleEpochEntries += 1 }
                 return countMiss()
             }
@@ -219,27 +223,36 @@ extension RedisCache {
         } catch {
             throw CacheError(.crypto, "cannot open the entry: \(error)", cause: error)
         }
-        var tags: Set<String> = []
+        var stamped: [String: UInt64] = [:]
+        var current: [String: UInt64] = [:]
         if header.hasTags {
-            // A removed tag ends the entry for every read, stale ones included. Left in place: the server's
-            // TTL or eviction takes it, and an `UNLINK` here could remove a fresh entry written meanwhile.
-            let stamped: [String: UInt64]
-            do {
-                (stamped, plaintext) = try Envelope.splitTagBlock(plaintext)
-            } catch {
+            guard let (versions, value) = TagBlock.decode(plaintext) else {
                 state.withLock { $0.corruptEntries += 1 }
                 return countMiss()
             }
-            let current = try await currentTagVersions(of: Set(stamped.keys))
-            guard current == stamped else { return countMiss() }
-            tags = Set(stamped.keys)
+            (stamped, plaintext) = (versions, value)
+            current = try await currentTagVersions(of: Set(stamped.keys))
         }
-        let now = clock.now
-        let isStale = header.expiresAt.map { now >= $0 } ?? false
-        if isStale, let staleUntil = header.staleUntil, now < staleUntil {
+        // The kernel's one liveness rule (Sources/SealedRecord), shared with the disk tier; the clock is read
+        // after the tags' versions arrived.
+        let isStale: Bool
+        switch header.stamp(tagVersions: stamped).liveness(
+            currentEpoch: currentEpoch, currentTagVersions: current, at: clock.now)
+        {
+        case .live:
+            isStale = false
+        case .servableStale:
             // Kept for loads that may serve it stale (the server's TTL runs to its stale-until instant).
             guard includingStale else { return countMiss() }
-        } else if isStale {
+            isStale = true
+        case .fencedByTag:
+            // A removed tag ends the entry for every read, stale ones included. Left in place: the server's
+            // TTL or eviction takes it, and an `UNLINK` here could remove a fresh entry written meanwhile.
+            return countMiss()
+        case .wrongEpoch:
+            state.withLock { $0.staleEpochEntries += 1 }
+            return countMiss()
+        case .expired:
             // Expired on this tier's clock (the server's TTL may still run, on its own clock): removed, so
             // that a clock set back cannot bring it back. It opened, so it is this namespace's own entry.
             _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
@@ -257,7 +270,8 @@ extension RedisCache {
         }
         if !isStale { state.withLock { $0.statistics.hits += 1 } }
         return CacheEntry(
-            value: value, expiresAt: header.expiresAt, cost: header.cost, staleUntil: header.staleUntil, tags: tags)
+            value: value, expiresAt: header.expiresAt, cost: header.cost, staleUntil: header.staleUntil,
+            tags: Set(stamped.keys))
     }
 
     /// After an entry failed to open: throws `wrongMasterKey` when the namespace's key-check record now

@@ -1,0 +1,110 @@
+import CacheCore
+import Foundation
+import SealedRecord
+import Testing
+
+/// The tag block's bytes and the one tag rule every sealing tier follows (Docs/Tags.md, "The tag rule").
+@Suite struct TagBlockTests {
+    // MARK: - Known layouts
+
+    @Test func encodesCountThenEachTagInByteOrderOfItsName() throws {
+        // Given tags whose byte order differs from the order they were given in, the empty tag among them
+        let block = try TagBlock.encode(["b": 0x0102, "": 7, "a": 1])
+
+        // Then: count 3, then "" (length 0), "a", "b", each with its 64-bit version, all big-endian
+        let expected: [UInt8] =
+            [0x00, 0x03]
+            + [0x00, 0x00] + [0, 0, 0, 0, 0, 0, 0, 7]
+            + [0x00, 0x01, 0x61] + [0, 0, 0, 0, 0, 0, 0, 1]
+            + [0x00, 0x01, 0x62] + [0, 0, 0, 0, 0, 0, 0x01, 0x02]
+        #expect(Array(block) == expected)
+    }
+
+    @Test func ordersByUTF8BytesNotByStringComparison() throws {
+        // A decomposed "é" (65 CC 81) sorts after "f" as a String (compared in NFC, U+00E9 > U+0066) but
+        // before it by bytes (0x65 < 0x66). Earlier Redis builds wrote String order; readers never depended on
+        // it, and one order makes one stamp one byte string.
+        let decomposed = "e\u{301}"
+        #expect(decomposed > "f")
+        let block = Array(try TagBlock.encode(["f": 1, decomposed: 2]))
+        #expect(block[2...6] == [0x00, 0x03, 0x65, 0xCC, 0x81])
+        #expect(block[15...17] == [0x00, 0x01, 0x66])
+    }
+
+    @Test func anEmptyStampEncodesAsACountOfZero() throws {
+        #expect(Array(try TagBlock.encode([:])) == [0, 0])
+    }
+
+    @Test func decodesItsOwnBlockAndLeavesTheValueAfterIt() throws {
+        // Given a block for three tags, the empty one included, followed by value bytes
+        let versions: [String: UInt64] = ["": 9, "account:7": .max, "café": 0]
+        let bytes = try TagBlock.encode(versions) + Data("value".utf8)
+
+        // When it is decoded
+        let decoded = try #require(TagBlock.decode(bytes))
+
+        // Then the stamps and the value come back exactly
+        #expect(decoded.versions == versions)
+        #expect(decoded.value == Data("value".utf8))
+    }
+
+    @Test func decodesABlockThatIsNotAtTheStartOfItsData() throws {
+        // A slice of a larger buffer (as a value cut out of a decrypted record) has a non-zero start index.
+        let whole = Data([0xFF, 0xFF]) + (try TagBlock.encode(["t": 5])) + Data([0x2A])
+        let decoded = try #require(TagBlock.decode(whole[2...]))
+        #expect(decoded.versions == ["t": 5])
+        #expect(decoded.value == Data([0x2A]))
+    }
+
+    @Test func decodesTheOrderEarlierRedisBuildsWrote() {
+        // "b" before "a": an envelope sealed by an earlier build in whatever order it chose still reads.
+        let bytes: [UInt8] =
+            [0x00, 0x02, 0x00, 0x01, 0x62, 0, 0, 0, 0, 0, 0, 0, 2, 0x00, 0x01, 0x61, 0, 0, 0, 0, 0, 0, 0, 1, 0xEE]
+        let decoded = TagBlock.decode(Data(bytes))
+        #expect(decoded?.versions == ["a": 1, "b": 2])
+        #expect(decoded?.value == Data([0xEE]))
+    }
+
+    @Test(
+        arguments: [
+            ("count only", [0x00]),
+            ("tag runs past the end", [0x00, 0x01, 0x00, 0x05, 0x61]),
+            ("version cut short", [0x00, 0x01, 0x00, 0x01, 0x61, 0, 0, 0]),
+            (
+                "a tag twice",
+                [0x00, 0x02, 0x00, 0x01, 0x61, 0, 0, 0, 0, 0, 0, 0, 1, 0x00, 0x01, 0x61, 0, 0, 0, 0, 0, 0, 0, 2]
+            ),
+            ("a name that is not UTF-8", [0x00, 0x01, 0x00, 0x01, 0xFF, 0, 0, 0, 0, 0, 0, 0, 1]),
+        ] as [(String, [UInt8])])
+    func refusesAMalformedBlock(_ label: String, _ bytes: [UInt8]) {
+        #expect(TagBlock.decode(Data(bytes)) == nil, "\(label)")
+    }
+
+    // MARK: - The tag rule
+
+    @Test func acceptsTheEmptyTagAndOneOfExactlyTheLimit() throws {
+        try TagBlock.validate("")
+        try TagBlock.validate(String(repeating: "x", count: TagBlock.maximumTagLength))
+        let longest = String(repeating: "x", count: TagBlock.maximumTagLength)
+        let decoded = TagBlock.decode(try TagBlock.encode([longest: 1, "": 2]))
+        #expect(decoded?.versions == [longest: 1, "": 2])
+    }
+
+    @Test func refusesATagOneByteOverTheLimitWithInvalidArgument() {
+        // 65,535 bytes of "x" plus a two-byte "é": over by 2 in UTF-8 bytes though only one character longer
+        let tag = String(repeating: "x", count: TagBlock.maximumTagLength - 1) + "é"
+        #expect(tag.utf8.count == TagBlock.maximumTagLength + 1)
+        let error = #expect(throws: CacheError.self) { try TagBlock.validate(tag) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("65536 bytes") == true)
+        let encodeError = #expect(throws: CacheError.self) { try TagBlock.encode([tag: 1, "ok": 2]) }
+        #expect(encodeError?.code == .invalidArgument)
+    }
+
+    @Test func refusesMoreTagsThanTheCountFieldHolds() {
+        let tags = (0...TagBlock.maximumTagCount).map(String.init)
+        let error = #expect(throws: CacheError.self) { try TagBlock.validate(tags) }
+        #expect(error?.code == .invalidArgument)
+        #expect(throws: Never.self) { try TagBlock.validate(tags.dropLast()) }
+    }
+}
