@@ -8,7 +8,7 @@ extension IOLoop {
     ///
     /// The configuration's address first, then each fallback address in order; the first failure is the
     /// one thrown when none can be used.
-    func open() throws(ConnectionError) -> Socket {
+    func open() throws(ConnectionError) -> Transport {
         let configuration = configuration
         var firstFailure: ConnectionError?
         let addresses =
@@ -16,7 +16,7 @@ extension IOLoop {
             + configuration.fallbackAddresses
         for address in addresses {
             do throws(ConnectionError) {
-                let socket = try Socket.connect(
+                let socket = try Transport.connect(
                     host: address.host, port: address.port, deadline: .now.advanced(by: configuration.connectTimeout))
                 do throws(ConnectionError) {
                     try handshake(socket)
@@ -32,7 +32,7 @@ extension IOLoop {
         throw firstFailure ?? ConnectionError(.connectFailed, "no address to connect to")
     }
 
-    private func handshake(_ socket: Socket) throws(ConnectionError) {
+    private func handshake(_ socket: Transport) throws(ConnectionError) {
         var hello = RESPCommand("HELLO", "3")
         if let password = configuration.password {
             hello.append("AUTH")
@@ -61,7 +61,7 @@ extension IOLoop {
         }
     }
 
-    private func handshakeRESP2(_ socket: Socket) throws(ConnectionError) {
+    private func handshakeRESP2(_ socket: Transport) throws(ConnectionError) {
         if let password = configuration.password {
             var auth = RESPCommand("AUTH")
             if let username = configuration.username { auth.append(username) }
@@ -82,7 +82,7 @@ extension IOLoop {
     }
 
     /// Sends one command and waits for its reply, within the write and read deadlines.
-    private func exchange(_ command: RESPCommand, on socket: Socket) throws(ConnectionError) -> RESPValue {
+    private func exchange(_ command: RESPCommand, on socket: Transport) throws(ConnectionError) -> RESPValue {
         let bytes = RESPEncoder.encode(command)
         var sent = 0
         let writeDeadline = ContinuousClock.now.advanced(by: configuration.writeTimeout)
