@@ -14,14 +14,14 @@ declare -A allowed=(
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
     [DiskCache]="CacheCore CacheCrypto"
-    [RedisConnection]="CacheCore"
+    [RedisConnection]="CacheCore COpenSSLTLS"
     [RedisCache]="CacheCore CacheCrypto RedisConnection"
     [MultiCache]="CacheCore"
     [CacheTesting]="CacheCore"
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"
     [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
 )
-package_modules=" ${!allowed[*]} COpenSSL "
+package_modules=" ${!allowed[*]} COpenSSL COpenSSLTLS "
 
 status=0
 for dir in Sources/*/; do

@@ -35,6 +35,8 @@ final class TrackingListener: Sendable {
         var prefix: [UInt8]
         /// Addresses tried in order after `host`:`port`, as the data connection does.
         var fallbackAddresses: [RedisCacheConfiguration.Address] = []
+        /// The data connection's TLS context, or `nil` for plain TCP.
+        var tls: TLSContext?
     }
 
     /// What the listener reports.
@@ -149,7 +151,8 @@ final class TrackingListener: Sendable {
         _ onEvent: @Sendable (Event) -> Void
     ) throws(ConnectionError) -> Transport {
         let socket = try Transport.connect(
-            host: address.host, port: address.port, deadline: .now.advanced(by: settings.connectTimeout))
+            host: address.host, port: address.port, tls: settings.tls,
+            deadline: .now.advanced(by: settings.connectTimeout))
         do throws(ConnectionError) {
             var hello = RESPCommand("HELLO", "3")
             if let password = settings.password {

@@ -1,4 +1,4 @@
-/// The byte stream under a Redis connection: today a plain TCP socket.
+/// The byte stream under a Redis connection: a plain TCP socket, or TLS over one.
 ///
 /// Everything above this type — the I/O thread, inline exchanges, the handshake, the tracking listener —
 /// reads and writes through it and polls its ``descriptor``, so a connection, a listener (and later a
@@ -10,51 +10,68 @@
 package enum Transport {
     /// Plain TCP.
     case plain(Socket)
+    /// TLS over TCP (Linux: the system OpenSSL's `libssl`).
+    case tls(TLSStream)
 
-    /// Connects to `host:port` before `deadline`.
+    /// Connects to `host:port` and, when `tls` is given, runs the TLS handshake, all before `deadline`.
     ///
     /// - Parameters:
-    ///   - host: Host name or address.
+    ///   - host: Host name or address; with TLS also the name verified and sent as SNI, unless the context
+    ///     names another.
     ///   - port: TCP port.
-    ///   - deadline: When connecting must be done.
-    /// - Returns: A connected transport.
+    ///   - tls: The TLS settings, or `nil` for plain TCP.
+    ///   - deadline: When connecting and the handshake together must be done.
+    /// - Returns: A connected (and, with TLS, verified) transport.
     /// - Throws: ``ConnectionError`` `.connectFailed` (resolution or `connect(2)`), `.deadlineExceeded`
-    ///   (the connect did not finish in time).
+    ///   (the connect or handshake did not finish in time), `.certificateRejected` (the server's certificate
+    ///   failed verification), `.tlsFailed` (any other handshake failure, such as a plaintext server).
     package static func connect(
-        host: String, port: Int, deadline: ContinuousClock.Instant
+        host: String, port: Int, tls: TLSContext?, deadline: ContinuousClock.Instant
     ) throws(ConnectionError) -> Transport {
-        .plain(try Socket.connect(host: host, port: port, deadline: deadline))
+        let socket = try Socket.connect(host: host, port: port, deadline: deadline)
+        guard let tls else { return .plain(socket) }
+        do throws(ConnectionError) {
+            return .tls(try TLSStream(socket: socket, context: tls, host: host, deadline: deadline))
+        } catch {
+            socket.close()
+            throw error
+        }
     }
 
     /// The descriptor to `poll(2)`.
     package var descriptor: Int32 {
         switch self {
         case .plain(let socket): socket.descriptor
+        case .tls(let stream): stream.socket.descriptor
         }
     }
 
-    /// Reads what is available into `buffer`.
+    /// Reads what is available into `buffer` (with TLS: decrypted bytes).
     package func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.Progress {
         switch self {
         case .plain(let socket): socket.read(into: buffer)
+        case .tls(let stream): stream.read(into: buffer)
         }
     }
 
     /// Writes what the transport takes of `bytes` now.
     ///
     /// After `.wouldBlock` the caller must offer the same bytes again (more may follow them; the buffer may
-    /// have moved), as a stream that encrypts requires.
+    /// have moved), as TLS requires of a repeated `SSL_write`.
     package func write(_ bytes: UnsafeRawBufferPointer) -> Socket.Progress {
         switch self {
         case .plain(let socket): socket.write(bytes)
+        case .tls(let stream): stream.write(bytes)
         }
     }
 
-    /// Whether a read returns bytes now although `poll(2)` may not report the descriptor readable (a
-    /// stream that decrypts whole records can hold the rest of one); a reader checks it before it polls.
+    /// Whether a read returns bytes now although `poll(2)` may not report the descriptor readable: TLS
+    /// decrypts a whole record and may hold the part a short buffer did not take. A reader checks it before
+    /// it polls.
     package var hasBufferedInput: Bool {
         switch self {
         case .plain: false
+        case .tls(let stream): stream.hasBufferedInput
         }
     }
 
@@ -62,13 +79,15 @@ package enum Transport {
     package func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
         switch self {
         case .plain(let socket): socket.wait(forWriting: forWriting, until: deadline)
+        case .tls(let stream): stream.hasBufferedInput || stream.socket.wait(forWriting: forWriting, until: deadline)
         }
     }
 
-    /// Closes the transport.
+    /// Closes the transport (with TLS: sends `close_notify` if the socket takes it, frees the session).
     package func close() {
         switch self {
         case .plain(let socket): socket.close()
+        case .tls(let stream): stream.close()
         }
     }
 }

@@ -16,8 +16,10 @@ extension IOLoop {
             + configuration.fallbackAddresses
         for address in addresses {
             do throws(ConnectionError) {
+                // One deadline for the TCP connect and the TLS handshake: both are "connecting".
                 let socket = try Transport.connect(
-                    host: address.host, port: address.port, deadline: .now.advanced(by: configuration.connectTimeout))
+                    host: address.host, port: address.port, tls: configuration.tls,
+                    deadline: .now.advanced(by: configuration.connectTimeout))
                 do throws(ConnectionError) {
                     try handshake(socket)
                     return socket
