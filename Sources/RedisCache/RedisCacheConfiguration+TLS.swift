@@ -21,7 +21,7 @@ extension RedisCacheConfiguration {
     ///   ``RedisError/Code/certificateRejected`` and nothing — no `HELLO`, no password — is sent.
     /// - **Mutual TLS.** ``clientCertificateFile`` and ``clientKeyFile`` together (PEM; the key unencrypted).
     /// - **Files** are read once, when the cache is created; a file that cannot be loaded fails
-    ///   ``RedisCache/init(configuration:codec:)`` with `CacheError` `.invalidArgument`.
+    ///   creating the `RedisCache` with `CacheError` `.invalidArgument`.
     ///
     /// Linux only for now (the system OpenSSL's `libssl`); elsewhere creating a cache with TLS fails with
     /// `.invalidArgument` rather than connect in plaintext. Thread safety: a plain value; `Sendable`.

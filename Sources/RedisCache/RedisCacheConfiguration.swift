@@ -84,8 +84,8 @@ public struct RedisCacheConfiguration: Sendable {
     /// address has its own ``connectTimeout``. The tracking connection uses the same list. Default none.
     public var fallbackAddresses: [Address] = []
     /// TLS for every connection of the tier (data and tracking), or `nil` (the default) for plain TCP; a
-    /// `rediss://` URL sets it to ``TLS/init(certificateAuthorityFile:serverName:clientCertificateFile:clientKeyFile:)``'s
-    /// defaults. See ``TLS`` for what is verified.
+    /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for
+    /// what is verified.
     public var tls: TLS?
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.

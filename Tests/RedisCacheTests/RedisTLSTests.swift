@@ -1,4 +1,5 @@
 import Foundation
+import RedisCache
 import Testing
 
 @testable import RedisConnection
@@ -186,5 +187,107 @@ struct RedisTLSTests {
         #expect(recovered)
         #expect(connection.statistics.reconnects >= 1)
         await connection.close()
+    }
+}
+
+/// What crosses the wire, and what reaches a server the tier does not trust.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+struct RedisTLSWireTests {
+    private static let password = "wire-test-password-3f9c"
+
+    /// Adds an ACL user `strata` with ``password`` (the default user stays open for the harness).
+    private func addUser(on server: RedisServer) async throws {
+        let admin = try RedisTesting.connection(port: server.port)
+        _ = try await admin.send(
+            RESPCommand("ACL", "SETUSER", "strata", "on", ">\(Self.password)", "~*", "&*", "+@all"))
+        await admin.close()
+    }
+
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func theWireCarriesNoPasswordOrKeyNameOverTLS(over kind: RedisEndpoint.Kind) async throws {
+        // Given a tier that logs in as an ACL user, through a proxy that records every byte
+        let endpoint = try RedisEndpoint(kind)
+        try await addUser(on: endpoint.server)
+        let proxy = try FaultProxy(upstreamPort: endpoint.port, records: true)
+        var configuration = try RedisTier.configuration(port: endpoint.port, namespace: "wire-namespace")
+        endpoint.configure(&configuration)
+        configuration.port = proxy.port
+        configuration.username = "strata"
+        configuration.password = Self.password
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        // When it writes and reads
+        try await cache.setValue(Data("value".utf8), forKey: "a-key", expiry: .hours(1))
+        #expect(try await cache.value(forKey: "a-key") == Data("value".utf8))
+        await cache.close()
+        proxy.stop()
+        // Then with TLS neither the password, the command names nor the key prefix is on the wire; in plain
+        // TCP (the control: the search finds them when they are there) all three are
+        let wire = proxy.recorded
+        let found = [Self.password, "HELLO", "strata:v1:wire-namespace"].map { contains(wire, $0) }
+        #expect(found == (kind == .tls ? [false, false, false] : [true, true, true]), "\(kind)")
+        #expect(!wire.isEmpty)
+    }
+
+    @Test func nothingReachesAServerWhoseCertificateIsRejected() async throws {
+        // Given a TLS server the tier does not trust (the client trusts another CA), and a password set
+        let certificates = try TestCertificates()
+        let server = try RedisServer(
+            tls: .init(
+                certificate: certificates.serverCertificate, key: certificates.serverKey,
+                certificateAuthority: certificates.certificateAuthority))
+        let admin = try RedisTesting.connection(port: server.port)
+        _ = try await admin.send(
+            RESPCommand("ACL", "SETUSER", "strata", "on", ">\(Self.password)", "~*", "&*", "+@all"))
+        // The counters start after the harness's own commands (its HELLO included)
+        _ = try await admin.send(RESPCommand("CONFIG", "RESETSTAT"))
+        var configuration = RedisConnection.Configuration(
+            port: server.tlsPort, username: "strata", password: Self.password, connectTimeout: .seconds(5),
+            readTimeout: .seconds(5), writeTimeout: .seconds(5), keepAliveInterval: .seconds(60))
+        configuration.tls = try TLSContext(TLSOptions(certificateAuthorityFile: certificates.otherCertificateAuthority))
+        let connection = try RedisConnection(configuration: configuration)
+        // When it tries to connect
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("PING")) }
+        #expect(error?.code == .certificateRejected)
+        await connection.close()
+        // Then the server never ran a command of it: no HELLO, no AUTH, no PING (only the harness's RESETSTAT)
+        let stats = try #require(try await admin.send(RESPCommand("INFO", "commandstats")).string)
+        #expect(stats.contains("cmdstat_config|resetstat:calls=1"))
+        for command in ["hello", "auth", "ping"] { #expect(!stats.contains("cmdstat_\(command):"), "\(stats)") }
+        await admin.close()
+    }
+
+    @Test func aPeerThatResetsMidReplyIsADroppedConnection() async throws {
+        // Given a TLS connection through a proxy, with a value several records long on the server
+        let endpoint = try RedisEndpoint(.tls)
+        let proxy = try FaultProxy(upstreamPort: endpoint.port)
+        var configuration = RedisConnection.Configuration(
+            port: proxy.port, connectTimeout: .seconds(5), readTimeout: .seconds(5), writeTimeout: .seconds(5),
+            keepAliveInterval: .seconds(60))
+        configuration.tls = try TLSContext(
+            TLSOptions(certificateAuthorityFile: try #require(endpoint.certificates).certificateAuthority))
+        let connection = try RedisConnection(configuration: configuration)
+        let value = String(repeating: "x", count: 100_000)
+        _ = try await connection.send(RESPCommand("SET", "big", value))
+        // When the proxy cuts the connection in the middle of the reply
+        proxy.mode = .cut(afterServerBytes: 20_000)
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "big")) }
+        // Then the request fails as a dropped connection, and the next ones reconnect and are served
+        #expect(error?.code == .connectionClosed, "\(String(describing: error))")
+        let recovered = await RedisTesting.waitAsync(timeout: .seconds(60)) {
+            (try? await connection.send(RESPCommand("GET", "big"))) == RedisTesting.bulk(value)
+        }
+        #expect(recovered)
+        #expect(connection.statistics.reconnects >= 1)
+        await connection.close()
+        proxy.stop()
+        withExtendedLifetime(endpoint) {}
+    }
+
+    private func contains(_ haystack: [UInt8], _ needle: String) -> Bool {
+        let needle = Array(needle.utf8)
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
     }
 }
