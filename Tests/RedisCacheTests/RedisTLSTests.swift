@@ -15,7 +15,7 @@ struct RedisTLSTests {
     let certificates: TestCertificates
 
     init() throws {
-        certificates = try TestCertificates()
+        certificates = try TestCertificates.shared()
     }
 
     /// A server with a TLS listener presenting `certificate` (the good one by default).
@@ -230,7 +230,7 @@ struct RedisTLSWireTests {
 
     @Test func nothingReachesAServerWhoseCertificateIsRejected() async throws {
         // Given a TLS server the tier does not trust (the client trusts another CA), and a password set
-        let certificates = try TestCertificates()
+        let certificates = try TestCertificates.shared()
         let server = try RedisServer(
             tls: .init(
                 certificate: certificates.serverCertificate, key: certificates.serverKey,

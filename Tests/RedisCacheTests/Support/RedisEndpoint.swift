@@ -23,7 +23,7 @@ struct RedisEndpoint {
             certificates = nil
             server = try RedisServer()
         case .tls:
-            let certificates = try TestCertificates()
+            let certificates = try TestCertificates.shared()
             self.certificates = certificates
             server = try RedisServer(
                 tls: .init(

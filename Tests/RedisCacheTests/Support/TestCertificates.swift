@@ -5,10 +5,25 @@ import StrataTestSupport
 /// this value: a CA, a server certificate it signed for 127.0.0.1 and localhost, a client certificate it
 /// signed, a second CA that signed nothing the server uses, and a server certificate that expired in 2020.
 ///
-/// EC P-256 keys, so making a set takes a few `openssl` runs of milliseconds each. Thread safety: immutable
-/// after `init`.
+/// EC P-256 keys. Tests use ``shared()``, one set per test process: seven `openssl` runs once, not per test
+/// (dozens of tests starting at once on two loaded cores made per-test sets slow). Thread safety: immutable
+/// after `init`; the files are only read.
 final class TestCertificates: Sendable {
     private let folder = TemporaryFolder(label: "tls")
+
+    /// The test process's set, made on first use and removed when the process exits.
+    static func shared() throws -> TestCertificates { try sharedSet.get() }
+
+    private static let sharedSet: Result<TestCertificates, any Error> = {
+        let result = Result { try TestCertificates() }
+        // A static is never deinitialized, so its folder would outlive the run without this.
+        if case .success = result { atexit { TestCertificates.removeSharedFolder() } }
+        return result
+    }()
+
+    private static func removeSharedFolder() {
+        if case .success(let set) = sharedSet { try? FileManager.default.removeItem(at: set.folder.url) }
+    }
 
     /// The CA that signed the server and client certificates (PEM).
     var certificateAuthority: String { folder.path("ca.crt") }
@@ -87,8 +102,12 @@ final class TestCertificates: Sendable {
         // End of file on stderr: the child is exiting. Polled rather than `waitUntilExit()`, which spins a run
         // loop that was seen to hang on a loaded machine (RedisServer.kill9()).
         let message = errors.fileHandleForReading.readDataToEndOfFile()
-        let deadline = ContinuousClock.now + .seconds(60)
+        // A bound against a hang, not a speed check: `terminationStatus` traps while the child runs.
+        let deadline = ContinuousClock.now + .seconds(600)
         while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
+        guard !process.isRunning else {
+            throw Failure(description: "openssl \(arguments.first ?? "") did not exit within 10 minutes")
+        }
         guard process.terminationStatus == 0 else {
             throw Failure(
                 description: "openssl \(arguments.first ?? "") failed: \(String(decoding: message, as: UTF8.self))")
