@@ -96,6 +96,7 @@ final class TrackingListener: Sendable {
 
     private func run(_ onEvent: @Sendable (Event) -> Void) {
         defer {
+            if settings.tls != nil { TLSContext.releaseThreadState() }
             let waiters = exit.withLock { exit in
                 exit.hasExited = true
                 defer { exit.waiters = [] }

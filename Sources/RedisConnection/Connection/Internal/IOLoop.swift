@@ -88,6 +88,7 @@ final class IOLoop: @unchecked Sendable {
             _ = takeQueued()
         }
         drop(ConnectionError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
+        if configuration.tls != nil { TLSContext.releaseThreadState() }
         core.terminated()
     }
 

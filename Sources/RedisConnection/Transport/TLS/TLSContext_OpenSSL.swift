@@ -81,6 +81,17 @@ package final class TLSContext: @unchecked Sendable {
         BIO_meth_free(socketMethod)
     }
 
+    /// Frees OpenSSL's state of the calling thread (its error queue and caches) now, for a thread that is
+    /// about to exit after using TLS.
+    ///
+    /// OpenSSL frees that state when the thread exits, and frees every thread's state again in its own
+    /// exit handler; a connection thread that ends (after ``RedisConnection/close()`` returned) while the
+    /// process exits can then free it twice. Freed here, before the thread reports that it has ended, it
+    /// is gone before anyone can exit.
+    package static func releaseThreadState() {
+        OPENSSL_thread_stop()
+    }
+
     /// OpenSSL's queued error texts of this thread, joined, or "no detail"; empties the queue.
     static func errorQueueText() -> String {
         var texts: [String] = []

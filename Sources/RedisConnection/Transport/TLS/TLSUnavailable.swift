@@ -11,6 +11,9 @@ package final class TLSContext: Sendable {
     package init(_ options: TLSOptions) throws(ConnectionError) {
         throw ConnectionError(.tlsFailed, "TLS is not available on this platform yet")
     }
+
+    /// Does nothing: no TLS library keeps state for the thread.
+    package static func releaseThreadState() {}
 }
 
 /// Never created where ``TLSContext`` cannot be (see there).
