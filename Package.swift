@@ -38,10 +38,20 @@ let package = Package(
         .target(name: "SealedRecord", dependencies: ["CacheCore", "CacheCrypto"]),
         .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto", "SealedRecord"]),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
-        // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket,
+        // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket and TLS,
         // the I/O thread with its deadlines, reconnects and keep-alive, the pool and the circuit breaker. In no
         // product: its declarations are `package`, and what users see of it is RedisCache's public API.
-        .target(name: "RedisConnection", dependencies: ["CacheCore"]),
+        // libssl for the connection layer's TLS (Linux), beside libcrypto: a target of its own so that CacheCrypto
+        // stays the one module on libcrypto alone and only RedisConnection links libssl.
+        .systemLibrary(
+            name: "COpenSSLTLS",
+            pkgConfig: "libssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "RedisConnection",
+            dependencies: ["CacheCore", .target(name: "COpenSSLTLS", condition: .when(platforms: [.linux]))]
+        ),
         // The Redis tier (Docs/RedisCache.md): sealed envelopes, epochs, tags and tracking over the connection
         // layer; no outside packages.
         .target(name: "RedisCache", dependencies: ["CacheCore", "CacheCrypto", "RedisConnection", "SealedRecord"]),

@@ -17,14 +17,14 @@ declare -A allowed=(
     [MemoryCache]="CacheCore"
     [SealedRecord]="CacheCore CacheCrypto"
     [DiskCache]="CacheCore CacheCrypto SealedRecord"
-    [RedisConnection]="CacheCore"
+    [RedisConnection]="CacheCore COpenSSLTLS"
     [RedisCache]="CacheCore CacheCrypto RedisConnection SealedRecord"
     [MultiCache]="CacheCore"
     [CacheTesting]="CacheCore"
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"
     [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
 )
-package_modules=" ${!allowed[*]} COpenSSL "
+package_modules=" ${!allowed[*]} COpenSSL COpenSSLTLS "
 
 status=0
 for dir in Sources/*/; do

@@ -65,7 +65,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Parameters:
     ///   - configuration: Server, namespace, master key and limits.
     ///   - codec: Turns values into bytes and back.
-    /// - Throws: `CacheError` `.invalidArgument` for a bad setting; what loading the master key throws
+    /// - Throws: `CacheError` `.invalidArgument` for a bad setting, including TLS files that cannot be
+    ///   loaded (a missing or unreadable CA file, client certificate or key, a key that does not match its
+    ///   certificate) and TLS on a platform without it yet; what loading the master key throws
     ///   (`.invalidMasterKey`, `.permissionDenied`, `.io`, …); `.io` when no connection thread can start.
     public init(configuration: RedisCacheConfiguration, codec: ValueCodec<Value>) throws {
         try configuration.validate()
@@ -80,8 +82,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         self.configuration = configuration
         self.codec = codec
+        let tls = try Self.tlsContext(configuration.tls)
         invalidations = InvalidationHub(
-            settings: Self.trackingSettings(configuration, prefix: keys.prefix), epochKey: keys.epochKey,
+            settings: Self.trackingSettings(configuration, prefix: keys.prefix, tls: tls), epochKey: keys.epochKey,
             trackedKeyLimit: configuration.trackedKeyLimit)
         var connectionConfiguration = RedisConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
@@ -91,6 +94,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         connectionConfiguration.fallbackAddresses = configuration.fallbackAddresses.map {
             RedisConnection.Address(host: $0.host, port: $0.port)
         }
+        connectionConfiguration.tls = tls
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {

@@ -6,9 +6,11 @@ extension RedisCacheConfiguration {
     /// The namespace a URL without a path gets.
     public static let defaultNamespace = "default"
 
-    /// Creates a configuration from a `redis://[user:password@]host[:port][/namespace]` URL.
+    /// Creates a configuration from a `redis://[user:password@]host[:port][/namespace]` URL, or a
+    /// `rediss://` one for TLS.
     ///
-    /// The port defaults to 6379 and the namespace to ``defaultNamespace``. User and password are
+    /// `rediss://` sets ``tls`` to ``TLS``'s defaults: the server's certificate is verified against the
+    /// system's trust store and the host name. The port defaults to 6379 and the namespace to ``defaultNamespace``. User and password are
     /// percent-decoded; a password without a user (`redis://:secret@host`) authenticates as `default`.
     /// Everything else keeps its default and can be changed afterwards.
     ///
@@ -20,7 +22,7 @@ extension RedisCacheConfiguration {
     ///   - url: The URL.
     ///   - masterKeySource: Where the master key comes from.
     /// - Throws: `CacheError` `.invalidArgument` with a one-line reason: not a URL, a scheme other than
-    ///   `redis` (`rediss` is refused: TLS is not supported), no host, a port outside 1...65535, a query or
+    ///   `redis` or `rediss`, no host, a port outside 1...65535, a query or
     ///   fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
     public init(url: String, masterKeySource: MasterKeySource = .platformDefault) throws(CacheError) {
         guard let components = URLComponents(string: url), components.scheme != nil else {
@@ -31,12 +33,10 @@ extension RedisCacheConfiguration {
                 "the Redis URL does not parse (an unencoded #, space or % in the password, or an unset variable?); "
                     + "expected redis://[user:password@]host[:port][/namespace]")
         }
-        guard components.scheme?.lowercased() == "redis" else {
-            // Only a scheme known to be one is named: a mangled URL can put the user or password there.
-            let named = components.scheme?.lowercased() == "rediss" ? " rediss://" : ""
-            throw CacheError(
-                .invalidArgument,
-                "unsupported scheme\(named) in a Redis URL; expected redis:// (TLS is not supported)")
+        let scheme = components.scheme?.lowercased()
+        guard scheme == "redis" || scheme == "rediss" else {
+            // The scheme is not named: a mangled URL can put the user or password there.
+            throw CacheError(.invalidArgument, "unsupported scheme in a Redis URL; expected redis:// or rediss://")
         }
         guard let host = components.host, !host.isEmpty else {
             throw CacheError(.invalidArgument, "the Redis URL has no host")
@@ -64,5 +64,6 @@ extension RedisCacheConfiguration {
         self.init(
             host: host, port: port, username: user, password: components.password, namespace: namespace,
             masterKeySource: masterKeySource)
+        if scheme == "rediss" { tls = TLS() }
     }
 }

@@ -83,6 +83,10 @@ public struct RedisCacheConfiguration: Sendable {
     /// connect starts over from ``host``:``port``, so the tier returns to it once it accepts again. Each
     /// address has its own ``connectTimeout``. The tracking connection uses the same list. Default none.
     public var fallbackAddresses: [Address] = []
+    /// TLS for every connection of the tier (data and tracking), or `nil` (the default) for plain TCP; a
+    /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for
+    /// what is verified.
+    public var tls: TLS?
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.
     package var trackingPort: Int?
@@ -164,6 +168,7 @@ public struct RedisCacheConfiguration: Sendable {
         if let purgeInterval, purgeInterval <= .zero {
             throw CacheError(.invalidArgument, "purgeInterval must be positive or nil")
         }
+        try tls?.validate()
         guard trackedKeyLimit >= 2 else {
             throw CacheError(.invalidArgument, "trackedKeyLimit must be at least 2, got \(trackedKeyLimit)")
         }

@@ -48,6 +48,13 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let clusterMode = Code(.clusterMode)
         /// The handshake found a replica; a writable primary is required.
         public static let replica = Code(.replica)
+        /// The server's TLS certificate failed verification: signed by a CA that is not trusted, expired or
+        /// not yet valid, or issued for another name than the one connected to (or
+        /// ``RedisCacheConfiguration/TLS/serverName``). ``RedisError/message`` holds OpenSSL's reason.
+        public static let certificateRejected = Code(.certificateRejected)
+        /// TLS could not be set up for another reason than the certificate: the server speaks plaintext on
+        /// that port, refused the client certificate, or shares no protocol version (TLS 1.2 at least).
+        public static let tlsFailed = Code(.tlsFailed)
 
         /// The code's name, such as `deadlineExceeded`.
         public var description: String { base.rawValue }

@@ -40,6 +40,11 @@ package struct ConnectionError: Error, Sendable, Equatable, CustomStringConverti
         case clusterMode
         /// The handshake found a replica.
         case replica
+        /// The server's TLS certificate failed verification (another CA, expired, a name mismatch).
+        case certificateRejected
+        /// TLS could not be set up: a TLS handshake that failed for another reason than the certificate (a
+        /// plaintext server, a refused client certificate), or TLS settings that cannot be loaded.
+        case tlsFailed
 
         /// The code's name, such as `deadlineExceeded`.
         package var description: String { rawValue }

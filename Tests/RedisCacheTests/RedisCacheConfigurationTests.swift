@@ -23,10 +23,36 @@ import Testing
         let passwordOnly = try RedisCacheConfiguration(url: "redis://:pw@localhost:7000/")
         #expect(passwordOnly.username == nil)
         #expect(passwordOnly.password == "pw")
+        #expect(passwordOnly.tls == nil)
+    }
+
+    @Test func aRedissURLTurnsOnVerifiedTLS() throws {
+        let configuration = try RedisCacheConfiguration(url: "rediss://app:pw@redis.example.com:6380/jobs")
+        #expect(configuration.host == "redis.example.com")
+        #expect(configuration.port == 6380)
+        #expect(configuration.tls == RedisCacheConfiguration.TLS())
+        #expect(configuration.tls?.insecureSkipVerification == false)
+        #expect(configuration.tls?.certificateAuthorityFile == nil)
+    }
+
+    @Test func aClientCertificateWithoutItsKeyIsRefused() {
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
+        configuration.tls = RedisCacheConfiguration.TLS(clientCertificateFile: "/tmp/client.pem")
+        let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("clientKeyFile") == true)
+    }
+
+    @Test func aMissingCAFileIsRefusedWhenTheCacheIsCreated() {
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
+        configuration.tls = RedisCacheConfiguration.TLS(certificateAuthorityFile: "/nonexistent/strata-ca.pem")
+        let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains("/nonexistent/strata-ca.pem") == true)
     }
 
     @Test(arguments: [
-        "", "localhost:6379", "http://localhost/x", "rediss://localhost/x", "redis://", "redis://:6379/x",
+        "", "localhost:6379", "http://localhost/x", "rediss://", "redis://", "redis://:6379/x",
         "redis://host:0/x", "redis://host:70000/x", "redis://host/a/b", "redis://host/x?db=1", "redis://host/x#f",
         "redis://host/has space", "redis://host/" + String(repeating: "n", count: 65), "redis://host/ünï",
     ])
@@ -41,7 +67,7 @@ import Testing
     /// space or a stray `%` in the password parses on Linux and is used as given.)
     @Test(arguments: [
         "redis://u:hunter2@/x", "redis://u:hun#ter2@127.0.0.1:6379/ns", "redis://u:hunter2@127.0.0.1:6379/ns/b",
-        "redis://u:hunter2@127.0.0.1:$P/ns", "redis://u:12345678/ns", "rediss://u:hunter2@127.0.0.1/ns",
+        "redis://u:hunter2@127.0.0.1:$P/ns", "redis://u:12345678/ns", "rediss://u:hunter2@127.0.0.1/ns/b",
         "http://u:hunter2@127.0.0.1/ns", "hunter2://127.0.0.1/ns", "redis://u:hunter2@127.0.0.1/ns?x=hunter2",
         "redis://u:hunter2@127.0.0.1/hunter2:x", "redis://u:hunter2@127.0.0.1:99999/ns",
     ])

@@ -34,14 +34,17 @@ extension RedisCache: CacheInvalidationSource {
     }
 
     /// Settings of the tracking connection, from the tier's.
-    static func trackingSettings(_ configuration: RedisCacheConfiguration, prefix: String) -> TrackingListener.Settings
-    {
-        TrackingListener.Settings(
+    static func trackingSettings(
+        _ configuration: RedisCacheConfiguration, prefix: String, tls: TLSContext?
+    ) -> TrackingListener.Settings {
+        var settings = TrackingListener.Settings(
             host: configuration.host, port: configuration.trackingPort ?? configuration.port,
             username: configuration.username, password: configuration.password,
             connectTimeout: configuration.connectTimeout, readTimeout: configuration.readTimeout,
             writeTimeout: configuration.writeTimeout, keepAliveInterval: configuration.keepAliveInterval,
             breaker: CircuitBreaker(), decoderLimits: RESPDecoder.Limits(maximumBulkLength: 1 << 20),
             prefix: Array(prefix.utf8), fallbackAddresses: configuration.fallbackAddresses)
+        settings.tls = tls
+        return settings
     }
 }

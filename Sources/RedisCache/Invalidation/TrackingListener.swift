@@ -35,6 +35,8 @@ final class TrackingListener: Sendable {
         var prefix: [UInt8]
         /// Addresses tried in order after `host`:`port`, as the data connection does.
         var fallbackAddresses: [RedisCacheConfiguration.Address] = []
+        /// The data connection's TLS context, or `nil` for plain TCP.
+        var tls: TLSContext?
     }
 
     /// What the listener reports.
@@ -94,6 +96,7 @@ final class TrackingListener: Sendable {
 
     private func run(_ onEvent: @Sendable (Event) -> Void) {
         defer {
+            if settings.tls != nil { TLSContext.releaseThreadState() }
             let waiters = exit.withLock { exit in
                 exit.hasExited = true
                 defer { exit.waiters = [] }
@@ -104,7 +107,7 @@ final class TrackingListener: Sendable {
         var breaker = settings.breaker
         let origin = ContinuousClock.now
         while !stopping {
-            var socket: Socket?
+            var socket: Transport?
             do throws(ConnectionError) {
                 var decoder = RESPDecoder(limits: settings.decoderLimits)
                 let opened = try open(&decoder, onEvent)
@@ -128,7 +131,7 @@ final class TrackingListener: Sendable {
     /// one thrown when none does).
     private func open(
         _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
-    ) throws(ConnectionError) -> Socket {
+    ) throws(ConnectionError) -> Transport {
         var firstFailure: ConnectionError?
         let addresses =
             [RedisCacheConfiguration.Address(host: settings.host, port: settings.port)] + settings.fallbackAddresses
@@ -147,9 +150,10 @@ final class TrackingListener: Sendable {
     private func open(
         _ address: RedisCacheConfiguration.Address, _ decoder: inout RESPDecoder,
         _ onEvent: @Sendable (Event) -> Void
-    ) throws(ConnectionError) -> Socket {
-        let socket = try Socket.connect(
-            host: address.host, port: address.port, deadline: .now.advanced(by: settings.connectTimeout))
+    ) throws(ConnectionError) -> Transport {
+        let socket = try Transport.connect(
+            host: address.host, port: address.port, tls: settings.tls,
+            deadline: .now.advanced(by: settings.connectTimeout))
         do throws(ConnectionError) {
             var hello = RESPCommand("HELLO", "3")
             if let password = settings.password {
@@ -181,7 +185,7 @@ final class TrackingListener: Sendable {
 
     /// Reads pushes until the connection fails (throws) or the listener stops (returns).
     private func serve(
-        _ socket: Socket, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
+        _ socket: Transport, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
     )
         throws(ConnectionError)
     {
@@ -203,7 +207,11 @@ final class TrackingListener: Sendable {
                 pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wakePipe.readEnd, events: Int16(POLLIN), revents: 0),
             ]
-            guard poll(&entries, 2, Socket.milliseconds(until: wakeAt)) > 0, entries[0].revents != 0 else { continue }
+            // Bytes the transport already holds (TLS: the rest of a record the handshake read) are read at once.
+            let readable =
+                socket.hasBufferedInput
+                || (poll(&entries, 2, Socket.milliseconds(until: wakeAt)) > 0 && entries[0].revents != 0)
+            guard readable else { continue }
             reading: while true {
                 switch chunk.withUnsafeMutableBytes({ socket.read(into: $0) }) {
                 case .bytes(let count):
@@ -231,7 +239,7 @@ final class TrackingListener: Sendable {
     /// Sends one command and returns its reply, within the write and read deadlines; pushes that come
     /// first are reported.
     private func exchange(
-        _ command: RESPCommand, on socket: Socket, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
+        _ command: RESPCommand, on socket: Transport, _ decoder: inout RESPDecoder, _ onEvent: @Sendable (Event) -> Void
     ) throws(ConnectionError) -> RESPValue {
         try write(RESPEncoder.encode(command), to: socket)
         let deadline = ContinuousClock.now.advanced(by: settings.readTimeout)
@@ -259,7 +267,7 @@ final class TrackingListener: Sendable {
         }
     }
 
-    private func write(_ bytes: [UInt8], to socket: Socket) throws(ConnectionError) {
+    private func write(_ bytes: [UInt8], to socket: Transport) throws(ConnectionError) {
         var sent = 0
         let deadline = ContinuousClock.now.advanced(by: settings.writeTimeout)
         while sent < bytes.count {

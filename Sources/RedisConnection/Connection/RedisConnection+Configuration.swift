@@ -57,6 +57,10 @@ extension RedisConnection {
         /// `invalidate` messages; it must return quickly and must not call back into the connection
         /// synchronously. Default: pushes are dropped.
         package var pushHandler: (@Sendable (RESPValue) -> Void)?
+        /// TLS settings loaded once, or `nil` for plain TCP. With TLS, ``connectTimeout`` covers the TCP
+        /// connect and the TLS handshake together, and nothing (no `HELLO`, no password) is sent before the
+        /// server's certificate is verified. Default `nil`.
+        package var tls: TLSContext?
 
         /// Creates a configuration.
         ///
@@ -92,6 +96,7 @@ extension RedisConnection {
             self.decoderLimits = decoderLimits
             self.inlineReplyWait = .microseconds(100)
             self.pushHandler = nil
+            self.tls = nil
         }
     }
 

@@ -34,14 +34,21 @@ final class FaultProxy: @unchecked Sendable {
     private var modeValue = Mode.pass
     private var stopped = false
     private let finished = DispatchSemaphore(value: 0)
+    private let records: Bool
+    private var recordedValue: [UInt8] = []
+
+    /// Every byte the proxy received, both directions interleaved as they came; empty unless made with
+    /// `records: true`. For tests that look for plaintext on the wire.
+    var recorded: [UInt8] { lock.withLock { recordedValue } }
 
     var mode: Mode {
         get { lock.withLock { modeValue } }
         set { lock.withLock { modeValue = newValue } }
     }
 
-    init(upstreamPort: Int) throws {
+    init(upstreamPort: Int, records: Bool = false) throws {
         self.upstreamPort = upstreamPort
+        self.records = records
         let listener = socket(AF_INET, FreePort.streamType, 0)
         self.listener = listener
         var on: Int32 = 1
@@ -135,6 +142,7 @@ final class FaultProxy: @unchecked Sendable {
     private func forward(from source: Int32, to destination: Int32, chunk: inout [UInt8], fromServer: Bool) -> Bool {
         let count = recv(source, &chunk, chunk.count, 0)
         guard count > 0 else { return false }
+        if records { lock.withLock { recordedValue.append(contentsOf: chunk[0..<count]) } }
         var length = count
         let mode0 = mode
         switch mode0 {

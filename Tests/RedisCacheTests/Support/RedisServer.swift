@@ -43,7 +43,21 @@ final class RedisServer: @unchecked Sendable {
 
     /// The loopback port the server listens on.
     private(set) var port = 0
+    /// The loopback port of its TLS listener, beside the plaintext one; 0 without ``TLSSetup``.
+    private(set) var tlsPort = 0
     private let extraArguments: [String]
+    private let tls: TLSSetup?
+
+    /// What a server with a TLS listener presents and trusts (`--tls-port`, `--tls-cert-file`, …).
+    struct TLSSetup: Sendable {
+        /// The server's certificate and key (PEM).
+        var certificate: String
+        var key: String
+        /// The CA that client certificates must chain to.
+        var certificateAuthority: String
+        /// `--tls-auth-clients yes`: a client without a certificate from that CA is refused.
+        var requiresClientCertificates = false
+    }
     private let lock = NSLock()
     private var process: Process?
     /// The write end of the pipe the server's watcher reads (see ``start()``).
@@ -55,15 +69,20 @@ final class RedisServer: @unchecked Sendable {
 
     /// Starts a server and waits until it accepts connections.
     ///
-    /// - Parameter extraArguments: More `redis-server` options, such as `--maxmemory 1mb`.
-    init(extraArguments: [String] = []) throws {
+    /// - Parameters:
+    ///   - extraArguments: More `redis-server` options, such as `--maxmemory 1mb`.
+    ///   - tls: A TLS listener on ``tlsPort`` as well, or `nil`. The plaintext port stays open either way:
+    ///     the harness checks the server through it, and tests inspect the server there.
+    init(extraArguments: [String] = [], tls: TLSSetup? = nil) throws {
         guard Self.executable != nil else { throw Missing() }
         self.extraArguments = extraArguments
+        self.tls = tls
         // A port found free can be taken before the server binds it; then the server exits and another
         // port is tried.
         var failure: any Error = Missing()
         for _ in 0..<3 {
             port = try FreePort.find()
+            if tls != nil { tlsPort = try FreePort.find() }
             do {
                 try start()
                 return
@@ -98,7 +117,7 @@ final class RedisServer: @unchecked Sendable {
                 "-c", Self.watchedStart, "sh", Self.executable ?? "/usr/bin/redis-server",
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", NSTemporaryDirectory(), "--logfile", "",
-            ] + extraArguments
+            ] + tlsArguments + extraArguments
         process.standardInput = guardPipe
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
@@ -110,6 +129,17 @@ final class RedisServer: @unchecked Sendable {
             self.guardPipe = guardPipe
         }
         try waitUntilAccepting()
+    }
+
+    /// The TLS options of ``start()``: a TLS listener on ``tlsPort`` (a server that cannot bind it exits,
+    /// and ``init(extraArguments:tls:)`` tries other ports).
+    private var tlsArguments: [String] {
+        guard let tls else { return [] }
+        return [
+            "--tls-port", String(tlsPort), "--tls-cert-file", tls.certificate, "--tls-key-file", tls.key,
+            "--tls-ca-cert-file", tls.certificateAuthority, "--tls-auth-clients",
+            tls.requiresClientCertificates ? "yes" : "no",
+        ]
     }
 
     /// The `sh -c` script of ``start()``: keeps the guard pipe on descriptor 3 for a background watcher that

@@ -8,7 +8,7 @@ extension IOLoop {
     ///
     /// The configuration's address first, then each fallback address in order; the first failure is the
     /// one thrown when none can be used.
-    func open() throws(ConnectionError) -> Socket {
+    func open() throws(ConnectionError) -> Transport {
         let configuration = configuration
         var firstFailure: ConnectionError?
         let addresses =
@@ -16,8 +16,10 @@ extension IOLoop {
             + configuration.fallbackAddresses
         for address in addresses {
             do throws(ConnectionError) {
-                let socket = try Socket.connect(
-                    host: address.host, port: address.port, deadline: .now.advanced(by: configuration.connectTimeout))
+                // One deadline for the TCP connect and the TLS handshake: both are "connecting".
+                let socket = try Transport.connect(
+                    host: address.host, port: address.port, tls: configuration.tls,
+                    deadline: .now.advanced(by: configuration.connectTimeout))
                 do throws(ConnectionError) {
                     try handshake(socket)
                     return socket
@@ -32,7 +34,7 @@ extension IOLoop {
         throw firstFailure ?? ConnectionError(.connectFailed, "no address to connect to")
     }
 
-    private func handshake(_ socket: Socket) throws(ConnectionError) {
+    private func handshake(_ socket: Transport) throws(ConnectionError) {
         var hello = RESPCommand("HELLO", "3")
         if let password = configuration.password {
             hello.append("AUTH")
@@ -61,7 +63,7 @@ extension IOLoop {
         }
     }
 
-    private func handshakeRESP2(_ socket: Socket) throws(ConnectionError) {
+    private func handshakeRESP2(_ socket: Transport) throws(ConnectionError) {
         if let password = configuration.password {
             var auth = RESPCommand("AUTH")
             if let username = configuration.username { auth.append(username) }
@@ -82,7 +84,7 @@ extension IOLoop {
     }
 
     /// Sends one command and waits for its reply, within the write and read deadlines.
-    private func exchange(_ command: RESPCommand, on socket: Socket) throws(ConnectionError) -> RESPValue {
+    private func exchange(_ command: RESPCommand, on socket: Transport) throws(ConnectionError) -> RESPValue {
         let bytes = RESPEncoder.encode(command)
         var sent = 0
         let writeDeadline = ContinuousClock.now.advanced(by: configuration.writeTimeout)

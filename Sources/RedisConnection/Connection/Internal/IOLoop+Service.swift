@@ -34,6 +34,11 @@ extension IOLoop {
         let deadline = nextDeadline()
         let wakeAt = keepAliveAt.map { keepAliveAt in deadline.map { min($0, keepAliveAt) } ?? keepAliveAt } ?? deadline
         let timeout = wakeAt.map(Socket.milliseconds(until:)) ?? -1
+        // Bytes the transport already holds (TLS: the rest of a decrypted record) are not seen by poll(2).
+        if socket.hasBufferedInput {
+            readAvailable(socket)
+            return
+        }
         let ready = withUnsafeMutablePointer(to: &entries) {
             $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, timeout) }
         }
@@ -71,7 +76,7 @@ extension IOLoop {
     }
 
     /// Writes what the kernel takes; `false` when the connection was dropped.
-    private func writeAvailable(_ socket: Socket) -> Bool {
+    private func writeAvailable(_ socket: Transport) -> Bool {
         while written < output.count {
             let progress = output.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[written...])) }
             switch progress {
@@ -98,7 +103,7 @@ extension IOLoop {
     }
 
     /// Reads what is there, decodes every whole reply and completes its request in FIFO order.
-    private func readAvailable(_ socket: Socket) {
+    private func readAvailable(_ socket: Transport) {
         var outcomes: [(UInt64, Result<RESPValue, any Error>)] = []
         defer { core.complete(outcomes) }
         while true {

@@ -20,7 +20,8 @@ final class IOLoop: @unchecked Sendable {
 
     let core: ConnectionCore
     var configuration: RedisConnection.Configuration { core.configuration }
-    var socket: Socket?
+    /// The connection's byte stream while the loop holds it.
+    var socket: Transport?
     var decoder: RESPDecoder
     var output: [UInt8] = []
     var written = 0
@@ -87,6 +88,7 @@ final class IOLoop: @unchecked Sendable {
             _ = takeQueued()
         }
         drop(ConnectionError(.connectionClosed, "the connection was closed"), countsAsFailure: false)
+        if configuration.tls != nil { TLSContext.releaseThreadState() }
         core.terminated()
     }
 

@@ -15,7 +15,7 @@ final class SocketSession: @unchecked Sendable {
     // changes under ConnectionCore's lock (taking `parked`, setting `parked` or `handoff`), whose release
     // and acquire order every access of the previous owner before every access of the next.
 
-    var socket: Socket?
+    var socket: Transport?
     var decoder: RESPDecoder
     var lastActivity = ContinuousClock.now
     /// Request bytes of an inline exchange; reused so a request costs no allocation once warm.

@@ -1,0 +1,144 @@
+#if canImport(COpenSSLTLS)
+import COpenSSLTLS
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The settings every TLS connection of one tier shares: an OpenSSL `SSL_CTX` loaded once (trust store or
+/// CA file, client certificate and key, TLS 1.2 minimum), and the socket BIO the sessions read and write
+/// through.
+///
+/// Built when the tier is created, so an unreadable CA file or a key that does not match its certificate
+/// fails there, not at the first request. Thread safety: immutable after `init`; OpenSSL allows creating
+/// sessions from one `SSL_CTX` on many threads at once (openssl-threads(7)).
+package final class TLSContext: @unchecked Sendable {
+    // @unchecked Sendable is sound: both pointers are written only in `init` and freed in `deinit`; after
+    // `init` the SSL_CTX is only read (SSL_new), which OpenSSL documents as safe from any thread.
+
+    let context: OpaquePointer
+    let socketMethod: OpaquePointer
+    /// The name verified and sent as SNI instead of the host connected to.
+    let serverName: String?
+    /// Whether certificates and names are verified.
+    let verifiesCertificate: Bool
+
+    /// Loads `options` into a new OpenSSL context.
+    ///
+    /// - Parameter options: Trust, name, client certificate.
+    /// - Throws: ``ConnectionError`` `.tlsFailed` naming the file and OpenSSL's reason when the CA file,
+    ///   the system trust store, the client certificate or key cannot be loaded, or the key does not match
+    ///   the certificate. Reads the files given (blocking I/O).
+    package init(_ options: TLSOptions) throws(ConnectionError) {
+        guard let context = SSL_CTX_new(TLS_client_method()) else {
+            throw ConnectionError(.tlsFailed, "cannot create a TLS context: \(Self.errorQueueText())")
+        }
+        guard let socketMethod = Self.makeSocketMethod() else {
+            SSL_CTX_free(context)
+            throw ConnectionError(.tlsFailed, "cannot create the TLS socket I/O method: \(Self.errorQueueText())")
+        }
+        self.context = context
+        self.socketMethod = socketMethod
+        serverName = options.serverName
+        verifiesCertificate = options.verifiesCertificate
+        // TLS 1.2 at least; OpenSSL offers 1.3 first. Partial writes and a moving buffer: the I/O thread
+        // retries a blocked write with the same bytes from a buffer that may have grown (more requests)
+        // or moved (a borrowed connection given back).
+        _ = strata_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
+        _ = strata_SSL_CTX_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+        if options.verifiesCertificate {
+            SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+            if let file = options.certificateAuthorityFile {
+                guard SSL_CTX_load_verify_locations(context, file, nil) == 1 else {
+                    throw ConnectionError(
+                        .tlsFailed, "cannot load the CA file \(file): \(Self.errorQueueText())")
+                }
+            } else if SSL_CTX_set_default_verify_paths(context) != 1 {
+                throw ConnectionError(.tlsFailed, "cannot load the system trust store: \(Self.errorQueueText())")
+            }
+        } else {
+            SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
+        }
+        if let certificate = options.clientCertificateFile {
+            guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1 else {
+                throw ConnectionError(
+                    .tlsFailed, "cannot load the client certificate \(certificate): \(Self.errorQueueText())")
+            }
+        }
+        if let key = options.clientKeyFile {
+            guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
+                throw ConnectionError(.tlsFailed, "cannot load the client key \(key): \(Self.errorQueueText())")
+            }
+            guard SSL_CTX_check_private_key(context) == 1 else {
+                throw ConnectionError(
+                    .tlsFailed, "the client key \(key) does not match the client certificate")
+            }
+        }
+    }
+
+    deinit {
+        SSL_CTX_free(context)
+        BIO_meth_free(socketMethod)
+    }
+
+    /// Frees OpenSSL's state of the calling thread (its error queue and caches) now, for a thread that is
+    /// about to exit after using TLS.
+    ///
+    /// OpenSSL frees that state when the thread exits, and frees every thread's state again in its own
+    /// exit handler; a connection thread that ends (after ``RedisConnection/close()`` returned) while the
+    /// process exits can then free it twice. Freed here, before the thread reports that it has ended, it
+    /// is gone before anyone can exit.
+    package static func releaseThreadState() {
+        OPENSSL_thread_stop()
+    }
+
+    /// OpenSSL's queued error texts of this thread, joined, or "no detail"; empties the queue.
+    static func errorQueueText() -> String {
+        var texts: [String] = []
+        while case let code = ERR_get_error(), code != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(code, &buffer, buffer.count)
+            texts.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return texts.isEmpty ? "no detail" : texts.joined(separator: "; ")
+    }
+
+    /// A BIO over a non-blocking socket that sends with `MSG_NOSIGNAL`: OpenSSL's own socket BIO calls
+    /// `write(2)`, which raises `SIGPIPE` when the server has reset the connection and would end the process.
+    /// The descriptor is the BIO's data pointer; the BIO never closes it (the ``Socket`` does).
+    private static func makeSocketMethod() -> OpaquePointer? {
+        guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "strata-socket") else {
+            return nil
+        }
+        _ = BIO_meth_set_write(method) { bio, data, length in
+            guard let bio else { return -1 }
+            strata_BIO_clear_retry_flags(bio)
+            let sent = send(descriptor(of: bio), data, Int(length), Int32(MSG_NOSIGNAL))
+            if sent >= 0 { return Int32(sent) }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { strata_BIO_set_retry_write(bio) }
+            return -1
+        }
+        _ = BIO_meth_set_read(method) { bio, data, length in
+            guard let bio else { return -1 }
+            strata_BIO_clear_retry_flags(bio)
+            let received = recv(descriptor(of: bio), data, Int(length), 0)
+            if received >= 0 { return Int32(received) }
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { strata_BIO_set_retry_read(bio) }
+            return -1
+        }
+        // Only a flush must succeed (nothing is buffered here); every other control is "not supported".
+        _ = BIO_meth_set_ctrl(method) { _, command, _, _ in command == BIO_CTRL_FLUSH ? 1 : 0 }
+        _ = BIO_meth_set_create(method) { bio in
+            BIO_set_init(bio, 1)
+            return 1
+        }
+        _ = BIO_meth_set_destroy(method) { _ in 1 }
+        return method
+    }
+}
+
+/// The descriptor a socket BIO was given (``TLSContext``'s BIO method).
+private func descriptor(of bio: OpaquePointer) -> Int32 {
+    Int32(truncatingIfNeeded: Int(bitPattern: BIO_get_data(bio)))
+}
+#endif  // canImport(COpenSSLTLS): the system OpenSSL on Linux

@@ -1,0 +1,166 @@
+#if canImport(COpenSSLTLS)
+import COpenSSLTLS
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One TLS session over a connected non-blocking socket (OpenSSL `SSL`): the handshake, then reads and
+/// writes that never block — OpenSSL's "want read"/"want write" become ``Socket/Progress/wouldBlock``, and
+/// the caller polls the socket as it would without TLS.
+///
+/// Thread safety: not thread-safe, like ``Socket``; used by one thread at a time (an OpenSSL session may
+/// move between threads, never be used by two at once). OpenSSL's error queue is per thread and is emptied
+/// before every call.
+package final class TLSStream {
+    /// The TCP socket under the session.
+    let socket: Socket
+    // Kept alive for the session: its SSL_CTX and the BIO method the session's BIO points to.
+    private let context: TLSContext
+    private var ssl: OpaquePointer?
+
+    /// Runs the client handshake over `socket` until it completes or `deadline` passes, then checks the
+    /// server's certificate against the context's trust and `host` (or the context's server name).
+    ///
+    /// Nothing is sent on the connection before this returns, so no password crosses an unverified link.
+    ///
+    /// - Parameters:
+    ///   - socket: A connected non-blocking socket; not closed here on failure (the caller owns it).
+    ///   - context: Trust, name and client certificate.
+    ///   - host: The host connected to: the name (or IP address) checked and, for a name, sent as SNI.
+    ///   - deadline: When the handshake must be done.
+    /// - Throws: ``ConnectionError`` `.certificateRejected` with OpenSSL's verification reason (another CA,
+    ///   expired, name mismatch), `.deadlineExceeded` when the server does not finish in time (a listener
+    ///   that never answers), `.tlsFailed` for any other failure (a plaintext server, a refused client
+    ///   certificate, no common protocol version).
+    init(socket: Socket, context: TLSContext, host: String, deadline: ContinuousClock.Instant) throws(ConnectionError) {
+        guard let ssl = SSL_new(context.context) else {
+            throw ConnectionError(.tlsFailed, "cannot create a TLS session: \(TLSContext.errorQueueText())")
+        }
+        guard let bio = BIO_new(context.socketMethod) else {
+            SSL_free(ssl)
+            throw ConnectionError(.tlsFailed, "cannot create a TLS socket BIO: \(TLSContext.errorQueueText())")
+        }
+        self.socket = socket
+        self.context = context
+        self.ssl = ssl
+        // From here a throw runs deinit, which frees the session (and with it the BIO).
+        BIO_set_data(bio, UnsafeMutableRawPointer(bitPattern: Int(socket.descriptor)))
+        SSL_set_bio(ssl, bio, bio)
+        SSL_set_connect_state(ssl)
+        let name = context.serverName ?? host
+        let isAddress = Self.isIPAddress(name)
+        // SNI carries host names only (RFC 6066, section 3).
+        if !isAddress { _ = strata_SSL_set_tlsext_host_name(ssl, name) }
+        if context.verifiesCertificate {
+            let named =
+                isAddress
+                ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 : SSL_set1_host(ssl, name) == 1
+            guard named else {
+                throw ConnectionError(
+                    .tlsFailed, "cannot verify against the name \(name): \(TLSContext.errorQueueText())")
+            }
+        }
+        try handshake(ssl, name: name, deadline: deadline)
+    }
+
+    deinit {
+        if let ssl { SSL_free(ssl) }
+    }
+
+    private func handshake(
+        _ ssl: OpaquePointer, name: String, deadline: ContinuousClock.Instant
+    ) throws(ConnectionError) {
+        while true {
+            ERR_clear_error()
+            let result = SSL_do_handshake(ssl)
+            if result == 1 { break }
+            let failure = SSL_get_error(ssl, result)
+            switch failure {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                guard socket.wait(forWriting: failure == SSL_ERROR_WANT_WRITE, until: deadline) else {
+                    throw ConnectionError(.deadlineExceeded, "the TLS handshake with \(name) missed its deadline")
+                }
+            default:
+                // Without verification OpenSSL still records what it found; that is not why this failed.
+                let verification = SSL_get_verify_result(ssl)
+                if context.verifiesCertificate, verification != X509_V_OK_Long {
+                    throw Self.rejection(verification, name: name)
+                }
+                if failure == SSL_ERROR_SYSCALL || failure == SSL_ERROR_ZERO_RETURN {
+                    throw ConnectionError(
+                        .tlsFailed, "the server closed the connection during the TLS handshake (not a TLS port?)")
+                }
+                throw ConnectionError(.tlsFailed, "the TLS handshake failed: \(TLSContext.errorQueueText())")
+            }
+        }
+        // SSL_VERIFY_PEER already failed the handshake on a bad certificate; this makes the rule local.
+        if context.verifiesCertificate {
+            let verification = SSL_get_verify_result(ssl)
+            guard verification == X509_V_OK_Long else { throw Self.rejection(verification, name: name) }
+            guard SSL_get0_peer_certificate(ssl) != nil else {
+                throw ConnectionError(.certificateRejected, "the server sent no certificate")
+            }
+        }
+    }
+
+    private static func rejection(_ verification: Int, name: String) -> ConnectionError {
+        let reason = X509_verify_cert_error_string(verification).map { String(cString: $0) } ?? "unknown reason"
+        return ConnectionError(
+            .certificateRejected,
+            "the server's certificate was rejected for \(name): \(reason) (X509 verify code \(verification))")
+    }
+
+    private static func isIPAddress(_ name: String) -> Bool {
+        var scratch = in6_addr()
+        return inet_pton(AF_INET, name, &scratch) == 1 || inet_pton(AF_INET6, name, &scratch) == 1
+    }
+
+    /// Whether decrypted bytes wait in the session (a record longer than the last read's buffer).
+    var hasBufferedInput: Bool {
+        guard let ssl else { return false }
+        return SSL_pending(ssl) > 0
+    }
+
+    /// Reads decrypted bytes into `buffer`; `.wouldBlock` while a whole record has not arrived.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.Progress {
+        guard let ssl else { return .failed(EBADF) }
+        ERR_clear_error()
+        let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        if count > 0 { return .bytes(Int(count)) }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock
+        // close_notify, or the TCP connection ended or was reset: a dropped connection either way.
+        case SSL_ERROR_ZERO_RETURN, SSL_ERROR_SYSCALL: return .endOfStream
+        default: return .failed(EPROTO)
+        }
+    }
+
+    /// Encrypts and sends what the socket takes of `bytes`, at most one record at a time.
+    func write(_ bytes: UnsafeRawBufferPointer) -> Socket.Progress {
+        guard let ssl else { return .failed(EBADF) }
+        guard !bytes.isEmpty else { return .bytes(0) }
+        ERR_clear_error()
+        let count = SSL_write(ssl, bytes.baseAddress, Int32(clamping: bytes.count))
+        if count > 0 { return .bytes(Int(count)) }
+        switch SSL_get_error(ssl, count) {
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock
+        case SSL_ERROR_SYSCALL: return .failed(EPIPE)
+        default: return .failed(EPROTO)
+        }
+    }
+
+    /// Sends `close_notify` if the socket takes it now (never waits), frees the session, closes the socket.
+    func close() {
+        if let ssl {
+            ERR_clear_error()
+            _ = SSL_shutdown(ssl)
+            SSL_free(ssl)
+            self.ssl = nil
+        }
+        socket.close()
+    }
+}
+/// `X509_V_OK` as `SSL_get_verify_result` returns it (a C `long`).
+private let X509_V_OK_Long = Int(X509_V_OK)
+#endif  // canImport(COpenSSLTLS): the system OpenSSL on Linux

@@ -1,0 +1,293 @@
+import Foundation
+import RedisCache
+import Testing
+
+@testable import RedisConnection
+
+/// The connection layer over TLS against a real `redis-server` with `--tls-port`, certificates made by the
+/// test (``TestCertificates``): verification (another CA, a name mismatch, an expired certificate), the
+/// wrong kind of server on either side, a handshake that stalls, mutual TLS, and a reconnect.
+///
+/// Every failure is checked for its typed code; tests that expect a failure use short deadlines, tests that
+/// expect success loose ones.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+struct RedisTLSTests {
+    let certificates: TestCertificates
+
+    init() throws {
+        certificates = try TestCertificates.shared()
+    }
+
+    /// A server with a TLS listener presenting `certificate` (the good one by default).
+    private func server(expired: Bool = false, requiresClientCertificates: Bool = false) throws -> RedisServer {
+        try RedisServer(
+            tls: .init(
+                certificate: expired ? certificates.expiredCertificate : certificates.serverCertificate,
+                key: expired ? certificates.expiredKey : certificates.serverKey,
+                certificateAuthority: certificates.certificateAuthority,
+                requiresClientCertificates: requiresClientCertificates))
+    }
+
+    /// A connection to `port` with `options` (the test CA, verified, by default).
+    private func connection(
+        port: Int, host: String = "127.0.0.1", options: TLSOptions? = nil, connectTimeout: Duration = .seconds(5)
+    ) throws -> RedisConnection {
+        var configuration = RedisConnection.Configuration(
+            host: host, port: port, connectTimeout: connectTimeout, readTimeout: .seconds(5),
+            writeTimeout: .seconds(5), keepAliveInterval: .seconds(60))
+        configuration.tls = try TLSContext(
+            options ?? TLSOptions(certificateAuthorityFile: certificates.certificateAuthority))
+        return try RedisConnection(configuration: configuration)
+    }
+
+    private func failure(of connection: RedisConnection) async -> ConnectionError? {
+        await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("PING")) }
+    }
+
+    // MARK: - Verified
+
+    @Test(arguments: ["127.0.0.1", "localhost"])
+    func aVerifiedServerAnswersOverTLS(host: String) async throws {
+        // Given a server whose certificate names 127.0.0.1 and localhost, signed by the trusted CA
+        let server = try server()
+        let connection = try connection(port: server.tlsPort, host: host)
+        // When a value is written and read over TLS
+        _ = try await connection.send(RESPCommand("SET", "tls-key", "over tls"))
+        // Then it reads back, and the server holds it (seen through its plaintext port)
+        #expect(try await connection.send(RESPCommand("GET", "tls-key")) == RedisTesting.bulk("over tls"))
+        let plain = try RedisTesting.connection(port: server.port)
+        #expect(try await plain.send(RESPCommand("GET", "tls-key")) == RedisTesting.bulk("over tls"))
+        // And many concurrent requests pipeline over the one session
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<64 {
+                group.addTask {
+                    let value = String(repeating: "v\(index)", count: 300)  // several TLS records each
+                    _ = try await connection.send(RESPCommand("SET", "k\(index)", value))
+                    #expect(try await connection.send(RESPCommand("GET", "k\(index)")) == RedisTesting.bulk(value))
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(connection.statistics.connects == 1)
+        await plain.close()
+        await connection.close()
+    }
+
+    @Test func aCertificateFromAnotherCAIsRejected() async throws {
+        let server = try server()
+        let connection = try connection(
+            port: server.tlsPort, options: TLSOptions(certificateAuthorityFile: certificates.otherCertificateAuthority))
+        let error = await failure(of: connection)
+        #expect(error?.code == .certificateRejected, "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test func aNameMismatchIsRejected() async throws {
+        let server = try server()
+        let connection = try connection(
+            port: server.tlsPort,
+            options: TLSOptions(
+                certificateAuthorityFile: certificates.certificateAuthority, serverName: "redis.example.org"))
+        let error = await failure(of: connection)
+        #expect(error?.code == .certificateRejected)
+        #expect(error?.message.contains("mismatch") == true, "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test func anExpiredCertificateIsRejected() async throws {
+        let server = try server(expired: true)
+        let connection = try connection(port: server.tlsPort)
+        let error = await failure(of: connection)
+        #expect(error?.code == .certificateRejected)
+        #expect(error?.message.contains("expired") == true, "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test func skippingVerificationAcceptsAnExpiredCertificate() async throws {
+        let server = try server(expired: true)
+        let connection = try connection(port: server.tlsPort, options: TLSOptions(verifiesCertificate: false))
+        #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
+        await connection.close()
+    }
+
+    // MARK: - The wrong kind of server, a stalled handshake
+
+    @Test func aPlaintextServerOnATLSConnectionIsATypedError() async throws {
+        // Given TLS pointed at the plaintext port: Redis reads the ClientHello as an inline command and
+        // either answers an error (not a TLS record) or waits for a newline that never comes
+        let server = try server()
+        let connection = try connection(port: server.port, connectTimeout: .milliseconds(500))
+        let error = await failure(of: connection)
+        #expect(error?.code == .tlsFailed || error?.code == .deadlineExceeded, "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test func aTLSServerOnAPlaintextConnectionIsATypedError() async throws {
+        // Given plain TCP pointed at the TLS port: the server drops (or alerts) a HELLO that is not TLS
+        let server = try server()
+        let connection = try RedisTesting.connection(port: server.tlsPort)
+        let error = await failure(of: connection)
+        let code = try #require(error?.code)
+        #expect(
+            [.connectionClosed, .protocolViolation, .deadlineExceeded].contains(code), "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test func aHandshakeThatStallsMissesTheConnectDeadline() async throws {
+        // Given a listener that accepts and never answers (a proxy swallowing the ClientHello)
+        let server = try server()
+        let proxy = try FaultProxy(upstreamPort: server.tlsPort)
+        proxy.mode = .blackhole
+        let connection = try connection(port: proxy.port, connectTimeout: .milliseconds(300))
+        // When a request needs the connection, then the handshake fails by the connect deadline, no hang
+        let error = await failure(of: connection)
+        #expect(error?.code == .deadlineExceeded)
+        #expect(error?.message.contains("TLS handshake") == true, "\(String(describing: error))")
+        await connection.close()
+        proxy.stop()
+    }
+
+    // MARK: - Mutual TLS
+
+    @Test func mutualTLSAcceptsTheConfiguredClientCertificate() async throws {
+        let server = try server(requiresClientCertificates: true)
+        let connection = try connection(
+            port: server.tlsPort,
+            options: TLSOptions(
+                certificateAuthorityFile: certificates.certificateAuthority,
+                clientCertificateFile: certificates.clientCertificate, clientKeyFile: certificates.clientKey))
+        #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
+        await connection.close()
+    }
+
+    @Test func mutualTLSRefusesAClientWithoutACertificate() async throws {
+        // With TLS 1.3 the client's handshake ends before the server judges it; the refusal then arrives as an
+        // alert on the first read (the HELLO's reply): a failed TLS setup or a closed connection.
+        let server = try server(requiresClientCertificates: true)
+        let connection = try connection(port: server.tlsPort)
+        let error = await failure(of: connection)
+        let code = try #require(error?.code)
+        #expect([.tlsFailed, .connectionClosed].contains(code), "\(String(describing: error))")
+        await connection.close()
+    }
+
+    // MARK: - A lost session
+
+    @Test func aRestartedServerIsReconnectedOverTLS() async throws {
+        // Given a TLS connection in use
+        let server = try server()
+        let connection = try connection(port: server.tlsPort)
+        #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
+        // When the server dies and comes back on the same ports
+        try server.restart()
+        // Then the connection notices, reconnects with a fresh handshake and serves again
+        let recovered = await RedisTesting.waitAsync(timeout: .seconds(60)) {
+            (try? await connection.send(RESPCommand("PING"))) == .simpleString("PONG")
+        }
+        #expect(recovered)
+        #expect(connection.statistics.reconnects >= 1)
+        await connection.close()
+    }
+}
+
+/// What crosses the wire, and what reaches a server the tier does not trust.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
+struct RedisTLSWireTests {
+    private static let password = "wire-test-password-3f9c"
+
+    /// Adds an ACL user `strata` with ``password`` (the default user stays open for the harness).
+    private func addUser(on server: RedisServer) async throws {
+        let admin = try RedisTesting.connection(port: server.port)
+        _ = try await admin.send(
+            RESPCommand("ACL", "SETUSER", "strata", "on", ">\(Self.password)", "~*", "&*", "+@all"))
+        await admin.close()
+    }
+
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func theWireCarriesNoPasswordOrKeyNameOverTLS(over kind: RedisEndpoint.Kind) async throws {
+        // Given a tier that logs in as an ACL user, through a proxy that records every byte
+        let endpoint = try RedisEndpoint(kind)
+        try await addUser(on: endpoint.server)
+        let proxy = try FaultProxy(upstreamPort: endpoint.port, records: true)
+        var configuration = try RedisTier.configuration(port: endpoint.port, namespace: "wire-namespace")
+        endpoint.configure(&configuration)
+        configuration.port = proxy.port
+        configuration.username = "strata"
+        configuration.password = Self.password
+        let cache = try RedisCache<String, Data>(configuration: configuration)
+        // When it writes and reads
+        try await cache.setValue(Data("value".utf8), forKey: "a-key", expiry: .hours(1))
+        #expect(try await cache.value(forKey: "a-key") == Data("value".utf8))
+        await cache.close()
+        proxy.stop()
+        // Then with TLS neither the password, the command names nor the key prefix is on the wire; in plain
+        // TCP (the control: the search finds them when they are there) all three are
+        let wire = proxy.recorded
+        let found = [Self.password, "HELLO", "strata:v1:wire-namespace"].map { contains(wire, $0) }
+        #expect(found == (kind == .tls ? [false, false, false] : [true, true, true]), "\(kind)")
+        #expect(!wire.isEmpty)
+    }
+
+    @Test func nothingReachesAServerWhoseCertificateIsRejected() async throws {
+        // Given a TLS server the tier does not trust (the client trusts another CA), and a password set
+        let certificates = try TestCertificates.shared()
+        let server = try RedisServer(
+            tls: .init(
+                certificate: certificates.serverCertificate, key: certificates.serverKey,
+                certificateAuthority: certificates.certificateAuthority))
+        let admin = try RedisTesting.connection(port: server.port)
+        _ = try await admin.send(
+            RESPCommand("ACL", "SETUSER", "strata", "on", ">\(Self.password)", "~*", "&*", "+@all"))
+        // The counters start after the harness's own commands (its HELLO included)
+        _ = try await admin.send(RESPCommand("CONFIG", "RESETSTAT"))
+        var configuration = RedisConnection.Configuration(
+            port: server.tlsPort, username: "strata", password: Self.password, connectTimeout: .seconds(5),
+            readTimeout: .seconds(5), writeTimeout: .seconds(5), keepAliveInterval: .seconds(60))
+        configuration.tls = try TLSContext(TLSOptions(certificateAuthorityFile: certificates.otherCertificateAuthority))
+        let connection = try RedisConnection(configuration: configuration)
+        // When it tries to connect
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("PING")) }
+        #expect(error?.code == .certificateRejected)
+        await connection.close()
+        // Then the server never ran a command of it: no HELLO, no AUTH, no PING (only the harness's RESETSTAT)
+        let stats = try #require(try await admin.send(RESPCommand("INFO", "commandstats")).string)
+        #expect(stats.contains("cmdstat_config|resetstat:calls=1"))
+        for command in ["hello", "auth", "ping"] { #expect(!stats.contains("cmdstat_\(command):"), "\(stats)") }
+        await admin.close()
+    }
+
+    @Test func aPeerThatResetsMidReplyIsADroppedConnection() async throws {
+        // Given a TLS connection through a proxy, with a value several records long on the server
+        let endpoint = try RedisEndpoint(.tls)
+        let proxy = try FaultProxy(upstreamPort: endpoint.port)
+        var configuration = RedisConnection.Configuration(
+            port: proxy.port, connectTimeout: .seconds(5), readTimeout: .seconds(5), writeTimeout: .seconds(5),
+            keepAliveInterval: .seconds(60))
+        configuration.tls = try TLSContext(
+            TLSOptions(certificateAuthorityFile: try #require(endpoint.certificates).certificateAuthority))
+        let connection = try RedisConnection(configuration: configuration)
+        let value = String(repeating: "x", count: 100_000)
+        _ = try await connection.send(RESPCommand("SET", "big", value))
+        // When the proxy cuts the connection in the middle of the reply
+        proxy.mode = .cut(afterServerBytes: 20_000)
+        let error = await #expect(throws: ConnectionError.self) { try await connection.send(RESPCommand("GET", "big")) }
+        // Then the request fails as a dropped connection, and the next ones reconnect and are served
+        #expect(error?.code == .connectionClosed, "\(String(describing: error))")
+        let recovered = await RedisTesting.waitAsync(timeout: .seconds(60)) {
+            (try? await connection.send(RESPCommand("GET", "big"))) == RedisTesting.bulk(value)
+        }
+        #expect(recovered)
+        #expect(connection.statistics.reconnects >= 1)
+        await connection.close()
+        proxy.stop()
+        withExtendedLifetime(endpoint) {}
+    }
+
+    private func contains(_ haystack: [UInt8], _ needle: String) -> Bool {
+        let needle = Array(needle.utf8)
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import StrataTestSupport
+
+/// Certificates for the TLS suites, made by the `openssl` command into a temporary folder removed with
+/// this value: a CA, a server certificate it signed for 127.0.0.1 and localhost, a client certificate it
+/// signed, a second CA that signed nothing the server uses, and a server certificate that expired in 2020.
+///
+/// EC P-256 keys. Tests use ``shared()``, one set per test process: seven `openssl` runs once, not per test
+/// (dozens of tests starting at once on two loaded cores made per-test sets slow). Thread safety: immutable
+/// after `init`; the files are only read.
+final class TestCertificates: Sendable {
+    private let folder = TemporaryFolder(label: "tls")
+
+    /// The test process's set, made on first use and removed when the process exits.
+    static func shared() throws -> TestCertificates { try sharedSet.get() }
+
+    private static let sharedSet: Result<TestCertificates, any Error> = {
+        let result = Result { try TestCertificates() }
+        // A static is never deinitialized, so its folder would outlive the run without this.
+        if case .success = result { atexit { TestCertificates.removeSharedFolder() } }
+        return result
+    }()
+
+    private static func removeSharedFolder() {
+        if case .success(let set) = sharedSet { try? FileManager.default.removeItem(at: set.folder.url) }
+    }
+
+    /// The CA that signed the server and client certificates (PEM).
+    var certificateAuthority: String { folder.path("ca.crt") }
+    /// A CA that signed nothing the server uses.
+    var otherCertificateAuthority: String { folder.path("other-ca.crt") }
+    /// The server's certificate, for 127.0.0.1 and localhost, and its key.
+    var serverCertificate: String { folder.path("server.crt") }
+    var serverKey: String { folder.path("server.key") }
+    /// A certificate for the same names that expired on 2 January 2020, and its key.
+    var expiredCertificate: String { folder.path("expired.crt") }
+    var expiredKey: String { folder.path("expired.key") }
+    /// The client's certificate and key, for mutual TLS.
+    var clientCertificate: String { folder.path("client.crt") }
+    var clientKey: String { folder.path("client.key") }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Makes every certificate; throws when `openssl` is missing or fails.
+    init() throws {
+        let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+        let names = ["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
+        for (name, subject) in [("ca", "/CN=Strata Test CA"), ("other-ca", "/CN=Strata Other CA")] {
+            try run(
+                ["req", "-x509"] + key + [
+                    "-keyout", folder.path("\(name).key"), "-out", folder.path("\(name).crt"), "-days", "3650",
+                    "-subj", subject,
+                ])
+        }
+        let signedByCA = ["-CA", certificateAuthority, "-CAkey", folder.path("ca.key"), "-days", "3650"]
+        try run(
+            ["req", "-x509"] + key + ["-keyout", serverKey, "-out", serverCertificate, "-subj", "/CN=localhost"]
+                + names + signedByCA)
+        try run(
+            ["req", "-x509"] + key + ["-keyout", clientKey, "-out", clientCertificate, "-subj", "/CN=strata-client"]
+                + signedByCA)
+        // `req` refuses dates in the past; `openssl ca` takes explicit ones, with a minimal database.
+        let configuration = """
+            [ca]
+            default_ca = test
+            [test]
+            database = \(folder.path("index.txt"))
+            new_certs_dir = \(folder.url.path)
+            serial = \(folder.path("serial"))
+            default_md = sha256
+            policy = any
+            copy_extensions = copy
+            [any]
+            commonName = supplied
+            """
+        try Data(configuration.utf8).write(to: URL(fileURLWithPath: folder.path("ca.cnf")))
+        try Data().write(to: URL(fileURLWithPath: folder.path("index.txt")))
+        try Data("01\n".utf8).write(to: URL(fileURLWithPath: folder.path("serial")))
+        try run(
+            ["req", "-new"] + key + [
+                "-keyout", expiredKey, "-out", folder.path("expired.csr"), "-subj", "/CN=localhost",
+            ]
+                + names)
+        try run([
+            "ca", "-batch", "-config", folder.path("ca.cnf"), "-cert", certificateAuthority, "-keyfile",
+            folder.path("ca.key"), "-in", folder.path("expired.csr"), "-out", expiredCertificate, "-startdate",
+            "20200101000000Z", "-enddate", "20200102000000Z", "-notext",
+        ])
+    }
+
+    private func run(_ arguments: [String]) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        // End of file on stderr: the child is exiting. Polled rather than `waitUntilExit()`, which spins a run
+        // loop that was seen to hang on a loaded machine (RedisServer.kill9()).
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        // A bound against a hang, not a speed check: `terminationStatus` traps while the child runs.
+        let deadline = ContinuousClock.now + .seconds(600)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
+        guard !process.isRunning else {
+            throw Failure(description: "openssl \(arguments.first ?? "") did not exit within 10 minutes")
+        }
+        guard process.terminationStatus == 0 else {
+            throw Failure(
+                description: "openssl \(arguments.first ?? "") failed: \(String(decoding: message, as: UTF8.self))")
+        }
+    }
+}
