@@ -32,7 +32,19 @@ let package = Package(
                 .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
             ]
         ),
-        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto"]),
+        // The system SQLite for DiskCache's SQLite engine (Docs/DiskEngine-SQLite.md): Linux only; Apple
+        // platforms import the SDK's SQLite3 module.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "DiskCache",
+            dependencies: [
+                "CacheCore", "CacheCrypto", .target(name: "CSQLite", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket,
         // the I/O thread with its deadlines, reconnects and keep-alive, the pool and the circuit breaker. In no

@@ -13,7 +13,7 @@ declare -A allowed=(
     [CacheCore]=""
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
-    [DiskCache]="CacheCore CacheCrypto"
+    [DiskCache]="CacheCore CacheCrypto CSQLite"
     [RedisConnection]="CacheCore"
     [RedisCache]="CacheCore CacheCrypto RedisConnection"
     [MultiCache]="CacheCore"
@@ -21,7 +21,7 @@ declare -A allowed=(
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"
     [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
 )
-package_modules=" ${!allowed[*]} COpenSSL "
+package_modules=" ${!allowed[*]} COpenSSL CSQLite "
 
 status=0
 for dir in Sources/*/; do
