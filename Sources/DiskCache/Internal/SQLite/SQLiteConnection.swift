@@ -123,7 +123,7 @@ final class SQLiteConnection {
     func close() {
         guard let database else { return }
         self.database = nil
-        guard openedInForkGeneration == SQLiteForkGeneration.current else {
+        if !wasOpenedInThisProcess {
             statements.abandonAll()
             return
         }
@@ -133,7 +133,10 @@ final class SQLiteConnection {
     }
 
     /// Whether the connection is open and was opened in this process.
-    var isUsable: Bool { database != nil && openedInForkGeneration == SQLiteForkGeneration.current }
+    var isUsable: Bool { database != nil && wasOpenedInThisProcess }
+
+    /// Whether no `fork()` happened between the open and now (false in a child that inherited the connection).
+    private var wasOpenedInThisProcess: Bool { openedInForkGeneration == SQLiteForkGeneration.current }
 
     /// How many times a statement of this connection waited for another connection's lock.
     var busyWaits: Int { busyWait.waits }
@@ -215,7 +218,7 @@ final class SQLiteConnection {
         guard let database else {
             throw SQLiteError(.closed, operation: "use", path: path, detail: "the connection is closed")
         }
-        guard openedInForkGeneration == SQLiteForkGeneration.current else {
+        guard wasOpenedInThisProcess else {
             throw SQLiteError(
                 .inheritedAcrossFork, operation: "use", path: path,
                 detail: "the connection was opened before this process was forked; open a new one in the child")
