@@ -145,13 +145,16 @@ final class LayerSide: Side {
 
     func set(_ workload: Workload) throws {
         for index in 0..<keyCount {
-            try workload.values[index].withUnsafeBytes { value in
-                try connection.writeTransaction {
-                    try connection.withStatement(setSQL) { statement in
-                        try statement.bind(workload.names[index], at: 1)
-                        try statement.bind(Int64(1_900_000_000), at: 2)
-                        try statement.bind(borrowing: value, at: 3)
-                        _ = try statement.step()
+            // Both blobs borrowed (SQLITE_STATIC), as the raw side binds them.
+            try workload.names[index].withUnsafeBytes { name in
+                try workload.values[index].withUnsafeBytes { value in
+                    try connection.writeTransaction {
+                        try connection.withStatement(setSQL) { statement in
+                            try statement.bind(borrowing: name, at: 1)
+                            try statement.bind(Int64(1_900_000_000), at: 2)
+                            try statement.bind(borrowing: value, at: 3)
+                            _ = try statement.step()
+                        }
                     }
                 }
             }

@@ -162,7 +162,8 @@ final class SQLiteConnection {
     /// - Throws: ``SQLiteError`` when the connection is closed or inherited across `fork()`, or `sql` does
     ///   not compile (``SQLiteError/Kind/sql``, or ``SQLiteError/Kind/corrupt`` for a damaged schema); what
     ///   `body` throws.
-    /// - Complexity: O(n) in the length of `sql` (one hash) plus what `body` does; the first use compiles.
+    /// - Complexity: O(k) in the number of kept statements (a comparison each) plus what `body` does; the
+    ///   first use compiles.
     func withStatement<Result>(_ sql: String, _ body: (SQLiteStatement) throws -> Result) throws -> Result {
         let database = try openDatabase()
         let statement: SQLiteStatement
