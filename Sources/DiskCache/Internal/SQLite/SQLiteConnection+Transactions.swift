@@ -31,6 +31,8 @@ extension SQLiteConnection {
     }
 
     private func transaction<Result>(begin: String, _ body: () throws -> Result) throws -> Result {
+        // Refuses a closed or inherited connection before asking it anything.
+        _ = try openDatabase()
         guard !isInTransaction else {
             throw SQLiteError(
                 .sql, operation: begin.lowercased(), path: path,

@@ -196,19 +196,19 @@ final class SQLiteConnection {
 
     /// How many rows the last `INSERT`, `UPDATE` or `DELETE` of this connection changed.
     var changes: Int {
-        guard let database else { return 0 }
+        guard let database, wasOpenedInThisProcess else { return 0 }
         return Int(sqlite3_changes(database))
     }
 
     /// The rowid of the last row this connection inserted.
     var lastInsertRowID: Int64 {
-        guard let database else { return 0 }
+        guard let database, wasOpenedInThisProcess else { return 0 }
         return sqlite3_last_insert_rowid(database)
     }
 
     /// Whether a transaction is open on this connection.
     var isInTransaction: Bool {
-        guard let database else { return false }
+        guard let database, wasOpenedInThisProcess else { return false }
         return sqlite3_get_autocommit(database) == 0
     }
 
