@@ -132,6 +132,44 @@ import Testing
         #expect(reused === again)
     }
 
+    @Test func statementsPastTheCapacityAreCompiledPerUseAndStillWork() throws {
+        // Given a connection that keeps one statement, already keeping one
+        var options = SQLiteConnection.Options()
+        options.statementCacheCapacity = 1
+        let connection = try makeConnection(folder, options: options)
+        let kept = try connection.withStatement("SELECT 1") { $0 }
+
+        // When another SQL text is used twice
+        let first = try connection.withStatement("SELECT count(*) FROM item") { statement in
+            _ = try statement.step()
+            return (statement, statement.int64(at: 0))
+        }
+        let second = try connection.withStatement("SELECT count(*) FROM item") { $0 }
+
+        // Then it ran, was not kept (a new statement each time), and the kept one still is
+        #expect(first.1 == 0)
+        #expect(first.0 !== second)
+        #expect(try connection.withStatement("SELECT 1") { $0 } === kept)
+    }
+
+    @Test func changesAndLastInsertRowIDDescribeTheLastStatement() throws {
+        // Given three rows
+        let connection = try makeConnection(folder)
+        for id in [4, 9, 16] as [Int64] { try insertItem(connection, id: id, value: [1]) }
+        #expect(connection.lastInsertRowID == 16)
+
+        // When two of them are updated
+        try connection.writeTransaction {
+            try connection.withStatement("UPDATE item SET number = 1 WHERE id > ?1") { statement in
+                try statement.bind(Int64(5), at: 1)
+                _ = try statement.step()
+            }
+        }
+
+        // Then the connection says two rows changed
+        #expect(connection.changes == 2)
+    }
+
     @Test func indexOutOfRangeIsASQLError() throws {
         let connection = try makeConnection(folder)
         let error = #expect(throws: SQLiteError.self) {
