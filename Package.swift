@@ -36,7 +36,20 @@ let package = Package(
         // rule, the associated-data builder and the one liveness verdict that DiskCache and RedisCache share. In
         // no product: its declarations are `package`.
         .target(name: "SealedRecord", dependencies: ["CacheCore", "CacheCrypto"]),
-        .target(name: "DiskCache", dependencies: ["CacheCore", "CacheCrypto", "SealedRecord"]),
+        // The system SQLite for DiskCache's SQLite engine (Docs/DiskEngine-SQLite.md): Linux only; Apple
+        // platforms import the SDK's SQLite3 module.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .target(
+            name: "DiskCache",
+            dependencies: [
+                "CacheCore", "CacheCrypto", "SealedRecord",
+                .target(name: "CSQLite", condition: .when(platforms: [.linux])),
+            ]
+        ),
         .target(name: "MultiCache", dependencies: ["CacheCore"]),
         // The Redis connection layer (Docs/RedisCache.md, "Modules"): RESP3 encoding and decoding, the socket and TLS,
         // the I/O thread with its deadlines, reconnects and keep-alive, the pool and the circuit breaker. In no

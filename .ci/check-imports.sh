@@ -16,7 +16,7 @@ declare -A allowed=(
     [CacheCrypto]="CacheCore COpenSSL"
     [MemoryCache]="CacheCore"
     [SealedRecord]="CacheCore CacheCrypto"
-    [DiskCache]="CacheCore CacheCrypto SealedRecord"
+    [DiskCache]="CacheCore CacheCrypto SealedRecord CSQLite"
     [RedisConnection]="CacheCore COpenSSLTLS"
     [RedisCache]="CacheCore CacheCrypto RedisConnection SealedRecord"
     [MultiCache]="CacheCore"
@@ -24,7 +24,7 @@ declare -A allowed=(
     [Strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache"
     [strata]="CacheCore CacheCrypto MemoryCache DiskCache MultiCache RedisCache Strata"
 )
-package_modules=" ${!allowed[*]} COpenSSL COpenSSLTLS "
+package_modules=" ${!allowed[*]} COpenSSL COpenSSLTLS CSQLite "
 
 status=0
 for dir in Sources/*/; do
