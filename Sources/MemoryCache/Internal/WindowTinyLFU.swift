@@ -225,22 +225,25 @@ struct WindowTinyLFU {
     }
 
     /// Makes the window's ghosts remember one generation of as many evictions as the window holds
-    /// entries (so one to two windows' worth), at least ``windowGhostFloorShare`` of the sketch's entries
+    /// entries (so one to two windows' worth), at least ``windowGhostFloorShare`` of the count limit
     /// and ``fewestWindowGhosts`` keys, at most ``ghostGeneration(forSketchCapacity:)`` (and 8); see *How far
     /// back the window's ghosts look* above.
     mutating func sizeWindowGhosts() {
         let longest = max(Self.ghostGeneration(forSketchCapacity: sketch.capacity), 8)
-        let shortest = max(Int(Double(sketch.capacity) * Self.windowGhostFloorShare), Self.fewestWindowGhosts)
+        let floor = Int(Double(min(countLimit, sketch.capacity)) * Self.windowGhostFloorShare)
+        let shortest = max(floor, Self.fewestWindowGhosts)
         windowGhosts.generationSize = min(max(windowCountLimit, shortest), longest)
     }
 
-    /// The shortest memory of the window's ghosts, as a share of the sketch's entries (the count limit
-    /// rounded up to a power of two): 1%, the window's starting share. Without it a window that shrank
+    /// The shortest memory of the window's ghosts, as a share of the count limit (of the sketch's entries
+    /// while the cache fills): 1%, the window's starting share. Without it a window that shrank
     /// below 1% also shortened the look-back that lets it grow again, and on a popular set that moves a
     /// one-shard cache could stay trapped with a small window (3,000 and 10,000 entries: 1.9 and 1.6
     /// points below LRU, one hash seed 2.5). A loop 20% larger than the cache sends its keys back after
     /// about 20% of the cache in evictions, far beyond 1 to 2%. Measured on the trace suite
-    /// (`Docs/MemoryCache.md`): 1.5% or more cost 1.6 points and up on a loop mixed with Zipf at 10,000.
+    /// (`Docs/MemoryCache.md`): 1.5% or more cost 1.6 points and up on a loop mixed with Zipf at 10,000,
+    /// and 1% of the sketch's size (the limit rounded up to a power of two, 1.6% of 10,000) cost 1.0 there
+    /// and 10.9 with one hash seed on a loop at four shards of 2,500 entries.
     static var windowGhostFloorShare: Double { 0.01 }
 
     /// The fewest keys the window's ghosts remember: 2, so that a 250-entry shard's 2-entry window (1% of its
