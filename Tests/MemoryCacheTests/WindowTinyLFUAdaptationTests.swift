@@ -117,10 +117,23 @@ import Testing
         policy.windowShare = 0.5
         policy.resizeRegions()
         #expect(policy.windowGhosts.generationSize == 1_024)
-        // And a tiny window still remembers 8 keys
+        // And a window that shrank still remembers 1% of the sketch's entries, so that it can grow again
         policy.windowShare = 0
         policy.resizeRegions()
-        #expect(policy.windowGhosts.generationSize == 8)
+        #expect(policy.windowCountLimit == 1)
+        #expect(policy.windowGhosts.generationSize == 40)
+    }
+
+    @Test func aSmallShardsWindowGhostsRememberAsManyKeysAsItsWindow() throws {
+        // Given W-TinyLFU state for a 250-entry shard (a quarter of 1,000), its sketch at full size (256)
+        var policy = WindowTinyLFU(countLimit: 250, costLimit: .max, unlimitedCount: .max, slotCapacity: 8)
+        defer { policy.deallocate() }
+        policy.resize(toCapacity: 250)
+        // Then its 2-entry window's ghosts remember 2 keys (1% of the sketch): the earlier floor of 8, four
+        // windows, grew the window on the Zipf half of a loop mixed with Zipf
+        #expect(policy.windowCountLimit == 2)
+        #expect(policy.windowGhosts.generationSize == 2)
+        #expect(policy.mainGhosts.generationSize == 64)
     }
 
     @Test func aWindowGhostHitMovesTheWindowByTheGhostStep() throws {

@@ -83,7 +83,7 @@ enum StrataBench {
 
         let workDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-bench-\(ProcessInfo.processInfo.processIdentifier)", isDirectory: true)
-        let context = RunContext(quick: options.quick, workDirectory: workDirectory)
+        let context = RunContext(quick: options.quick, workDirectory: workDirectory, hashSeeds: options.hashSeeds)
 
         print("strata-bench \(options.quick ? "--quick " : "")(\(ProcessInfo.processInfo.activeProcessorCount) CPUs)")
         print(Report.header)

@@ -43,8 +43,8 @@ enum PolicyRegion {
 /// keys all come back after about the loop's excess in evictions) read as endless window ghost hits: the
 /// window grew towards the whole cache, where a loop gets no hits at all, and W-TinyLFU kept 9 points
 /// fewer hits than with a fixed 1% window on a loop mixed with Zipf traffic. The window's ghosts now
-/// remember its last one to two windows' worth of evictions (at least 8 keys, at most a quarter of the
-/// cache): a key back within that distance is evidence that doubling the window would catch it, which is
+/// remember its last one to two windows' worth of evictions (at least 1% of the cache and 2 keys, at most
+/// a quarter of the cache): a key back within that distance is evidence that doubling the window would catch it, which is
 /// the step a ghost hit can justify; a loop's keys come back far later and move nothing. The main
 /// region's ghosts still remember a quarter to half of the cache, so evidence for a larger main region
 /// is seen at any window size. Because the window's ghosts see only short reuse, each of their hits
@@ -225,12 +225,33 @@ struct WindowTinyLFU {
     }
 
     /// Makes the window's ghosts remember one generation of as many evictions as the window holds
-    /// entries (so one to two windows' worth), at least 8 and at most ``ghostGeneration(forSketchCapacity:)``;
-    /// see *How far back the window's ghosts look* above.
+    /// entries (so one to two windows' worth), at least ``windowGhostFloorShare`` of the count limit
+    /// and ``fewestWindowGhosts`` keys, at most ``ghostGeneration(forSketchCapacity:)`` (and 8); see *How far
+    /// back the window's ghosts look* above.
     mutating func sizeWindowGhosts() {
         let longest = max(Self.ghostGeneration(forSketchCapacity: sketch.capacity), 8)
-        windowGhosts.generationSize = min(max(windowCountLimit, 8), longest)
+        let floor = Int(Double(min(countLimit, sketch.capacity)) * Self.windowGhostFloorShare)
+        let shortest = max(floor, Self.fewestWindowGhosts)
+        windowGhosts.generationSize = min(max(windowCountLimit, shortest), longest)
     }
+
+    /// The shortest memory of the window's ghosts, as a share of the count limit (of the sketch's entries
+    /// while the cache fills): 1%, the window's starting share. Without it a window that shrank
+    /// below 1% also shortened the look-back that lets it grow again, and on a popular set that moves a
+    /// one-shard cache could stay trapped with a small window (3,000 and 10,000 entries: 1.9 and 1.6
+    /// points below LRU, one hash seed 2.5). A loop 20% larger than the cache sends its keys back after
+    /// about 20% of the cache in evictions, far beyond 1 to 2%. Measured on the trace suite
+    /// (`Docs/MemoryCache.md`): 1.5% or more cost 1.6 points and up on a loop mixed with Zipf at 10,000,
+    /// and 1% of the sketch's size (the limit rounded up to a power of two, 1.6% of 10,000) cost 1.0 there
+    /// and 10.9 with one hash seed on a loop at four shards of 2,500 entries.
+    static var windowGhostFloorShare: Double { 0.01 }
+
+    /// The fewest keys the window's ghosts remember: 2, so that a 250-entry shard's 2-entry window (1% of its
+    /// 256-entry sketch) looks back one to two windows as a larger one does. The earlier 8 (four such
+    /// windows) grew it on the Zipf half of a loop mixed with Zipf: 2.8 points below the best at four
+    /// shards of a 1,000-entry cache, 1.7 with 2 (4 gave 2.1 there, and 1.2 instead of 1.7 below the best
+    /// on a popular set that moves; 2 misses fewer targets in all, `Docs/MemoryCache.md`).
+    static var fewestWindowGhosts: Int { 2 }
 
     // MARK: - Sizing the window by ghost hits
 

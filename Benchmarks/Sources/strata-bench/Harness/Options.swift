@@ -13,6 +13,8 @@ struct Options: Sendable {
     var valueMemory: (kind: DiskValueMemory.Probe.Kind, bytes: Int, directory: URL)?
     /// Where `--write-traces` writes the eviction-policy traces, for `policy_compare.py`.
     var traceDirectory: String?
+    /// `--hash-seeds N`: key-hash seeds per W-TinyLFU hit ratio in the policy-hit-ratio rows (at least 1).
+    var hashSeeds = 1
 
     static let usage = """
         usage: strata-bench [--quick] [--filter NAME[,NAME...]] [--json FILE] [--list]
@@ -21,6 +23,8 @@ struct Options: Sendable {
           --json FILE    also write the results as a JSON array, one object per scenario row
           --list         print the scenario names and exit
           --write-traces DIR  write the policy-hit-ratio traces (one key per line) into DIR and exit
+          --hash-seeds N report each policy-hit-ratio W-TinyLFU figure as the median over N key-hash seeds
+                         (reproducible under SWIFT_DETERMINISTIC_HASHING=1)
         """
 
     struct UsageError: Error, CustomStringConvertible {
@@ -56,6 +60,11 @@ struct Options: Sendable {
                     throw UsageError(description: "--write-traces needs a directory")
                 }
                 traceDirectory = value
+            case "--hash-seeds":
+                guard let count = remaining.popFirst().flatMap({ Int($0) }), count >= 1 else {
+                    throw UsageError(description: "--hash-seeds needs a positive count")
+                }
+                hashSeeds = count
             case "-h", "--help":
                 throw UsageError(description: "")
             default:

@@ -6,6 +6,9 @@ struct RunContext: Sendable {
     let quick: Bool
     /// A fresh folder for this run's stores; removed when the run ends.
     let workDirectory: URL
+    /// `--hash-seeds N`: how many key-hash seeds the policy-hit-ratio rows replay each W-TinyLFU figure
+    /// with (their median is the figure; see ``PolicyHitRatio``).
+    var hashSeeds = 1
 
     /// Timed rounds per scenario (each round times Strata and the baseline once).
     var rounds: Int { quick ? 5 : 15 }

@@ -11,6 +11,11 @@ import MemoryCache
 /// (LRU, W-TinyLFU, S3-FIFO, SIEVE) on the same trace files: `Benchmarks/policy_compare.py` replays them
 /// and prints both tables side by side, recorded in `Docs/MemoryCache.md`.
 ///
+/// W-TinyLFU's figures depend on the key hashes (its sketch, its ghosts and, with four shards, which shard
+/// holds which key), which Swift seeds per process: `--hash-seeds N` replays each W-TinyLFU figure with N
+/// key-hash seeds (``SeededKey``) and reports the median, the lowest and the highest as extras. Run under
+/// `SWIFT_DETERMINISTIC_HASHING=1` the seeds, and so every figure, are the same from run to run.
+///
 /// policy-hit-ratio-curve (full runs only): hit ratios on the Zipf(0.99) trace at cache sizes from 250 to
 /// 50,000 entries, as extras named `POLICY@SIZE`, which `Benchmarks/plot_hit_ratio.py` draws.
 enum PolicyHitRatio {
@@ -33,18 +38,21 @@ enum PolicyHitRatio {
         } + ["policy-hit-ratio-curve"]
     ) { context in
         try expect(
-            ReferenceLRU.agreesWithNaiveLRU(on: ZipfTrace.make(keyCount: 500, length: 20_000, exponent: 0.99, seed: 1), capacity: 64),
+            ReferenceLRU.agreesWithNaiveLRU(
+                on: ZipfTrace.make(keyCount: 500, length: 20_000, exponent: 0.99, seed: 1), capacity: 64),
             "the reference LRU disagrees with a naive LRU")
         var results: [ScenarioResult] = []
         let traces = traces(context)
         for trace in traces {
             for capacity in trace.capacity.map({ [$0] }) ?? capacities {
-                let tinyLFU = try hitRatio(of: .windowTinyLFU, capacity: capacity, on: trace.keys)
+                let oneShard = try seededHitRatios(capacity: capacity, on: trace.keys, seeds: context.hashSeeds)
+                let tinyLFU = oneShard.median
                 let lru = referenceLRU(capacity: capacity, on: trace.keys)
                 let memoryLRU = try hitRatio(of: .leastRecentlyUsed, capacity: capacity, on: trace.keys)
                 let sieve = referenceSIEVE(capacity: capacity, on: trace.keys)
-                let sharded = try hitRatio(
-                    of: .windowTinyLFU, capacity: capacity, on: trace.keys, shardCount: shardedCount)
+                let shardedSummary = try seededHitRatios(
+                    capacity: capacity, on: trace.keys, seeds: context.hashSeeds, shardCount: shardedCount)
+                let sharded = shardedSummary.median
                 let best = max(lru, sieve)
                 results.append(
                     ScenarioResult(
@@ -61,7 +69,14 @@ enum PolicyHitRatio {
                             ("reference SIEVE % hits", sieve),
                             ("MemoryCache LRU % hits", memoryLRU),
                             ("W-TinyLFU % hits at shardCount \(shardedCount)", sharded),
-                        ],
+                        ]
+                            + (context.hashSeeds > 1
+                                ? [
+                                    ("W-TinyLFU lowest over \(context.hashSeeds) seeds", oneShard.minimum),
+                                    ("W-TinyLFU highest over \(context.hashSeeds) seeds", oneShard.maximum),
+                                    ("W-TinyLFU lowest at shardCount \(shardedCount)", shardedSummary.minimum),
+                                    ("W-TinyLFU highest at shardCount \(shardedCount)", shardedSummary.maximum),
+                                ] : []),
                         notes: [
                             "strata = MemoryCache(policy: .windowTinyLFU), baseline = the better of reference LRU and SIEVE; "
                                 + "\(trace.description), \(trace.keys.count) requests, capacity \(capacity)"
@@ -78,7 +93,10 @@ enum PolicyHitRatio {
                 extras.append(
                     ("windowTinyLFU@\(capacity)", try hitRatio(of: .windowTinyLFU, capacity: capacity, on: zipf.keys)))
                 extras.append(
-                    ("leastRecentlyUsed@\(capacity)", try hitRatio(of: .leastRecentlyUsed, capacity: capacity, on: zipf.keys)))
+                    (
+                        "leastRecentlyUsed@\(capacity)",
+                        try hitRatio(of: .leastRecentlyUsed, capacity: capacity, on: zipf.keys)
+                    ))
             }
             let tinyLFU = extras.first { $0.label == "windowTinyLFU@10000" }?.value ?? 0
             let lru = extras.first { $0.label == "lru@10000" }?.value ?? 1
@@ -102,13 +120,32 @@ enum PolicyHitRatio {
     static func hitRatio(
         of policy: EvictionPolicy, capacity: Int, on keys: [Int], shardCount: Int = 1
     ) throws -> Double {
-        let cache = try MemoryCache<Int, Int>(countLimit: capacity, shardCount: shardCount, policy: policy)
+        try hitRatio(of: policy, capacity: capacity, on: keys, shardCount: shardCount) { $0 }
+    }
+
+    /// W-TinyLFU's hit ratios replaying `keys` with key-hash seeds `0..<seeds`, summarized.
+    static func seededHitRatios(capacity: Int, on keys: [Int], seeds: Int, shardCount: Int = 1) throws -> Summary {
+        Summary(
+            try (0..<seeds).map { seed in
+                try hitRatio(of: .windowTinyLFU, capacity: capacity, on: keys, shardCount: shardCount) {
+                    SeededKey(key: $0, seed: seed)
+                }
+            })
+    }
+
+    /// The percentage of gets that hit in a MemoryCache with `policy` replaying `keys`, each made a cache key
+    /// by `makeKey`.
+    static func hitRatio<Key: Hashable & Sendable>(
+        of policy: EvictionPolicy, capacity: Int, on keys: [Int], shardCount: Int, makeKey: (Int) -> Key
+    ) throws -> Double {
+        let cache = try MemoryCache<Key, Int>(countLimit: capacity, shardCount: shardCount, policy: policy)
         var hits = 0
         for key in keys {
-            if cache.value(forKey: key) != nil {
+            let cacheKey = makeKey(key)
+            if cache.value(forKey: cacheKey) != nil {
                 hits += 1
             } else {
-                try cache.setValue(key, forKey: key)
+                try cache.setValue(key, forKey: cacheKey)
             }
         }
         return Double(hits) / Double(keys.count) * 100
@@ -126,5 +163,18 @@ enum PolicyHitRatio {
         var hits = 0
         for key in keys where reference.access(key) { hits += 1 }
         return Double(hits) / Double(keys.count) * 100
+    }
+}
+
+/// A trace key hashed together with a seed: the same key under another seed lands on other sketch
+/// counters, ghost bits and shards, as it would in another process. Equality ignores nothing: two keys
+/// are equal only with the same seed, and a run uses one seed.
+struct SeededKey: Hashable, Sendable {
+    let key: Int
+    let seed: Int
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(seed)
+        hasher.combine(key)
     }
 }
