@@ -118,7 +118,8 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         do {
             try engine.applyLimits()
         } catch {
-            engine.report(.maintenanceFailed, "cannot bring the store within its limits at open", path: nil, error: error)
+            engine.report(
+                .maintenanceFailed, "cannot bring the store within its limits at open", path: nil, error: error)
         }
     }
 
