@@ -1,6 +1,7 @@
 import CacheCore
 import CacheTesting
 import Foundation
+import SealedRecord
 import StrataTestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import CacheCore
 import Foundation
+import SealedRecord
 
 @testable import DiskCache
 
@@ -8,8 +9,7 @@ import Foundation
 ///
 /// Records are not sealed (nothing leaves the process) but are sized as a sealed record would be
 /// (``EntryRecord/overhead`` plus key and value), so totals and limits read like the file engine's. Its
-/// liveness checks (expiry, stale window, tag versions) follow the rule in Docs/DiskFormat.md by hand,
-/// until the shared sealed-record kernel gives every engine, this one included, the same verdict.
+/// reads judge a record with the sealed-record kernel's one liveness verdict, as every engine does.
 ///
 /// Thread safety: one lock around the whole state, held for in-memory work only and never while the
 /// observer runs. A record a read finds expired is removed under the same lock that judged it, so "remove
@@ -50,25 +50,35 @@ final class InMemoryEngine: StorageEngine {
                 return nil
             }
             var record = stored.record
+            var stamped: [String: UInt64] = [:]
             if record.header.hasTags {
-                guard let (stamped, value) = TagBlock.split(record.valueBytes),
-                    stamped.allSatisfy({ (state.tagVersions[$0.key] ?? 0) == $0.value })
-                else {
+                guard let (versions, value) = TagBlock.decode(record.valueBytes) else {
                     state.records[keyBytes] = nil
                     state.counters.misses += 1
                     return nil
                 }
+                stamped = versions
                 record.valueBytes = value
-                record.tags = Set(stamped.keys)
+                record.tags = Set(versions.keys)
             }
-            if let expiresAt = record.header.expiresAt, now >= expiresAt {
-                if let staleUntil = record.header.staleUntil, now < staleUntil {
-                    if includingStale { return record }
-                    state.counters.misses += 1
-                    return nil
-                }
+            let current = Dictionary(uniqueKeysWithValues: stamped.keys.map { ($0, state.tagVersions[$0] ?? 0) })
+            // The kernel's one verdict, as the file engine and RedisCache use it.
+            switch record.header.stamp(tagVersions: stamped).liveness(
+                currentEpoch: state.epoch, currentTagVersions: current, at: now)
+            {
+            case .live:
+                break
+            case .servableStale:
+                if includingStale { return record }
+                state.counters.misses += 1
+                return nil
+            case .expired:
                 state.records[keyBytes] = nil
                 state.counters.expirations += 1
+                state.counters.misses += 1
+                return nil
+            case .fencedByTag, .wrongEpoch:
+                state.records[keyBytes] = nil
                 state.counters.misses += 1
                 return nil
             }
@@ -149,8 +159,10 @@ final class InMemoryEngine: StorageEngine {
     func removeExpired() throws -> Int {
         let now = self.now
         return state.withLock { state in
+            // The header-only verdict (no tag versions yet), as the file engine's header sweep uses it.
+            let epoch = state.epoch
             let gone = state.records.filter { _, stored in
-                stored.record.header.retainedUntil.map { now >= $0 } ?? false
+                stored.record.header.stamp().liveness(currentEpoch: epoch, currentTagVersions: [:], at: now) == .expired
             }
             for key in gone.keys { state.records[key] = nil }
             state.counters.expirations += gone.count
