@@ -91,7 +91,7 @@ let package = Package(
         .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
             name: "DiskCacheTests",
-            dependencies: ["DiskCache", "CacheTesting", "StrataTestSupport"]
+            dependencies: ["DiskCache", "CacheTesting", "SealedRecord", "StrataTestSupport"]
         ),
         .testTarget(
             name: "MultiCacheTests",

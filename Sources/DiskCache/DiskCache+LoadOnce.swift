@@ -70,18 +70,19 @@ extension DiskCache {
                 let expiresAt = (expiry ?? self.configuration.defaultExpiry).expirationDate(from: self.clock.now)
                 // Events the write reports reach the observer after the gate is released, so an observer
                 // that writes to this cache cannot wait on the gate its own call holds.
-                let written = self.store.deferringEvents {
+                let written = self.engine.deferringEvents {
                     coordinator.storeLoadedValueAtOnce(ofLoad: loadID) {
                         Result {
-                            try self.store.write(
-                                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: nil)
+                            try self.engine.write(
+                                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: nil,
+                                staleUntil: nil, hasTags: false)
                         }
                     }
                 }
                 try written?.get()
             }
         } catch {
-            store.report(.writeBackFailed, "cannot store a loaded value", error: error)
+            engine.report(.writeBackFailed, "cannot store a loaded value", path: nil, error: error)
         }
     }
 }

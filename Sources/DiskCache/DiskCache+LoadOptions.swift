@@ -18,7 +18,7 @@ extension DiskCache: StaleRetainingCache {
     ///
     /// Thread-safe.
     public func entryIncludingStale(forKey key: Key) throws -> CacheEntry<Value>? {
-        guard let record = try store.read(keyBytes: try canonicalBytes(of: key), includingStale: true) else {
+        guard let record = try engine.read(keyBytes: try canonicalBytes(of: key), includingStale: true) else {
             return nil
         }
         return CacheEntry(
@@ -126,19 +126,19 @@ extension DiskCache: StaleRetainingCache {
                 let expiresAt = (expiry ?? self.configuration.defaultExpiry).expirationDate(from: self.clock.now)
                 let staleUntil = options.staleUntil(expiringAt: expiresAt)
                 // Events the write reports reach the observer after the gate is released (as for plain loads).
-                let written = self.store.deferringEvents {
+                let written = self.engine.deferringEvents {
                     coordinator.storeLoadedValueAtOnce(ofLoad: loadID) {
                         Result {
-                            try self.store.write(
+                            try self.engine.write(
                                 keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: nil,
-                                staleUntil: staleUntil)
+                                staleUntil: staleUntil, hasTags: false)
                         }
                     }
                 }
                 try written?.get()
             }
         } catch {
-            store.report(.writeBackFailed, "cannot store a loaded value", error: error)
+            engine.report(.writeBackFailed, "cannot store a loaded value", path: nil, error: error)
         }
     }
 }

@@ -24,7 +24,7 @@ extension DiskCache {
     /// Thread-safe.
     @discardableResult
     public func removeExpired() throws -> Int {
-        try store.removeExpired()
+        try engine.removeExpired()
     }
 
     /// Trims least-recently-used entries until the store is within the low-water marks of its limits
@@ -45,7 +45,7 @@ extension DiskCache {
         let byteLimit = configuration.byteLimit
         let countLimit = configuration.countLimit
         guard byteLimit != nil || countLimit != nil else { return 0 }
-        return try store.trim(toBytes: byteLimit.map(store.lowWater), toCount: countLimit.map(store.lowWater))
+        return try engine.trim(toBytes: byteLimit.map(engine.lowWater), toCount: countLimit.map(engine.lowWater))
     }
 
     /// Trims least-recently-used entries until the entry files take at most `bytes` bytes.
@@ -66,7 +66,7 @@ extension DiskCache {
         guard bytes >= 0 else {
             throw CacheError(.invalidArgument, "trim target must be at least 0 bytes, not \(bytes)")
         }
-        return try store.trim(toBytes: bytes, toCount: nil)
+        return try engine.trim(toBytes: bytes, toCount: nil)
     }
 
     /// Trims least-recently-used entries until the store holds at most `count` entries.
@@ -87,7 +87,7 @@ extension DiskCache {
         guard count >= 0 else {
             throw CacheError(.invalidArgument, "trim target must be at least 0 entries, not \(count)")
         }
-        return try store.trim(toBytes: nil, toCount: count)
+        return try engine.trim(toBytes: nil, toCount: count)
     }
 
     /// Authenticates every entry, removes the ones that fail (and expired ones, and tagged ones whose tag
@@ -108,7 +108,7 @@ extension DiskCache {
     ///
     /// Thread-safe.
     public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> DiskCacheVerifyReport {
-        try store.sweep(progress: progress) { _, _ in }
+        try engine.verify(progress: progress) { _, _ in }
     }
 
     /// Lists the live entries with their decrypted keys, sizes on disk, expiry, last access and tags.
@@ -127,14 +127,14 @@ extension DiskCache {
     /// Thread-safe.
     public func listEntries() throws -> [DiskCacheEntryInfo<Key>] {
         var entries: [DiskCacheEntryInfo<Key>] = []
-        _ = try store.sweep(progress: nil) { record, status in
+        _ = try engine.verify(progress: nil) { record, stored in
             guard let key = Key(canonicalBytes: record.keyBytes) else { return }
             // A tagged record's tag block leads its value; the sweep has already judged the tags current.
             let tags = record.header.hasTags ? TagBlock.decode(record.valueBytes).map { Set($0.versions.keys) } : nil
             entries.append(
                 DiskCacheEntryInfo(
-                    key: key, size: status.size, expiresAt: record.header.expiresAt,
-                    lastAccess: status.modificationDate, tags: tags ?? []))
+                    key: key, size: stored.size, expiresAt: record.header.expiresAt,
+                    lastAccess: stored.lastAccess, tags: tags ?? []))
         }
         return entries.sorted { $0.lastAccess < $1.lastAccess }
     }
@@ -153,7 +153,7 @@ extension DiskCache {
     ///
     /// Thread-safe.
     public var statistics: CacheStatistics {
-        var statistics = store.statistics()
+        var statistics = engine.statistics()
         loadOnce.count(into: &statistics)
         return statistics
     }
@@ -169,7 +169,7 @@ extension DiskCache {
     ///   calls read the in-memory index.
     ///
     /// Thread-safe.
-    public var count: Int { store.totals().count }
+    public var count: Int { engine.totals().count }
 
     /// The bytes the entry files take on disk (their real sizes: header, nonce and tag included), the
     /// measure ``DiskCacheConfiguration/byteLimit`` limits.
@@ -179,7 +179,7 @@ extension DiskCache {
     /// - Complexity: Like ``count``.
     ///
     /// Thread-safe.
-    public var totalBytes: Int { store.totals().bytes }
+    public var totalBytes: Int { engine.totals().bytes }
 
     /// Merges this instance's counters into the store's statistics file, under the store's `flock`.
     /// Also done when the instance is deinitialized.
@@ -194,6 +194,6 @@ extension DiskCache {
     ///
     /// Thread-safe.
     public func flushStatistics() throws {
-        try store.flushStatistics()
+        try engine.flushStatistics()
     }
 }

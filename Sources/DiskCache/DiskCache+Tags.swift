@@ -24,7 +24,7 @@ extension DiskCache: TagVersioningCache {
     /// Thread-safe.
     public func removeAll(taggedWith tag: String) throws {
         try TagBlock.validate(tag)
-        return try loadOnce.fenced(nil) { try store.advanceTagVersion(of: tag) }
+        return try loadOnce.fenced(nil) { try engine.advanceTagVersion(of: tag) }
     }
 
     /// Reads the current version of each of `tags` from their counter files (0 for a tag never removed).
@@ -39,7 +39,7 @@ extension DiskCache: TagVersioningCache {
     /// Thread-safe.
     public func tagVersions(for tags: Set<String>) throws -> CacheTagVersions {
         try TagBlock.validate(tags)
-        return CacheTagVersions(try store.tagVersions(of: tags))
+        return CacheTagVersions(try engine.tagVersions(of: tags))
     }
 
     /// Stores `entry` under `key` stamped with the tag versions `versions` (read by `tagVersions(for:)`
@@ -105,7 +105,7 @@ extension DiskCache: TagVersioningCache {
         if !entry.tags.isEmpty {
             let current: [String: UInt64]
             do {
-                current = try store.tagVersions(of: entry.tags)
+                current = try engine.tagVersions(of: entry.tags)
             } catch {
                 try? removeEntry(forKey: key)
                 throw error
@@ -118,7 +118,7 @@ extension DiskCache: TagVersioningCache {
         }
         let hasTags = !entry.tags.isEmpty
         try loadOnce.fenced(key) {
-            try store.write(
+            try engine.write(
                 keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
                 staleUntil: entry.staleUntil, hasTags: hasTags)
         }
