@@ -103,13 +103,22 @@ package enum TagBlock {
         guard let count = integer(2) else { return nil }
         var versions: [String: UInt64] = [:]
         for _ in 0..<count {
-            // `String(validating:as:)` needs macOS 15 / iOS 18; Foundation's decoder also refuses invalid UTF-8.
             guard let length = integer(2), let name = take(Int(length)),
-                let tag = String(bytes: name, encoding: .utf8), let version = integer(8),
+                let tag = exactUTF8String(name), let version = integer(8),
                 versions.updateValue(version, forKey: tag) == nil
             else { return nil }
         }
         return (versions, Data(bytes[offset...]))
+    }
+
+    /// The string whose UTF-8 is exactly `bytes`, or `nil` when they are not valid UTF-8.
+    // Not Foundation's `String(bytes:encoding: .utf8)`: on Linux it drops a leading U+FEFF, so a tag
+    // "\u{FEFF}x" read back as "x" (a removal of the real tag missed it, and a block with both tags decoded
+    // as a duplicate). `String(validating:as:)` needs macOS 15 / iOS 18; decoding with repair and comparing
+    // the bytes back refuses invalid UTF-8 and keeps every scalar.
+    private static func exactUTF8String(_ bytes: Data) -> String? {
+        let string = String(decoding: bytes, as: UTF8.self)
+        return string.utf8.elementsEqual(bytes) ? string : nil
     }
 
     private static func append<T: FixedWidthInteger>(_ value: T, to data: inout Data) {

@@ -48,6 +48,17 @@ import Testing
         #expect(decoded.value == Data("value".utf8))
     }
 
+    @Test func keepsALeadingByteOrderMarkInATagName() throws {
+        // Given tags that differ only by a leading U+FEFF (Foundation's UTF-8 decoder on Linux drops it)
+        let versions: [String: UInt64] = ["\u{FEFF}x": 1, "x": 2]
+
+        // When their block is decoded
+        let decoded = try #require(TagBlock.decode(try TagBlock.encode(versions)))
+
+        // Then both come back, each with its own version
+        #expect(decoded.versions == versions)
+    }
+
     @Test func decodesABlockThatIsNotAtTheStartOfItsData() throws {
         // A slice of a larger buffer (as a value cut out of a decrypted record) has a non-zero start index.
         let whole = Data([0xFF, 0xFF]) + (try TagBlock.encode(["t": 5])) + Data([0x2A])
