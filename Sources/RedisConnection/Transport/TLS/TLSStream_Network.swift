@@ -11,7 +11,7 @@ import Darwin
 /// One TLS connection through Network.framework (`NWConnection` with TLS options), bridged to the
 /// connection loop's non-blocking reads and writes: received bytes wait in a buffer, a read takes what is
 /// there or reports ``Socket/Progress/wouldBlock``, and ``descriptor`` is a pipe that `poll(2)` sees readable
-/// while a read would not block (``TLSStreamState``).
+/// while a read would not block (``ReadinessBuffer``, filled by ``TLSStreamState``).
 ///
 /// Network.framework opens its own TCP connection, so this back end connects itself rather than run over a
 /// ``Socket``. The connection runs on a private serial queue; no thread of the caller waits anywhere but in
@@ -62,13 +62,15 @@ package final class TLSStream {
             throw ConnectionError(.connectFailed, "cannot create the TLS readiness pipe (out of descriptors?)")
         }
         state.start(on: queue)
-        switch state.awaitEstablished(until: deadline) {
+        switch state.buffer.awaitEstablished(until: deadline) {
         case .connecting:
             state.shutDown()
             throw ConnectionError(.deadlineExceeded, "connecting to \(host):\(port) over TLS missed its deadline")
-        case .refused(let error):
+        case .refused:
             state.shutDown()
-            throw Self.failure(error, rejection: rejection.withLock { $0 }, address: "\(host):\(port)", name: name)
+            throw Self.failure(
+                state.refusal.withLock { $0 } ?? .posix(.ECONNABORTED), rejection: rejection.withLock { $0 },
+                address: "\(host):\(port)", name: name)
         case .open, .ended, .broken, .closed:
             // Ready, even if it ended since: reads report that end, as on a socket.
             state.beginReceiving()
@@ -106,21 +108,21 @@ package final class TLSStream {
 
     /// The readiness pipe to `poll(2)`: readable while a read would not block; `POLLHUP` once the connection
     /// has ended.
-    var descriptor: Int32 { state.descriptor }
+    var descriptor: Int32 { state.buffer.descriptor }
 
     /// Whether a read returns without waiting (bytes are buffered, or the connection ended).
-    var hasBufferedInput: Bool { state.hasInput }
+    var hasBufferedInput: Bool { state.buffer.hasInput }
 
     /// Waits until a read (or write) can make progress or `deadline` passes; `false` on the deadline. Writes
     /// never wait: the connection queues what it is given.
     func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
-        forWriting || state.waitForInput(until: deadline)
+        forWriting || state.buffer.waitForInput(until: deadline)
     }
 
     /// Reads buffered decrypted bytes into `buffer`; `.wouldBlock` while none have arrived.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Socket.Progress {
-        let (progress, resume) = state.take(into: buffer)
-        if resume { state.resumeReceiving() }
+        let (progress, resume) = state.buffer.take(into: buffer)
+        if resume { state.receiveNext() }
         return progress
     }
 
