@@ -18,7 +18,7 @@ import Darwin
 /// `poll(2)` or on a condition bounded by the operation's deadline.
 ///
 /// Thread safety: not thread-safe, like ``Socket``; used by one thread at a time. What it shares with the
-/// connection's queue lives in ``TLSStreamState``, behind its lock.
+/// connection's queue lives in ``TLSStreamState``, behind the locks of its parts.
 package final class TLSStream {
     private let state: TLSStreamState
 
