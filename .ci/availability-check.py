@@ -108,7 +108,7 @@ def evaluate(condition, platform):
         if kind == "os":
             return str(arg == platform)
         if kind == "canImport":
-            if arg in ("Darwin", "CryptoKit", "Security", "SwiftUI", "os", "ObjectiveC"):
+            if arg in ("Darwin", "CryptoKit", "Security", "Network", "SwiftUI", "os", "ObjectiveC"):
                 return str(apple)
             if arg in ("Glibc", "Musl", "Android", "WinSDK", "COpenSSL"):
                 return str(platform == "Linux" and arg in ("Glibc", "COpenSSL"))

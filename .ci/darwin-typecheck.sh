@@ -2,7 +2,7 @@
 # Darwin type-check: compiles every library module and the CLI on Linux with the Apple-only branches taken,
 # against stand-ins of Apple's modules (.ci/darwin-stand-ins/, each declaration citing Apple's documentation).
 #
-# How: the stand-ins are built as Swift modules named Darwin, CryptoKit, Security, SQLite3 and SwiftUI and put on the
+# How: the stand-ins are built as Swift modules named Darwin, CryptoKit, Security, Network, SQLite3 and SwiftUI and put on the
 # module search path, so `canImport(Darwin)`, `canImport(CryptoKit)` and `canImport(SwiftUI)` are true; members
 # that Apple's Dispatch and Foundation have and Linux's lack come from AppleSDKAdditions, imported into every
 # file. Then each module under Sources/ (found from the folders, in import order) is compiled to SIL in Swift 6
@@ -29,7 +29,7 @@ mkdir -p "$out/stand-ins" "$out/modules"
 common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name strata)
 
 # The stand-ins, in dependency order.
-for module in Darwin CryptoKit Security SQLite3 AppleSDKAdditions SwiftUI; do
+for module in Darwin CryptoKit Security Network SQLite3 AppleSDKAdditions SwiftUI; do
     file=.ci/darwin-stand-ins/$module.swift
     [ -f "$file" ] || continue
     # Swift 5 mode: C globals imported from Apple's headers are not checked for Sendable either. Library

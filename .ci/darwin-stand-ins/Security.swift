@@ -6,6 +6,7 @@
 // of `NSString` and `NSDictionary`. Apple's toll-free bridging makes `[String: Any] as CFDictionary` and
 // `kSecClass as String` compile there as they do here; the aliases would also accept NSString and NSDictionary
 // methods, which Strata does not call on these values.
+import Dispatch
 import Foundation
 
 /// https://developer.apple.com/documentation/kernel/osstatus (MacTypes.h: `typedef SInt32 OSStatus`)
@@ -84,3 +85,87 @@ public let kSecReturnData: CFString = "r_Data"
 public let kSecMatchLimit: CFString = "m_Limit"
 /// https://developer.apple.com/documentation/security/ksecmatchlimitone
 public let kSecMatchLimitOne: CFString = "m_LimitOne"
+
+// MARK: - CoreFoundation types the trust API takes (same approximation as CFString above: Linux's NS types)
+
+/// https://developer.apple.com/documentation/corefoundation/cfarray
+public typealias CFArray = NSArray
+/// https://developer.apple.com/documentation/corefoundation/cfdata
+public typealias CFData = NSData
+/// https://developer.apple.com/documentation/corefoundation/cferror (Swift gives `CFError` `Error` conformance;
+/// `NSError` has it here).
+public typealias CFError = NSError
+/// https://developer.apple.com/documentation/corefoundation/cfallocator
+public final class CFAllocator {}
+
+// MARK: - Certificates and trust (https://developer.apple.com/documentation/security/certificate-key-and-trust-services)
+// Apple's pages list no `Sendable` conformance for these CF classes; none is declared here.
+
+/// https://developer.apple.com/documentation/security/seccertificate
+public final class SecCertificate {}
+/// https://developer.apple.com/documentation/security/sectrust
+public final class SecTrust {}
+/// https://developer.apple.com/documentation/security/secpolicy
+public final class SecPolicy {}
+
+/// https://developer.apple.com/documentation/security/seccertificatecreatewithdata(_:_:) (DER bytes; `nil` when
+/// they are not a certificate).
+public func SecCertificateCreateWithData(_ allocator: CFAllocator?, _ data: CFData) -> SecCertificate? { nil }
+/// https://developer.apple.com/documentation/security/secpolicycreatessl(_:_:)
+public func SecPolicyCreateSSL(_ server: Bool, _ hostname: CFString?) -> SecPolicy { SecPolicy() }
+/// https://developer.apple.com/documentation/security/sectrustsetpolicies(_:_:)
+public func SecTrustSetPolicies(_ trust: SecTrust, _ policies: CFTypeRef) -> OSStatus { 0 }
+/// https://developer.apple.com/documentation/security/sectrustsetanchorcertificates(_:_:)
+public func SecTrustSetAnchorCertificates(_ trust: SecTrust, _ anchorCertificates: CFArray) -> OSStatus { 0 }
+/// https://developer.apple.com/documentation/security/sectrustsetanchorcertificatesonly(_:_:)
+public func SecTrustSetAnchorCertificatesOnly(_ trust: SecTrust, _ anchorCertificatesOnly: Bool) -> OSStatus { 0 }
+/// https://developer.apple.com/documentation/security/sectrustevaluatewitherror(_:_:)
+public func SecTrustEvaluateWithError(_ trust: SecTrust, _ error: UnsafeMutablePointer<CFError?>?) -> Bool { false }
+
+// MARK: - Security protocol options for Network.framework (SecProtocolOptions.h, SecProtocolTypes.h)
+
+/// https://developer.apple.com/documentation/security/os_sec_protocol_options
+public protocol OS_sec_protocol_options: NSObjectProtocol {}
+/// https://developer.apple.com/documentation/security/sec_protocol_options_t
+public typealias sec_protocol_options_t = any OS_sec_protocol_options
+/// https://developer.apple.com/documentation/security/os_sec_protocol_metadata
+public protocol OS_sec_protocol_metadata: NSObjectProtocol {}
+/// https://developer.apple.com/documentation/security/sec_protocol_metadata_t
+public typealias sec_protocol_metadata_t = any OS_sec_protocol_metadata
+/// https://developer.apple.com/documentation/security/os_sec_trust
+public protocol OS_sec_trust: NSObjectProtocol {}
+/// https://developer.apple.com/documentation/security/sec_trust_t
+public typealias sec_trust_t = any OS_sec_trust
+
+/// https://developer.apple.com/documentation/security/sec_protocol_verify_complete_t (not `@Sendable` there)
+public typealias sec_protocol_verify_complete_t = (Bool) -> Void
+/// https://developer.apple.com/documentation/security/sec_protocol_verify_t (not `@Sendable` there)
+public typealias sec_protocol_verify_t = (sec_protocol_metadata_t, sec_trust_t, @escaping sec_protocol_verify_complete_t) ->
+    Void
+
+/// https://developer.apple.com/documentation/security/tls_protocol_version_t (SecProtocolTypes.h,
+/// `typedef CF_ENUM(uint16_t, tls_protocol_version_t)`); only the cases Strata names.
+public enum tls_protocol_version_t: UInt16 {
+    /// https://developer.apple.com/documentation/security/tls_protocol_version_t/tlsv12
+    case TLSv12 = 0x0303
+    /// https://developer.apple.com/documentation/security/tls_protocol_version_t/tlsv13
+    case TLSv13 = 0x0304
+}
+
+/// https://developer.apple.com/documentation/security/sec_protocol_options_set_verify_block(_:_:_:)
+public func sec_protocol_options_set_verify_block(
+    _ options: sec_protocol_options_t, _ verify_block: @escaping sec_protocol_verify_t,
+    _ verify_block_queue: DispatchQueue
+) {}
+/// https://developer.apple.com/documentation/security/sec_protocol_options_set_tls_server_name(_:_:)
+public func sec_protocol_options_set_tls_server_name(
+    _ options: sec_protocol_options_t, _ server_name: UnsafePointer<CChar>
+) {}
+/// https://developer.apple.com/documentation/security/sec_protocol_options_set_min_tls_protocol_version(_:_:)
+/// (macOS 10.15, iOS 13, tvOS 13, watchOS 6: below Strata's minimums).
+public func sec_protocol_options_set_min_tls_protocol_version(
+    _ options: sec_protocol_options_t, _ version: tls_protocol_version_t
+) {}
+/// https://developer.apple.com/documentation/security/sec_trust_copy_ref(_:) (a +1 reference:
+/// `takeRetainedValue()`).
+public func sec_trust_copy_ref(_ trust: sec_trust_t) -> Unmanaged<SecTrust> { Unmanaged.passRetained(SecTrust()) }

@@ -23,8 +23,10 @@ extension RedisCacheConfiguration {
     /// - **Files** are read once, when the cache is created; a file that cannot be loaded fails
     ///   creating the `RedisCache` with `CacheError` `.invalidArgument`.
     ///
-    /// Linux only for now (the system OpenSSL's `libssl`); elsewhere creating a cache with TLS fails with
-    /// `.invalidArgument` rather than connect in plaintext. Thread safety: a plain value; `Sendable`.
+    /// Linux speaks TLS through the system OpenSSL's `libssl`; Apple platforms through Network.framework, where
+    /// client certificates are not supported (creating the cache fails with `.invalidArgument`; Docs/RedisCache.md,
+    /// "TLS on Apple platforms"). Elsewhere creating a cache with TLS fails with `.invalidArgument` rather than
+    /// connect in plaintext. Thread safety: a plain value; `Sendable`.
     public struct TLS: Sendable, Equatable {
         /// A PEM file of the certificate authorities to trust instead of the system's trust store; `nil`
         /// (the default) trusts the system's store (OpenSSL's default paths, `/etc/ssl/certs` on Debian).
@@ -33,7 +35,8 @@ extension RedisCacheConfiguration {
         /// connected to: an address reached through a tunnel, or a fallback address. Default `nil`: the host.
         public var serverName: String?
         /// A PEM file with the client certificate (and any intermediate certificates) for servers that
-        /// require one (`tls-auth-clients yes`), or `nil`. Needs ``clientKeyFile``.
+        /// require one (`tls-auth-clients yes`), or `nil`. Needs ``clientKeyFile``. Not supported on Apple
+        /// platforms (creating the cache fails with `.invalidArgument`).
         public var clientCertificateFile: String?
         /// A PEM file with the client certificate's private key, unencrypted, or `nil`. Needs
         /// ``clientCertificateFile``.

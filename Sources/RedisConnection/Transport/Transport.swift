@@ -10,7 +10,7 @@
 package enum Transport {
     /// Plain TCP.
     case plain(Socket)
-    /// TLS over TCP (Linux: the system OpenSSL's `libssl`).
+    /// TLS over TCP (Linux: the system OpenSSL's `libssl`; Apple platforms: Network.framework).
     case tls(TLSStream)
 
     /// Connects to `host:port` and, when `tls` is given, runs the TLS handshake, all before `deadline`.
@@ -28,21 +28,17 @@ package enum Transport {
     package static func connect(
         host: String, port: Int, tls: TLSContext?, deadline: ContinuousClock.Instant
     ) throws(ConnectionError) -> Transport {
-        let socket = try Socket.connect(host: host, port: port, deadline: deadline)
-        guard let tls else { return .plain(socket) }
-        do throws(ConnectionError) {
-            return .tls(try TLSStream(socket: socket, context: tls, host: host, deadline: deadline))
-        } catch {
-            socket.close()
-            throw error
-        }
+        guard let tls else { return .plain(try Socket.connect(host: host, port: port, deadline: deadline)) }
+        // The back end connects: OpenSSL runs over a socket of ours, Network.framework opens its own.
+        return .tls(try TLSStream.connect(host: host, port: port, context: tls, deadline: deadline))
     }
 
-    /// The descriptor to `poll(2)`.
+    /// The descriptor to `poll(2)`: readable when a read would not block (with Network.framework's TLS, the
+    /// stream's own readiness pipe rather than a socket; it reports a hang-up as `POLLHUP`).
     package var descriptor: Int32 {
         switch self {
         case .plain(let socket): socket.descriptor
-        case .tls(let stream): stream.socket.descriptor
+        case .tls(let stream): stream.descriptor
         }
     }
 
@@ -79,7 +75,7 @@ package enum Transport {
     package func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
         switch self {
         case .plain(let socket): socket.wait(forWriting: forWriting, until: deadline)
-        case .tls(let stream): stream.hasBufferedInput || stream.socket.wait(forWriting: forWriting, until: deadline)
+        case .tls(let stream): stream.wait(forWriting: forWriting, until: deadline)
         }
     }
 

@@ -68,6 +68,36 @@ package final class TLSStream {
         if let ssl { SSL_free(ssl) }
     }
 
+    /// Connects a socket to `host:port` and runs the handshake over it, all before `deadline`.
+    ///
+    /// - Parameters:
+    ///   - host: Host name or address, also the name verified unless the context names another.
+    ///   - port: TCP port.
+    ///   - context: Trust, name and client certificate.
+    ///   - deadline: When connecting and the handshake together must be done.
+    /// - Returns: A verified session.
+    /// - Throws: ``ConnectionError`` as ``Socket/connect(host:port:deadline:)`` and ``init(socket:context:host:deadline:)``
+    ///   do; the socket is closed on failure.
+    static func connect(
+        host: String, port: Int, context: TLSContext, deadline: ContinuousClock.Instant
+    ) throws(ConnectionError) -> TLSStream {
+        let socket = try Socket.connect(host: host, port: port, deadline: deadline)
+        do throws(ConnectionError) {
+            return try TLSStream(socket: socket, context: context, host: host, deadline: deadline)
+        } catch {
+            socket.close()
+            throw error
+        }
+    }
+
+    /// The socket's descriptor, polled as without TLS.
+    var descriptor: Int32 { socket.descriptor }
+
+    /// Waits until a read or write can make progress or `deadline` passes; `false` on the deadline.
+    func wait(forWriting: Bool, until deadline: ContinuousClock.Instant) -> Bool {
+        hasBufferedInput || socket.wait(forWriting: forWriting, until: deadline)
+    }
+
     private func handshake(
         _ ssl: OpaquePointer, name: String, deadline: ContinuousClock.Instant
     ) throws(ConnectionError) {
