@@ -27,14 +27,15 @@ extension DiskCache: TagVersioningCache {
         return try loadOnce.fenced(nil) { try engine.advanceTagVersion(of: tag) }
     }
 
-    /// Reads the current version of each of `tags` from their counter files (0 for a tag never removed).
+    /// Reads the current version of each of `tags` from their counter files, creating a missing one at a fresh
+    /// random base (a stamp is only ever taken from a counter that exists; Docs/DiskFormat.md, "Tags").
     ///
     /// - Parameter tags: The tags to read.
     /// - Returns: The versions.
     /// - Throws: `CacheError` `.invalidArgument` for a tag over 65,535 bytes of UTF-8 or more than 65,535
     ///   tags (Docs/Tags.md, "The tag rule"); `.corruptEntry` when a counter file is damaged or was tampered
     ///   with (also reported to the observer), or the file-system error.
-    /// - Complexity: One open and a 40-byte read per tag.
+    /// - Complexity: One open and a 40-byte read per tag, plus one 40-byte atomic write per missing counter.
     ///
     /// Thread-safe.
     public func tagVersions(for tags: Set<String>) throws -> CacheTagVersions {
@@ -109,6 +110,12 @@ extension DiskCache: TagVersioningCache {
             } catch {
                 try? removeEntry(forKey: key)
                 throw error
+            }
+            // The engine returns a version for every tag or throws; an engine that left one out would write an
+            // entry that no removal of that tag reaches.
+            guard entry.tags.allSatisfy({ current[$0] != nil }) else {
+                try? removeEntry(forKey: key)
+                throw CacheError(.io, "the store returned no version counter for a tag of the entry")
             }
             var stamped = current
             for tag in entry.tags { if let version = snapshot?.versions[tag] { stamped[tag] = version } }

@@ -44,8 +44,12 @@ extension RedisCache {
         try await verifyMasterKey()
         // The epoch is read first: an entry sealed under it or a later one (a removeAll racing this step)
         // is never older than it, so only entries that no reader can open are removed.
-        let epoch = try await effectiveEpoch(
-            try Self.epochValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))))
+        // A missing counter: every entry is of another epoch, but none is known to be older than the next
+        // epoch, so nothing is judged until a write or removeAll() creates the counter again.
+        guard
+            let epoch = try await effectiveEpoch(
+                try Self.counterValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))))
+        else { return (Array("0".utf8), 0) }
         let reply = try await send(
             RESPCommand(arguments: [
                 Array("SCAN".utf8), cursor, Array("MATCH".utf8), Array((keys.prefix + "k:*").utf8),

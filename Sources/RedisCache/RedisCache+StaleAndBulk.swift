@@ -43,7 +43,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         guard case .array(let items) = reply, items.count == names.count + 1 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
+        let epoch = try await effectiveEpoch(try Self.counterValue(items[0]))
         var found: [Key: CacheEntry<Value>] = [:]
         for (index, key) in unique.enumerated() {
             guard case .bulkString(let bytes) = items[index + 1] else {

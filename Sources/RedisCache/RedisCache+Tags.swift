@@ -5,7 +5,10 @@ import SealedRecord
 
 extension RedisCache: TagVersioningCache {
     /// Makes every entry carrying `tag` a miss, for every process sharing the namespace: one `INCR` of the
-    /// tag's version key (`strata:v1:<namespace>:t:<HMAC of the tag>`).
+    /// tag's version key (`strata:v1:<namespace>:t:<HMAC of the tag's canonical bytes>`), or, when the key is
+    /// missing, its creation at a fresh random base (one `EVAL`; Docs/RedisCache.md, "Counters").
+    ///
+    /// The tag is known by its canonical bytes (NFC): "é" composed and decomposed name one version key.
     ///
     /// Entries stamped with the older version stay on the server until their TTL or Redis's eviction
     /// takes them; every read finds them stale. Other processes' tracking connections see the `INCR` and
@@ -21,21 +24,21 @@ extension RedisCache: TagVersioningCache {
         try await verifyMasterKey()
         let name = try keys.tagKey(for: tag)
         invalidations.trackTag(name, tag)
-        let reply = try await send(RESPCommand(arguments: [Array("INCR".utf8), name]))
-        guard case .integer = reply else { throw CacheError(.io, "the Redis server answered INCR with \(reply)") }
+        _ = try await advanceCounter(name)
     }
 
-    /// Reads the current version of each of `tags` in this namespace (0 for a tag never removed).
+    /// Reads the current version of each of `tags` in this namespace, creating a missing version key at a fresh
+    /// random base (a stamp is only ever taken from a counter that exists; Docs/RedisCache.md, "Counters").
     ///
     /// - Parameter tags: The tags to read.
     /// - Returns: The versions.
     /// - Throws: `CacheError` `.invalidArgument` for a tag over 65,535 bytes of UTF-8 or more than 65,535 tags
     ///   (nothing is sent); `.wrongMasterKey`; `.io`; `CancellationError`.
-    /// - Complexity: One round trip (`MGET`) for any number of tags.
+    /// - Complexity: One round trip (`MGET`) for any number of tags, two when some version key is missing.
     public func tagVersions(for tags: Set<String>) async throws -> CacheTagVersions {
         try TagBlock.validate(tags)
         try await verifyMasterKey()
-        return CacheTagVersions(try await currentTagVersions(of: tags))
+        return CacheTagVersions(try await stampingTagVersions(of: tags))
     }
 
     /// Stores `entry` stamped with the tag versions `versions` (read by ``tagVersions(for:)`` before a
@@ -47,7 +50,7 @@ extension RedisCache: TagVersioningCache {
     ///   - versions: A snapshot from ``tagVersions(for:)``; a tag it lacks is stamped with its current
     ///     version.
     /// - Throws: What ``setEntry(_:forKey:)`` throws.
-    /// - Complexity: That of ``setEntry(_:forKey:)``, plus one `MGET` when the snapshot lacks a tag.
+    /// - Complexity: That of ``setEntry(_:forKey:)``, plus ``tagVersions(for:)``'s when the snapshot lacks a tag.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: CacheTagVersions) async throws
     {
         try TagBlock.validate(entry.tags)
@@ -55,13 +58,42 @@ extension RedisCache: TagVersioningCache {
         guard !entry.tags.isEmpty else { return try await write(entry, forKey: key, tagVersions: nil) }
         var stamped = versions.versions.filter { entry.tags.contains($0.key) }
         let missing = entry.tags.subtracting(stamped.keys)
-        if !missing.isEmpty { stamped.merge(try await currentTagVersions(of: missing)) { old, _ in old } }
+        if !missing.isEmpty { stamped.merge(try await stampingTagVersions(of: missing)) { old, _ in old } }
         try await write(entry, forKey: key, tagVersions: stamped)
     }
 
-    /// The current versions of `tags`, in one `MGET`; each tag's name is remembered for tracking.
+    /// The current versions of `tags` for judging an entry, in one `MGET`: a tag whose version key is missing
+    /// is left out, so it matches no stamp. Each tag's name is remembered for tracking.
     func currentTagVersions(of tags: Set<String>) async throws -> [String: UInt64] {
-        guard !tags.isEmpty else { return [:] }
+        var versions: [String: UInt64] = [:]
+        for counter in try await readTagCounters(tags) { versions[counter.tag] = counter.version }
+        return versions
+    }
+
+    /// The versions to stamp `tags` with: the current ones, a missing version key created at a fresh random
+    /// base first (one `EVAL` for all of them; a key another client created meanwhile is kept).
+    func stampingTagVersions(of tags: Set<String>) async throws -> [String: UInt64] {
+        let counters = try await readTagCounters(tags)
+        var versions: [String: UInt64] = [:]
+        var missing: [(tag: String, name: [UInt8])] = []
+        for counter in counters {
+            if let version = counter.version {
+                versions[counter.tag] = version
+            } else {
+                missing.append((counter.tag, counter.name))
+            }
+        }
+        guard !missing.isEmpty else { return versions }
+        let created = try await createCounters(missing.map(\.name))
+        for (counter, version) in zip(missing, created) { versions[counter.tag] = version }
+        return versions
+    }
+
+    /// Each of `tags` with its version key's name and value (`nil`: missing), in one `MGET`.
+    private func readTagCounters(
+        _ tags: Set<String>
+    ) async throws -> [(tag: String, name: [UInt8], version: UInt64?)] {
+        guard !tags.isEmpty else { return [] }
         let ordered = Array(tags)
         var names: [[UInt8]] = []
         for tag in ordered {
@@ -73,8 +105,8 @@ extension RedisCache: TagVersioningCache {
         guard case .array(let items) = reply, items.count == ordered.count else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        var versions: [String: UInt64] = [:]
-        for (tag, item) in zip(ordered, items) { versions[tag] = try Self.epochValue(item) }
-        return versions
+        return try zip(zip(ordered, names), items).map { pair, item in
+            (tag: pair.0, name: pair.1, version: try Self.counterValue(item))
+        }
     }
 }

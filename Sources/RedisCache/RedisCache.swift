@@ -170,7 +170,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         guard case .array(let items) = reply, items.count == 2 else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }
-        let epoch = try await effectiveEpoch(try Self.epochValue(items[0]))
+        let epoch = try await effectiveEpoch(try Self.counterValue(items[0]))
         guard case .bulkString(let bytes) = items[1] else { return countMiss() }
         return try await open(
             bytes, keyBytes: keyBytes, name: name, currentEpoch: epoch, includingStale: includingStale)
@@ -216,7 +216,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
         // A tagged entry is stamped with its tags' versions now (one `MGET` more).
-        let versions = entry.tags.isEmpty ? nil : try await currentTagVersions(of: entry.tags)
+        let versions = entry.tags.isEmpty ? nil : try await stampingTagVersions(of: entry.tags)
         try await write(entry, forKey: key, tagVersions: versions)
     }
 
@@ -291,13 +291,12 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func removeAll() async throws {
         try await verifyMasterKey()
         let sealedWith = state.withLock { $0.epoch }
-        let reply = try await send(RESPCommand(arguments: [Array("INCR".utf8), keys.epochKey]))
-        guard case .integer(let value) = reply, value >= 0 else {
-            throw CacheError(.io, "the Redis server answered INCR with \(reply)")
-        }
+        // `INCR`, or a fresh random base when the counter is missing (never 1: counting again from 0 would
+        // reach the epochs of entries cleared before the counter was lost).
+        let value = try await advanceCounter(keys.epochKey)
         // A counter that did not pass the epoch this instance sealed with was lost (FLUSHDB, eviction):
         // pushed past it, so this clear reaches this instance's own writes too.
-        _ = try await repairEpoch(UInt64(value), above: sealedWith, strictly: true)
+        _ = try await repairEpoch(value, above: sealedWith, strictly: true)
     }
 
 }

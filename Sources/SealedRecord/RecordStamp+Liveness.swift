@@ -17,14 +17,16 @@ package enum RecordLiveness: Sendable, Equatable, CaseIterable {
     /// A tag it carries was removed since it was stamped (its version moved on): a miss for every read,
     /// stale ones included.
     case fencedByTag
-    /// Sealed under another key epoch than the current one (a `removeAll()` since, or not yet seen): a miss.
+    /// Sealed under another key epoch than the current one (a `removeAll()` since, or not yet seen), or the
+    /// epoch counter is missing (FenceCounter): a miss.
     case wrongEpoch
 }
 
 extension RecordStamp {
     /// The one liveness rule of every sealing tier.
     ///
-    /// In order: a record of an epoch other than `currentEpoch` is ``RecordLiveness/wrongEpoch``; one with a
+    /// In order: a record of an epoch other than `currentEpoch` (or any record, when `currentEpoch` is `nil`)
+    /// is ``RecordLiveness/wrongEpoch``; one with a
     /// stamped tag whose version differs from `currentTagVersions` is ``RecordLiveness/fencedByTag``; one
     /// whose expiry is at or before `now` is ``RecordLiveness/servableStale`` while `now` is before its
     /// stale-until instant and ``RecordLiveness/expired`` after; anything else is ``RecordLiveness/live``.
@@ -34,16 +36,17 @@ extension RecordStamp {
     /// versions yet, so nothing can be fenced) — and again once the tag block is open.
     ///
     /// - Parameters:
-    ///   - currentEpoch: The tier's current key epoch.
+    ///   - currentEpoch: The tier's current key epoch, or `nil` when its counter is missing (lost, or not
+    ///     created yet), which matches no record (FenceCounter's rule).
     ///   - currentTagVersions: The current version of every stamped tag (a tag missing here counts as
-    ///     moved on, so a tier that could not read a counter never serves the record).
+    ///     moved on, so a tier that could not read a counter, or found none, never serves the record).
     ///   - now: The tier's clock reading.
     /// - Returns: The verdict.
     /// - Complexity: O(*t*) in the number of stamped tags.
     package func liveness(
-        currentEpoch: UInt64, currentTagVersions: [String: UInt64], at now: Date
+        currentEpoch: UInt64?, currentTagVersions: [String: UInt64], at now: Date
     ) -> RecordLiveness {
-        guard epoch == currentEpoch else { return .wrongEpoch }
+        guard let currentEpoch, epoch == currentEpoch else { return .wrongEpoch }
         guard Self.tagsAreCurrent(tagVersions, in: currentTagVersions) else { return .fencedByTag }
         guard let expiresAt, now >= expiresAt else { return .live }
         if let staleUntil, now < staleUntil { return .servableStale }

@@ -19,9 +19,14 @@ import Foundation
 /// so records written by earlier builds decode unchanged.
 ///
 /// **The tag rule** (``validate(_:)``), one for every sealing tier: a tag is any string — the empty one
-/// included, as the `Cache` protocol allows — whose UTF-8 form is at most ``maximumTagLength`` bytes, and an
-/// entry carries at most ``maximumTagCount`` tags. Nothing is ever truncated: a longer name or more tags is
-/// refused with `CacheError` `.invalidArgument` before anything is read or written.
+/// included, as the `Cache` protocol allows — whose canonical bytes are at most ``maximumTagLength`` bytes,
+/// and an entry carries at most ``maximumTagCount`` tags. Nothing is ever truncated: a longer name or more tags
+/// is refused with `CacheError` `.invalidArgument` before anything is read or written.
+///
+/// **A tag's canonical bytes** (``canonicalBytes(of:)``) are the UTF-8 of its Unicode NFC form, exactly as a
+/// `String` key's (`CacheKey.canonicalBytes`): "é" composed and decomposed are one `String`, so they are one
+/// tag in the memory tier, and they must be one tag in the tiers that name counters and write blocks by bytes.
+/// Blocks hold canonical names only, and counters are named from them.
 ///
 /// Thread safety: stateless functions over values.
 package enum TagBlock {
@@ -32,13 +37,27 @@ package enum TagBlock {
 
     // MARK: - The tag rule
 
-    /// Checks `tag` against the tag rule: at most ``maximumTagLength`` bytes of UTF-8; the empty tag is valid.
+    /// The bytes `tag` is known by in every sealing tier: the UTF-8 of its Unicode NFC form, the canonical
+    /// bytes of a `String` key (`CacheKey.canonicalBytes`; Unicode Standard Annex #15). Tag blocks hold these
+    /// bytes, and counters (disk files, Redis keys) are named from them.
+    ///
+    /// - Parameter tag: Any tag.
+    /// - Returns: Its canonical bytes; an ASCII tag's are its own UTF-8 bytes.
+    /// - Complexity: O(*n*) in the tag's length (the normalizer runs only for a tag that is not ASCII).
+    package static func canonicalBytes(of tag: String) -> Data {
+        tag.canonicalBytes
+    }
+
+    /// Checks `tag` against the tag rule: at most ``maximumTagLength`` bytes in its canonical form (NFC
+    /// UTF-8, what a block holds); the empty tag is valid.
     ///
     /// - Parameter tag: A tag an operation was given.
     /// - Throws: `CacheError` `.invalidArgument` naming the tag's length when it is longer.
-    /// - Complexity: O(1) for native strings (their UTF-8 count is stored); O(*n*) for bridged ones.
+    /// - Complexity: O(*n*) in the tag's length.
     package static func validate(_ tag: String) throws {
-        let length = tag.utf8.count
+        // The canonical form is what is written; it may be longer than the tag as given (a few characters,
+        // such as U+0958, decompose under NFC) or shorter (a decomposed "é" composes).
+        let length = canonicalBytes(of: tag).count
         guard length <= maximumTagLength else {
             throw CacheError(
                 .invalidArgument,
@@ -62,8 +81,8 @@ package enum TagBlock {
 
     // MARK: - Encoding and decoding
 
-    /// The block for `versions`, tags in byte order of their UTF-8 names (so one set of stamps always
-    /// encodes to the same bytes).
+    /// The block for `versions`: each tag's canonical bytes (``canonicalBytes(of:)``), in byte order of
+    /// those bytes (so one set of stamps always encodes to the same bytes).
     ///
     /// - Parameter versions: Each tag the entry carries and the version it is stamped with.
     /// - Returns: The block's bytes.
@@ -71,7 +90,9 @@ package enum TagBlock {
     /// - Complexity: O(*t* log *t*) in the number of tags plus their total length.
     package static func encode(_ versions: [String: UInt64]) throws -> Data {
         try validate(versions.keys)
-        let sorted = versions.map { (name: Array($0.key.utf8), version: $0.value) }
+        // A `[String: UInt64]` cannot hold two spellings of one tag (`String` compares them equal), so the
+        // canonical names are distinct.
+        let sorted = versions.map { (name: Array(canonicalBytes(of: $0.key)), version: $0.value) }
             .sorted { $0.name.lexicographicallyPrecedes($1.name) }
         var block = Data(capacity: 2 + sorted.reduce(0) { $0 + 10 + $1.name.count })
         append(UInt16(sorted.count), to: &block)
@@ -85,11 +106,18 @@ package enum TagBlock {
 
     /// Splits opened value bytes into the block's tags with their stamped versions, and the value proper.
     ///
+    /// A name that is not in canonical form (NFC) was written by a build from before tags were canonical: its
+    /// version was read from a counter named by those other bytes, which no removal reaches any more. Its stamp
+    /// comes back as ``FenceCounter/neverCurrent``, so the record is fenced (a miss in every tier), never
+    /// served on a stamp nobody can advance. Two spellings of one tag in one block (only such a build could
+    /// write them) are that case too, not a duplicate.
+    ///
     /// - Parameter bytes: The value bytes of a record whose header says it carries a tag block.
     /// - Returns: The stamps and the value, or `nil` when the block runs past the bytes, holds a name that
-    ///   is not UTF-8 or names one tag twice. The block was authenticated with the record, so only a faulty
-    ///   writer holding the master key (or a newer format) produces one.
-    /// - Complexity: O(*n*) in the block's length; the value is copied once.
+    ///   is not UTF-8 or holds the same name bytes twice. The block was authenticated with the record, so only
+    ///   a faulty writer holding the master key (or a newer format) produces one.
+    /// - Complexity: O(*n*) in the block's length (plus the normalizer for names that are not ASCII); the
+    ///   value is copied once.
     package static func decode(_ bytes: Data) -> (versions: [String: UInt64], value: Data)? {
         var offset = bytes.startIndex
         func take(_ count: Int) -> Data? {
@@ -102,11 +130,15 @@ package enum TagBlock {
         }
         guard let count = integer(2) else { return nil }
         var versions: [String: UInt64] = [:]
+        var names = Set<Data>()
         for _ in 0..<count {
             guard let length = integer(2), let name = take(Int(length)),
                 let tag = exactUTF8String(name), let version = integer(8),
-                versions.updateValue(version, forKey: tag) == nil
+                names.insert(name).inserted
             else { return nil }
+            // A name seen under another spelling, or not canonical itself, can never be current again.
+            let isCanonical = versions[tag] == nil && canonicalBytes(of: tag) == name
+            versions[tag] = isCanonical ? version : FenceCounter.neverCurrent
         }
         return (versions, Data(bytes[offset...]))
     }

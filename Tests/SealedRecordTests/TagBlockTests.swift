@@ -20,15 +20,55 @@ import Testing
         #expect(Array(block) == expected)
     }
 
-    @Test func ordersByUTF8BytesNotByStringComparison() throws {
-        // A decomposed "é" (65 CC 81) sorts after "f" as a String (compared in NFC, U+00E9 > U+0066) but
-        // before it by bytes (0x65 < 0x66). Earlier Redis builds wrote String order; readers never depended on
-        // it, and one order makes one stamp one byte string.
-        let decomposed = "e\u{301}"
-        #expect(decomposed > "f")
-        let block = Array(try TagBlock.encode(["f": 1, decomposed: 2]))
-        #expect(block[2...6] == [0x00, 0x03, 0x65, 0xCC, 0x81])
-        #expect(block[15...17] == [0x00, 0x01, 0x66])
+    @Test func ordersByTheCanonicalBytesOfTheNames() throws {
+        // A decomposed "é" is written as U+00E9 (C3 A9), so it sorts after "f" (66), as its canonical bytes do;
+        // earlier builds wrote its decomposed bytes (65 CC 81) first. Readers never depended on the order (Redis
+        // builds wrote String order); one order makes one stamp one byte string.
+        let block = Array(try TagBlock.encode(["f": 1, "e\u{301}": 2]))
+        #expect(block[2...4] == [0x00, 0x01, 0x66])
+        #expect(block[13...16] == [0x00, 0x02, 0xC3, 0xA9])
+    }
+
+    // MARK: - One tag, one spelling
+
+    @Test func writesEachTagInItsCanonicalNFCForm() throws {
+        // Given "é" decomposed (65 CC 81), which Swift compares equal to the composed U+00E9
+        let decomposed = "cafe\u{301}"
+
+        // When a block is written for it
+        let block = Array(try TagBlock.encode([decomposed: 2]))
+
+        // Then it holds the NFC bytes, the same block as for the composed spelling
+        #expect(block[2...3] == [0x00, 0x05])
+        #expect(Array(block[4...8]) == Array("caf\u{E9}".utf8))
+        #expect(block == Array(try TagBlock.encode(["caf\u{E9}": 2])))
+        #expect(TagBlock.canonicalBytes(of: decomposed) == Data("caf\u{E9}".utf8))
+    }
+
+    @Test func aNameNotInNFCIsAStampThatIsNeverCurrent() throws {
+        // Given a block an earlier build wrote for the decomposed spelling, stamped with version 7
+        let bytes: [UInt8] = [0x00, 0x01, 0x00, 0x03, 0x65, 0xCC, 0x81, 0, 0, 0, 0, 0, 0, 0, 7]
+
+        // When it is decoded
+        let decoded = try #require(TagBlock.decode(Data(bytes)))
+
+        // Then the tag comes back with a version no counter holds, so the record is fenced even against a
+        // counter at 7 (the counter it was read from was named by other bytes, which no removal reaches now)
+        #expect(decoded.versions == ["\u{E9}": FenceCounter.neverCurrent])
+        let stamp = RecordStamp(epoch: 1, expiresAt: nil, staleUntil: nil, tagVersions: decoded.versions)
+        #expect(stamp.liveness(currentEpoch: 1, currentTagVersions: ["\u{E9}": 7], at: Date()) == .fencedByTag)
+    }
+
+    @Test(arguments: [true, false])
+    func aBlockWithBothSpellingsOfATagIsFencedNotCorrupt(composedFirst: Bool) throws {
+        // Given a block naming "é" composed (C3 A9) and decomposed (65 CC 81), each with a version
+        let composed: [UInt8] = [0x00, 0x02, 0xC3, 0xA9, 0, 0, 0, 0, 0, 0, 0, 1]
+        let decomposed: [UInt8] = [0x00, 0x03, 0x65, 0xCC, 0x81, 0, 0, 0, 0, 0, 0, 0, 2]
+        let bytes = [0x00, 0x02] + (composedFirst ? composed + decomposed : decomposed + composed)
+
+        // When it is decoded, it is no duplicate (the bytes differ), but the tag can never be current again
+        let decoded = try #require(TagBlock.decode(Data(bytes)))
+        #expect(decoded.versions == ["\u{E9}": FenceCounter.neverCurrent])
     }
 
     @Test func anEmptyStampEncodesAsACountOfZero() throws {

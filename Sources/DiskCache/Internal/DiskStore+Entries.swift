@@ -135,7 +135,7 @@ extension DiskStore {
         }
         let current: [String: UInt64]
         do {
-            current = try tagVersions(of: stamped.keys)
+            current = try currentTagVersions(of: stamped.keys)
         } catch let error as CacheError where error.code == .corruptEntry {
             return nil  // reported by tagVersions(of:)
         } catch {

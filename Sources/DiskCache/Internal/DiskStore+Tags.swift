@@ -7,33 +7,74 @@ import SealedRecord
 // (TagCounters.swift), read afresh on every use so a removal by another process or instance counts at
 // once, and advanced under `store.lock` by an atomic rename.
 extension DiskStore {
-    /// The current version of each of `tags` (0 for a tag never removed).
+    /// The current version of each of `tags` for judging a record: a tag whose counter file is missing is
+    /// left out, so it matches no stamp (the counter rule, `FenceCounter`; Docs/DiskFormat.md, "Tags").
     ///
     /// - Throws: `CacheError` `.corruptEntry` when a counter file is damaged or tampered with (reported to
     ///   the observer as `corruptEntryKept`; the file is left in place), or the file-system error.
-    func tagVersions(of tags: some Sequence<String>) throws -> [String: UInt64] {
+    func currentTagVersions(of tags: some Sequence<String>) throws -> [String: UInt64] {
         try translatingErrors {
             let folder = try tagsFolder(creating: false)
             var versions: [String: UInt64] = [:]
             for tag in tags where versions[tag] == nil {
                 let name = try tagCounters.fileName(of: tag)
-                guard let version = try readCounter(name: name, in: folder) else {
-                    let path = layout.root + "/" + TagCounters.folderName + "/" + name
-                    report(
-                        .corruptEntryKept, "a tag's version counter is damaged; its entries are misses", path: path)
-                    throw CacheError(
-                        .corruptEntry, "the version counter of a tag is damaged or was tampered with", path: path)
-                }
-                versions[tag] = version
+                if let version = try existingCounter(name: name, in: folder) { versions[tag] = version }
             }
             return versions
         }
     }
 
+    /// The versions to stamp `tags` with: the current ones, a missing counter file created at a fresh random
+    /// base first (a stamp is only ever taken from a counter that exists, so a lost counter can never repeat
+    /// a stamped value). The file is linked into place only if the name is free: a removal or another writer
+    /// that created it first wins, and its version is the one returned.
+    ///
+    /// - Throws: `CacheError` `.corruptEntry` for a damaged counter (reported, left in place); `.readOnly`
+    ///   when a counter is missing and the store was opened read-only; the file-system error.
+    func tagVersions(of tags: some Sequence<String>) throws -> [String: UInt64] {
+        let tags = Array(tags)
+        var versions = try currentTagVersions(of: tags)
+        let missing = tags.filter { versions[$0] == nil }
+        guard !missing.isEmpty else { return versions }
+        try translatingErrors {
+            try requireWritable("create the version counter of a tag")
+            guard let folder = try tagsFolder(creating: true) else { return }
+            for tag in missing where versions[tag] == nil {
+                let name = try tagCounters.fileName(of: tag)
+                try writeAtomically(
+                    try tagCounters.seal(FenceCounter.freshBase(), name: name), in: folder, name: name, modified: nil,
+                    replacing: false)
+                guard let version = try existingCounter(name: name, in: folder) else {
+                    throw CacheError(
+                        .io, "the version counter of a tag was deleted as it was created",
+                        path: layout.root + "/" + TagCounters.folderName + "/" + name)
+                }
+                versions[tag] = version
+            }
+        }
+        return versions
+    }
+
+    /// The version in the counter file `name`, or `nil` when there is none; a damaged counter is reported
+    /// and thrown as `.corruptEntry`.
+    private func existingCounter(name: String, in folder: Directory?) throws -> UInt64? {
+        switch try readCounter(name: name, in: folder) {
+        case .missing:
+            return nil
+        case .version(let version):
+            return version
+        case .damaged:
+            let path = layout.root + "/" + TagCounters.folderName + "/" + name
+            report(.corruptEntryKept, "a tag's version counter is damaged; its entries are misses", path: path)
+            throw CacheError(.corruptEntry, "the version counter of a tag is damaged or was tampered with", path: path)
+        }
+    }
+
     /// Adds one to `tag`'s counter under `store.lock`, so every entry stamped with the old version is a miss
-    /// for every process sharing the folder. A damaged counter is replaced by a random version (reported):
-    /// no stamp can be trusted to differ from a value that cannot be read, and a random 64-bit one differs
-    /// from every stamp but with negligible probability.
+    /// for every process sharing the folder. A missing counter is created at a fresh random base (never 1:
+    /// counting again from 0 would reach the versions of entries removed before the counter was lost), and a
+    /// damaged one is replaced by a fresh base too (reported): no stamp can be trusted to differ from a value
+    /// that cannot be read, and a fresh base differs from every stamp but with negligible probability.
     ///
     /// - Throws: `CacheError` `.readOnly`, or the file-system error (the counter is then unchanged).
     func advanceTagVersion(of tag: String) throws {
@@ -45,13 +86,16 @@ extension DiskStore {
             guard let folder = try tagsFolder(creating: true) else { return }
             let name = try tagCounters.fileName(of: tag)
             let next: UInt64
-            if let current = try readCounter(name: name, in: folder) {
-                next = current &+ 1
-            } else {
+            switch try readCounter(name: name, in: folder) {
+            case .version(let current):
+                next = FenceCounter.advanced(from: current)
+            case .missing:
+                next = FenceCounter.advanced(from: nil)
+            case .damaged:
                 report(
                     .corruptEntryKept, "a tag's version counter was damaged; it was replaced by a random version",
                     path: layout.root + "/" + TagCounters.folderName + "/" + name)
-                next = try CryptoBackend.randomBytes(count: 8).reduce(0) { $0 << 8 | UInt64($1) }
+                next = FenceCounter.advanced(from: nil)
             }
             try writeAtomically(
                 try tagCounters.seal(next, name: name), in: folder, name: name, modified: nil, replacing: true)
@@ -92,12 +136,12 @@ extension DiskStore {
         guard let (stamped, _) = TagBlock.decode(record.valueBytes) else { return .malformed }
         let unread = stamped.keys.filter { known[$0] == nil }
         if !unread.isEmpty {
-            guard let read = try? tagVersions(of: unread) else { return .unknown }
+            guard let read = try? currentTagVersions(of: unread) else { return .unknown }
             known.merge(read) { $1 }
         }
         let differing = stamped.filter { known[$0.key] != $0.value }
         guard !differing.isEmpty else { return .current }
-        guard let fresh = try? tagVersions(of: differing.keys) else { return .unknown }
+        guard let fresh = try? currentTagVersions(of: differing.keys) else { return .unknown }
         known.merge(fresh) { $1 }
         return RecordStamp.tagsAreCurrent(differing, in: fresh) ? .current : .stale
     }
@@ -114,22 +158,34 @@ extension DiskStore {
         }
     }
 
-    /// The version in the counter file `name`: 0 when there is none, `nil` when it is damaged (not a regular
-    /// file of the right size, or its MAC fails). Opened without following a link or blocking.
-    private func readCounter(name: String, in folder: Directory?) throws -> UInt64? {
-        guard let folder else { return 0 }
+    /// What a counter file holds.
+    private enum CounterReading {
+        /// No file (or no `tags/` folder): the tag has no counter, which matches no stamp.
+        case missing
+        /// Not a regular file of the right size, or its MAC fails.
+        case damaged
+        /// A counter this store's master key sealed for that name.
+        case version(UInt64)
+    }
+
+    /// Reads the counter file `name`, opened without following a link or blocking.
+    private func readCounter(name: String, in folder: Directory?) throws -> CounterReading {
+        guard let folder else { return .missing }
         let fd: Int32
         do {
             fd = try folder.openFile(name, O_RDONLY)
-        } catch  where error.isNotFound {
-            return 0
-        } catch  where error.isForeignItem {
-            return nil
+        } catch {
+            // One catch that sorts the error: this toolchain's ownership checker crashed on `catch where`
+            // clauses in a function returning this enum.
+            if error.isNotFound { return .missing }
+            if error.isForeignItem { return .damaged }
+            throw error
         }
         defer { FileSystem.closeFile(fd) }
         let status = try FileSystem.status(of: fd, path: name)
-        guard status.isRegularFile, status.size == TagCounters.fileSize else { return nil }
+        guard status.isRegularFile, status.size == TagCounters.fileSize else { return .damaged }
         let data = try FileSystem.readSmallFile(fd, count: TagCounters.fileSize, path: name)
-        return try tagCounters.open(data, name: name)
+        guard let version = try tagCounters.open(data, name: name) else { return .damaged }
+        return .version(version)
     }
 }

@@ -1,11 +1,12 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import SealedRecord
 
 /// Names and seals the per-tag version counter files in `tags/` (Docs/DiskFormat.md, "Tag counters").
 ///
-/// A counter file is named by the lower-case hex HMAC-SHA-256 of `"strata disk v1 tag\0"` + the tag's UTF-8
-/// bytes under a naming subkey of its own (HKDF with the salt ``salt``, so never the entries' naming subkey),
+/// A counter file is named by the lower-case hex HMAC-SHA-256 of `"strata disk v1 tag\0"` + the tag's canonical
+/// bytes (NFC UTF-8, `TagBlock.canonicalBytes(of:)`, so both spellings of "é" share one counter) under a naming subkey of its own (HKDF with the salt ``salt``, so never the entries' naming subkey),
 /// and holds 40 bytes: the version (UInt64, big-endian), then HMAC-SHA-256 under the tag MAC subkey of
 /// `"strata disk v1 tag counter\0"` + the file name + the version. A file copied to another tag's name, or
 /// a version edited without the subkey, fails the MAC.
@@ -32,7 +33,7 @@ struct TagCounters: Sendable {
 
     /// The counter file name of `tag`: 64 lower-case hex digits.
     func fileName(of tag: String) throws -> String {
-        try namer.hexName(of: Self.nameSeparator + Data(tag.utf8))
+        try namer.hexName(of: Self.nameSeparator + TagBlock.canonicalBytes(of: tag))
     }
 
     /// The 40 bytes of a counter file `name` holding `version`.

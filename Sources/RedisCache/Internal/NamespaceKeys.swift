@@ -1,6 +1,7 @@
 import CacheCore
 import CacheCrypto
 import Foundation
+import SealedRecord
 
 /// The Redis key names of one namespace and the subkeys that seal and name its entries.
 ///
@@ -53,11 +54,12 @@ struct NamespaceKeys: Sendable {
         try namer.withMAC(of: keyBytes) { mac in Self.name(entryPrefix, mac) }
     }
 
-    /// The Redis key of a tag's version counter: `…:t:` and 128 bits of the HMAC of the tag's UTF-8 bytes
-    /// after a domain separator that no entry's MAC input shares in meaning (and `:t:`, not `:k:`, keeps
-    /// the two name spaces apart whatever the bytes).
+    /// The Redis key of a tag's version counter: `…:t:` and 128 bits of the HMAC of the tag's canonical bytes
+    /// (NFC UTF-8, `TagBlock.canonicalBytes(of:)`: both spellings of "é" name one key) after a domain separator
+    /// that no entry's MAC input shares in meaning (and `:t:`, not `:k:`, keeps the two name spaces apart
+    /// whatever the bytes).
     func tagKey(for tag: String) throws -> [UInt8] {
-        try namer.withMAC(of: Data("strata redis v1 tag\u{0}".utf8) + Data(tag.utf8)) { mac in
+        try namer.withMAC(of: Data("strata redis v1 tag\u{0}".utf8) + TagBlock.canonicalBytes(of: tag)) { mac in
             Self.name(tagPrefix, mac)
         }
     }

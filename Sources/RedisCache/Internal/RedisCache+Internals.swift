@@ -63,23 +63,6 @@ extension RedisCache {
         return Int64(min(remaining, cap).rounded(.up))
     }
 
-    /// The epoch in a reply: a missing counter is epoch 0.
-    static func epochValue(_ reply: RESPValue) throws -> UInt64 {
-        switch reply {
-        case .null:
-            return 0
-        case .bulkString(let bytes):
-            guard let value = UInt64(String(decoding: bytes, as: UTF8.self)) else {
-                throw CacheError(.corruptEntry, "the namespace's epoch counter holds something other than a number")
-            }
-            return value
-        case .integer(let value) where value >= 0:
-            return UInt64(value)
-        default:
-            throw CacheError(.io, "unexpected reply for the epoch counter: \(reply)")
-        }
-    }
-
     /// Records an epoch read from the server and returns the effective one: never lower than one seen
     /// before, so a counter lost to eviction cannot bring entries of a cleared epoch back.
     func noteEpoch(_ epoch: UInt64) -> UInt64 {
@@ -91,7 +74,8 @@ extension RedisCache {
         }
     }
 
-    /// The epoch to compare entries with, given the counter a reply carried.
+    /// The epoch to compare entries with, given the counter a reply carried; `nil` while the counter is
+    /// missing (lost, or not created yet): then no entry is of the current epoch (the counter rule, FenceCounter).
     ///
     /// A counter below one this instance saw means it was lost (`FLUSHDB`, or evicted under
     /// `allkeys-lru`). A fresh read confirms it first: a reply overtaken by a later `removeAll()`'s `INCR`
@@ -100,7 +84,12 @@ extension RedisCache {
     /// before the loss stay unreadable, and a later `removeAll()` advances past what this instance seals
     /// with. Taking the higher of the two without repairing would keep sealing under an epoch the server
     /// no longer counts, so a `removeAll()` after the loss would not clear this instance's writes.
-    func effectiveEpoch(_ reported: UInt64) async throws -> UInt64 {
+    func effectiveEpoch(_ reported: UInt64?) async throws -> UInt64? {
+        guard let reported else {
+            // The cached epoch is no longer the server's: the next write reads again, and creates the counter.
+            state.withLock { $0.epochReadAt = nil }
+            return nil
+        }
         // The common case, a counter at or above the one seen, is recorded under the same single lock.
         let now = ContinuousClock.now
         let accepted = state.withLock { state -> UInt64? in
@@ -110,15 +99,21 @@ extension RedisCache {
             return reported
         }
         if let accepted { return accepted }
-        let fresh = try Self.epochValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey])))
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
+        guard let fresh = try Self.counterValue(reply) else {
+            state.withLock { $0.epochReadAt = nil }
+            return nil
+        }
         return try await repairEpoch(fresh, above: state.withLock { $0.epoch })
     }
 
     /// Returns `counter` when it exceeds `highest` - 1 (it is at least `highest`), else pushes the server's
-    /// counter to at least `highest + 1` and returns the new value.
+    /// counter past `highest` by a random step of up to 2^32 and returns the new value.
+    // The random step: other clients may have advanced the counter past `highest` before it went back, and
+    // entries of those epochs were cleared; landing exactly on `highest + 1` would bring them back.
     func repairEpoch(_ counter: UInt64, above highest: UInt64, strictly: Bool = false) async throws -> UInt64 {
         if strictly ? counter > highest : counter >= highest { return noteEpoch(counter) }
-        let delta = Int64(clamping: highest + 1 - counter)
+        let delta = Int64(clamping: highest - counter + 1 + UInt64.random(in: 0..<(1 << 32)))
         let reply = try await send(
             RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]))
         guard case .integer(let value) = reply, value >= 0 else {
@@ -127,7 +122,8 @@ extension RedisCache {
         return noteEpoch(UInt64(value))
     }
 
-    /// The epoch to seal a write with: the cached one while fresh, else read again.
+    /// The epoch to seal a write with: the cached one while fresh, else read again; a missing counter is
+    /// created at a fresh base first (the counter rule: a stamp is taken only from a counter that exists).
     func epochForWriting() async throws -> UInt64 {
         let interval = configuration.epochRefreshInterval
         let cached = state.withLock { state -> UInt64? in
@@ -136,7 +132,13 @@ extension RedisCache {
         }
         if let cached { return cached }
         let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
-        return try await effectiveEpoch(try Self.epochValue(reply))
+        for read in [try Self.counterValue(reply)] + [nil, nil] {
+            let counter: UInt64
+            if let read { counter = read } else { counter = try await createCounters([keys.epochKey])[0] }
+            // `nil` only when the counter went missing again between the reads.
+            if let epoch = try await effectiveEpoch(counter) { return epoch }
+        }
+        throw CacheError(.io, "the namespace's epoch counter keeps disappearing; is another client deleting it?")
     }
 
     /// Checks once per instance that the namespace's key-check record belongs to this master key, and
@@ -193,12 +195,13 @@ extension RedisCache {
         }
     }
 
-    /// Opens a stored envelope; every way it can fail to be this key's live value is a miss.
+    /// Opens a stored envelope; every way it can fail to be this key's live value is a miss. A `nil`
+    /// `currentEpoch` (the counter is missing) makes every envelope one of another epoch.
     ///
     /// With `includingStale`, an expired entry still before its stale-until instant is returned (counted as
     /// nothing); without it, such an entry is a miss that is left in place.
     func open(
-        _ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64, includingStale: Bool = false
+        _ bytes: [UInt8], keyBytes: Data, name: [UInt8], currentEpoch: UInt64?, includingStale: Bool = false
     ) async throws -> CacheEntry<Value>? {
         var plaintext: Data
         let header: Envelope.Header

@@ -61,7 +61,8 @@ final class InMemoryEngine: StorageEngine {
                 record.valueBytes = value
                 record.tags = Set(versions.keys)
             }
-            let current = Dictionary(uniqueKeysWithValues: stamped.keys.map { ($0, state.tagVersions[$0] ?? 0) })
+            // A tag without a counter matches no stamp (FenceCounter's rule, as the file engine reads it).
+            let current = state.tagVersions.filter { stamped[$0.key] != nil }
             // The kernel's one verdict, as the file engine and RedisCache use it.
             switch record.header.stamp(tagVersions: stamped).liveness(
                 currentEpoch: state.epoch, currentTagVersions: current, at: now)
@@ -236,11 +237,15 @@ final class InMemoryEngine: StorageEngine {
     // MARK: - Tags
 
     func tagVersions(of tags: Set<String>) throws -> [String: UInt64] {
-        state.withLock { state in Dictionary(uniqueKeysWithValues: tags.map { ($0, state.tagVersions[$0] ?? 0) }) }
+        state.withLock { state in
+            // A stamp is taken only from a counter that exists: a missing one is created at a fresh base.
+            for tag in tags where state.tagVersions[tag] == nil { state.tagVersions[tag] = FenceCounter.freshBase() }
+            return state.tagVersions.filter { tags.contains($0.key) }
+        }
     }
 
     func advanceTagVersion(of tag: String) throws {
-        state.withLock { $0.tagVersions[tag, default: 0] += 1 }
+        state.withLock { $0.tagVersions[tag] = FenceCounter.advanced(from: $0.tagVersions[tag]) }
     }
 
     // MARK: - Coordination

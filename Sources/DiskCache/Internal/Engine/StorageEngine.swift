@@ -152,7 +152,9 @@ protocol StorageEngine: AnyObject, Sendable {
 
     // MARK: - Tags
 
-    /// The current version of each of `tags` (0 for a tag never removed).
+    /// The version to stamp each of `tags` with: its current one, a missing counter created at a fresh random
+    /// base first (the counter rule, `FenceCounter`: a stamp is only ever taken from a counter that exists, and
+    /// a read that finds a counter missing matches no stamp). Returns a version for every tag or throws.
     ///
     /// - Parameter tags: The tags to read.
     /// - Returns: The versions, by tag.

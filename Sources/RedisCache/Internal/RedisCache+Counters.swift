@@ -1,0 +1,92 @@
+import CacheCore
+import Foundation
+import RedisConnection
+import SealedRecord
+
+// The fencing counters on the server — the namespace's epoch and the tags' version keys — kept by the
+// sealed-record kernel's counter rule (FenceCounter, Docs/RedisCache.md "Counters"): a missing key matches no
+// stamp; a writer that needs one creates it at a fresh random base; advancing a missing one creates it. So a key
+// lost to `allkeys-lru` or a `DEL` never counts through values that entries were sealed or stamped with.
+extension RedisCache {
+    /// A counter's value in a reply: `nil` when the key is missing (it matches no stamp).
+    ///
+    /// - Throws: `CacheError` `.corruptEntry` when the key holds something other than a number; `.io` for a
+    ///   reply of another type.
+    static func counterValue(_ reply: RESPValue) throws -> UInt64? {
+        switch reply {
+        case .null:
+            return nil
+        case .bulkString(let bytes):
+            guard let value = UInt64(String(decoding: bytes, as: UTF8.self)) else {
+                throw CacheError(
+                    .corruptEntry, "a fencing counter of the namespace holds something other than a number")
+            }
+            return value
+        case .integer(let value) where value >= 0:
+            return UInt64(value)
+        default:
+            throw CacheError(.io, "unexpected reply for a fencing counter: \(reply)")
+        }
+    }
+
+    /// Advances the counter `key` (one more, or a fresh base when it is missing) and returns its new value.
+    ///
+    /// - Complexity: One round trip (`EVAL`).
+    func advanceCounter(_ key: [UInt8]) async throws -> UInt64 {
+        let base = Array(String(FenceCounter.freshBase()).utf8)
+        let reply = try await send(
+            RESPCommand(arguments: [Array("EVAL".utf8), CounterScripts.advance, Array("1".utf8), key, base]))
+        guard let value = try Self.counterValue(reply) else {
+            throw CacheError(.io, "the Redis server answered the counter's advance with \(reply)")
+        }
+        return value
+    }
+
+    /// Creates each missing counter of `keys` at its own fresh base and returns every counter's value, in the
+    /// order of `keys`.
+    ///
+    /// - Complexity: One round trip (`EVAL`) for any number of keys.
+    func createCounters(_ keys: [[UInt8]]) async throws -> [UInt64] {
+        let bases = keys.map { _ in Array(String(FenceCounter.freshBase()).utf8) }
+        let reply = try await send(
+            RESPCommand(
+                arguments: [Array("EVAL".utf8), CounterScripts.create, Array(String(keys.count).utf8)] + keys + bases))
+        guard case .array(let items) = reply, items.count == keys.count else {
+            throw CacheError(.io, "the Redis server answered the counters' creation with \(reply)")
+        }
+        return try items.map { item in
+            // Deleted again between the script's SET and GET is impossible (a script runs alone); a nil here
+            // is a server that did not run the script as written.
+            guard let value = try Self.counterValue(item) else {
+                throw CacheError(.io, "the Redis server did not create a fencing counter: \(reply)")
+            }
+            return value
+        }
+    }
+}
+
+/// The Lua scripts that keep the counter rule atomic on the server. Outside the generic class: a generic type
+/// cannot hold static stored properties.
+enum CounterScripts {
+    /// Adds one to the counter `KEYS[1]`, or creates it at the fresh base `ARGV[1]` when it is missing, in one
+    /// atomic step; returns the counter as the server stores it. Read back with `GET`: Lua carries integers as
+    /// doubles, which would round a value near 2^62.
+    static let advance = Array(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX') then return ARGV[1] end
+        redis.call('INCR', KEYS[1])
+        return redis.call('GET', KEYS[1])
+        """.utf8)
+
+    /// Creates each missing counter `KEYS[i]` at the fresh base `ARGV[i]` and returns every counter's value,
+    /// in one atomic step: a counter another client created or advanced first is kept as it is.
+    static let create = Array(
+        """
+        local values = {}
+        for i, key in ipairs(KEYS) do
+          redis.call('SET', key, ARGV[i], 'NX')
+          values[i] = redis.call('GET', key)
+        end
+        return values
+        """.utf8)
+}
