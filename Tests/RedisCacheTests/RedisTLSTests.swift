@@ -1,5 +1,6 @@
 import Foundation
 import RedisCache
+import StrataTestSupport
 import Testing
 
 @testable import RedisConnection
@@ -107,6 +108,22 @@ struct RedisTLSTests {
         let server = try server(expired: true)
         let connection = try connection(port: server.tlsPort, options: TLSOptions(verifiesCertificate: false))
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
+        await connection.close()
+    }
+
+    @Test func aServerOfferingOnlyTLS11IsRefused() async throws {
+        // Given a server that speaks TLS 1.1 only, with a cipher a TLS 1.1 client still accepts (RSA key
+        // transport: no SHA-1 signature for OpenSSL's security level to refuse) and a certificate the CA signed
+        let server = try RedisServer(
+            extraArguments: ["--tls-protocols", "TLSv1.1", "--tls-ciphers", "AES128-SHA:@SECLEVEL=0"],
+            tls: .init(
+                certificate: certificates.rsaServerCertificate, key: certificates.rsaServerKey,
+                certificateAuthority: certificates.certificateAuthority))
+        // When a connection tries it, the handshake fails on the protocol version: TLS 1.2 is the minimum
+        let connection = try connection(port: server.tlsPort)
+        let error = await failure(of: connection)
+        #expect(error?.code == .tlsFailed, "\(String(describing: error))")
+        #expect(error?.message.contains("protocol") == true, "\(String(describing: error))")
         await connection.close()
     }
 
@@ -226,6 +243,28 @@ struct RedisTLSWireTests {
         let found = [Self.password, "HELLO", "strata:v1:wire-namespace"].map { contains(wire, $0) }
         #expect(found == (kind == .tls ? [false, false, false] : [true, true, true]), "\(kind)")
         #expect(!wire.isEmpty)
+    }
+
+    @Test func aTierVerifiesUnlessItsOptOutIsSet() async throws {
+        // Given a TLS server whose CA the tier is not told about (another CA file)
+        let endpoint = try RedisEndpoint(.tls)
+        let certificates = try TestCertificates.shared()
+        var configuration = try RedisTier.configuration(port: endpoint.port)
+        configuration.tls = RedisCacheConfiguration.TLS(
+            certificateAuthorityFile: certificates.otherCertificateAuthority)
+        // When the tier writes with its defaults, the certificate is rejected
+        let verifying = try RedisCache<String, Data>(configuration: configuration)
+        let error = await #expect(throws: CacheError.self) {
+            try await verifying.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        }
+        #expect((error?.cause as? RedisError)?.code == .certificateRejected, "\(String(describing: error))")
+        await verifying.close()
+        // And only the explicit opt-out connects anyway
+        configuration.tls?.insecureSkipVerification = true
+        let trusting = try RedisCache<String, Data>(configuration: configuration)
+        try await trusting.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        #expect(try await trusting.value(forKey: "k") == Data("v".utf8))
+        await trusting.close()
     }
 
     @Test func nothingReachesAServerWhoseCertificateIsRejected() async throws {
