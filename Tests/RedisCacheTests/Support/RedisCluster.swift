@@ -15,9 +15,9 @@ import Glibc
 /// 2000 --enable-debug-command local` on a free port, with its cluster bus on a second free port
 /// (`--cluster-port`: `port + 10000` may be taken or past 65535), its files in a temporary folder of this
 /// cluster. `redis-cli --cluster create … --cluster-replicas 1 --cluster-yes` joins them (the first three
-/// become the primaries), then the harness polls `CLUSTER INFO` on every node until each reports
-/// `cluster_state:ok` with six known nodes and three shards. Every node is a ``RedisServer``: stopped by
-/// pid in ``stop()``, when starting fails, at process exit, and by its watcher if this process dies.
+/// become the primaries), then the harness polls every node until each reports `cluster_state:ok` with six
+/// known nodes and three shards and lists three replicas. Every node is a ``RedisServer``: stopped by pid in
+/// ``stop()``, when starting fails, at process exit, and by its watcher if this process dies.
 ///
 /// Starting takes 2–4 s on a loaded 2-core machine (mostly `redis-cli`'s own one-second waits for the
 /// nodes to agree), so the suites share one cluster per test process (``shared()``) and use keys of their
@@ -116,8 +116,8 @@ final class RedisCluster: Sendable {
     }
     private static let busPorts = Locked<[Int: Int]>([:])
 
-    /// Polls `CLUSTER INFO` on every node every 20 ms until each reports `cluster_state:ok`, six known
-    /// nodes and three shards; the nodes' gossip, not a test clock, decides when.
+    /// Polls every node every 20 ms until each reports `cluster_state:ok`, six known nodes and three shards,
+    /// and three replicas in `CLUSTER NODES`; the nodes' gossip, not a test clock, decides when.
     private static func waitUntilFormed(_ ports: [Int], timeout: Duration) async throws {
         let connections = try ports.map { try connection(port: $0) }
         let deadline = ContinuousClock.now + timeout
@@ -131,8 +131,9 @@ final class RedisCluster: Sendable {
         if let unformed { throw NotReady(description: "the cluster did not form within \(timeout): \(unformed)") }
     }
 
-    /// The first node whose `CLUSTER INFO` does not yet show the whole cluster, with what it said; `nil` when
-    /// every node does.
+    /// The first node whose `CLUSTER INFO` does not yet show the whole cluster, or whose `CLUSTER NODES` does
+    /// not yet list three replicas (right after `create` the replicas still show as masters without slots for
+    /// a moment), with what it said; `nil` when every node does.
     private static func firstUnformed(_ connections: [RedisConnection]) async -> String? {
         for connection in connections {
             let info = (try? await connection.send(RESPCommand("CLUSTER", "INFO")))?.string ?? ""
@@ -140,6 +141,13 @@ final class RedisCluster: Sendable {
             if !fields.isSuperset(of: ["cluster_state:ok", "cluster_known_nodes:6", "cluster_size:3"]) {
                 return "port \(connection.configuration.port): \(info.prefix(200))"
             }
+            // Each line of CLUSTER NODES: id, address, flags (`myself,slave`, `master`, …), primary id, ….
+            let nodes = (try? await connection.send(RESPCommand("CLUSTER", "NODES")))?.string ?? ""
+            let replicas = nodes.split(whereSeparator: \.isNewline).filter { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 2 && fields[2].split(separator: ",").contains("slave")
+            }
+            if replicas.count != 3 { return "port \(connection.configuration.port): \(replicas.count) replicas" }
         }
         return nil
     }
