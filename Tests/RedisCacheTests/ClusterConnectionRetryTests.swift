@@ -32,8 +32,9 @@ import Testing
             try await connection.send(RESPCommand("GET", "k"), key: Array("k".utf8))
         }
         #expect(error?.message.hasPrefix("TRYAGAIN") == true)
-        // after at most the retries whose doubling waits (5, 10, 20, 40 ms) fit in the deadline
-        #expect((1...4).contains(connection.statistics.retries))
+        // after no more retries than the doubling waits (5, 10, 20, 40 ms) fit in the deadline: a slow machine
+        // may fit fewer, none may fit more (that retries happen at all is the test above)
+        #expect(connection.statistics.retries <= 4)
         #expect(gets.withLock { $0 } == connection.statistics.retries + 1)
         await connection.close()
     }
