@@ -19,7 +19,7 @@ import Glibc
 /// known nodes and three shards and lists three replicas. Every node is a ``RedisServer``: stopped by pid in
 /// ``stop()``, when starting fails, at process exit, and by its watcher if this process dies.
 ///
-/// Starting takes 2–4 s on a loaded 2-core machine (mostly `redis-cli`'s own one-second waits for the
+/// Starting takes 2–9 s on a loaded 2-core machine (mostly `redis-cli`'s own one-second waits for the
 /// nodes to agree), so the suites share one cluster per test process (``shared()``) and use keys of their
 /// own; tests that change the topology start a cluster of their own.
 final class RedisCluster: Sendable {
