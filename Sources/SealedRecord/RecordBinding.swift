@@ -32,6 +32,9 @@ package enum RecordBinding: Sendable, Equatable {
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws.
     /// - Complexity: O(*h* + *b*) in the header's and the binding's lengths.
+    // Inlinable so each tier's call is specialized: unspecialized, every read paid for generic metadata
+    // lookups of `R` and the closures (callgrind, redis-request-cost).
+    @inlinable
     package func withAssociatedData<R>(
         header: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
     ) rethrows -> R {
@@ -62,7 +65,8 @@ package enum RecordBinding: Sendable, Equatable {
 
     /// Builds `header` followed by what `fill` appends (at most `bindingCount` bytes) in one temporary
     /// buffer and calls `body` with the bytes written.
-    private static func joining<R>(
+    @inlinable
+    static func joining<R>(
         _ header: UnsafeRawBufferPointer, bindingCount: Int, _ body: (UnsafeRawBufferPointer) throws -> R,
         fill: (inout Cursor) -> Void
     ) rethrows -> R {
@@ -75,15 +79,21 @@ package enum RecordBinding: Sendable, Equatable {
     }
 
     /// Appends bytes to a buffer sized for them.
-    private struct Cursor {
-        let buffer: UnsafeMutableRawBufferPointer
-        var offset = 0
+    @usableFromInline
+    struct Cursor {
+        @usableFromInline let buffer: UnsafeMutableRawBufferPointer
+        @usableFromInline var offset = 0
 
+        @inlinable
+        init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+        @inlinable
         mutating func append(_ bytes: UnsafeRawBufferPointer) {
             UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + bytes.count]).copyMemory(from: bytes)
             offset += bytes.count
         }
 
+        @inlinable
         mutating func append(byte: UInt8) {
             buffer[offset] = byte
             offset += 1

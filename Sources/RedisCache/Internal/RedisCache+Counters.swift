@@ -17,7 +17,7 @@ extension RedisCache {
         case .null:
             return nil
         case .bulkString(let bytes):
-            guard let value = UInt64(String(decoding: bytes, as: UTF8.self)) else {
+            guard let value = decimal(bytes) else {
                 throw CacheError(
                     .corruptEntry, "a fencing counter of the namespace holds something other than a number")
             }
@@ -27,6 +27,21 @@ extension RedisCache {
         default:
             throw CacheError(.io, "unexpected reply for a fencing counter: \(reply)")
         }
+    }
+
+    /// The unsigned decimal number `bytes` spell (Redis's reply for a counter), or `nil` for anything else or
+    /// a value past `UInt64.max`. Every read parses the epoch: this avoids building a `String` per read.
+    static func decimal(_ bytes: [UInt8]) -> UInt64? {
+        guard !bytes.isEmpty, bytes.count <= 20 else { return nil }
+        var value: UInt64 = 0
+        for byte in bytes {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// Advances the counter `key` (one more, or a fresh base when it is missing) and returns its new value.
