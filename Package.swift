@@ -84,8 +84,16 @@ let package = Package(
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
         .testTarget(
             name: "CacheCryptoTests",
-            dependencies: ["CacheCrypto", "StrataTestSupport"],
+            dependencies: ["CacheCrypto", "StrataTestSupport", "strata-exit-probe"],
             resources: [.copy("Resources")]
+        ),
+        // The child of the exit tests (OpenSSLExitTests): threads inside OpenSSL while the process exits.
+        .executableTarget(
+            name: "strata-exit-probe",
+            dependencies: [
+                "CacheCrypto", "RedisConnection", .target(name: "COpenSSL", condition: .when(platforms: [.linux])),
+            ],
+            path: "Tests/ExitProbe"
         ),
         .testTarget(name: "SealedRecordTests", dependencies: ["SealedRecord", "CacheCore", "StrataTestSupport"]),
         .testTarget(name: "MemoryCacheTests", dependencies: ["MemoryCache", "CacheTesting", "StrataTestSupport"]),

@@ -1,5 +1,6 @@
 import Foundation
 import RedisCache
+import StrataTestSupport
 import Testing
 
 @testable import RedisConnection
@@ -226,6 +227,28 @@ struct RedisTLSWireTests {
         let found = [Self.password, "HELLO", "strata:v1:wire-namespace"].map { contains(wire, $0) }
         #expect(found == (kind == .tls ? [false, false, false] : [true, true, true]), "\(kind)")
         #expect(!wire.isEmpty)
+    }
+
+    @Test func aTierVerifiesUnlessItsOptOutIsSet() async throws {
+        // Given a TLS server whose CA the tier is not told about (another CA file)
+        let endpoint = try RedisEndpoint(.tls)
+        let certificates = try TestCertificates.shared()
+        var configuration = try RedisTier.configuration(port: endpoint.port)
+        configuration.tls = RedisCacheConfiguration.TLS(
+            certificateAuthorityFile: certificates.otherCertificateAuthority)
+        // When the tier writes with its defaults, the certificate is rejected
+        let verifying = try RedisCache<String, Data>(configuration: configuration)
+        let error = await #expect(throws: CacheError.self) {
+            try await verifying.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        }
+        #expect((error?.cause as? RedisError)?.code == .certificateRejected, "\(String(describing: error))")
+        await verifying.close()
+        // And only the explicit opt-out connects anyway
+        configuration.tls?.insecureSkipVerification = true
+        let trusting = try RedisCache<String, Data>(configuration: configuration)
+        try await trusting.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        #expect(try await trusting.value(forKey: "k") == Data("v".utf8))
+        await trusting.close()
     }
 
     @Test func nothingReachesAServerWhoseCertificateIsRejected() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// `strata --redis URL`: two stores on one Redis server share `exec` results and `set` values; a dead
@@ -132,7 +133,8 @@ struct RedisSharingTests {
     }
 }
 
-/// A `redis-server` child on a free loopback port for the CLI tests, stopped by pid.
+/// A `redis-server` child on a free loopback port for the CLI tests, stopped by pid; with TLS it listens on
+/// that port with TLS only (`--port 0 --tls-port`), presenting the test CA's server certificate.
 final class CLIRedisServer: Sendable {
     static let executable = ["/usr/bin/redis-server", "/usr/local/bin/redis-server"].first {
         FileManager.default.isExecutableFile(atPath: $0)
@@ -144,16 +146,29 @@ final class CLIRedisServer: Sendable {
     let port: Int
     private let process: Process
 
-    init() throws {
+    /// Starts the server.
+    ///
+    /// - Parameters:
+    ///   - tls: The certificates to serve TLS with (server certificate, CA for client certificates), or `nil`
+    ///     for plain TCP.
+    ///   - requiresClientCertificates: With TLS, refuse clients without a certificate from the test CA.
+    init(tls: TestCertificates? = nil, requiresClientCertificates: Bool = false) throws {
         guard let executable = Self.executable else { throw CocoaError(.fileNoSuchFile) }
+        let listener: (Int) -> [String] = { port in
+            guard let tls else { return ["--port", String(port)] }
+            return [
+                "--port", "0", "--tls-port", String(port), "--tls-cert-file", tls.serverCertificate, "--tls-key-file",
+                tls.serverKey, "--tls-ca-cert-file", tls.certificateAuthority, "--tls-auth-clients",
+                requiresClientCertificates ? "yes" : "no",
+            ]
+        }
         var lastError: (any Error)?
         for _ in 0..<5 {
             let port = Int.random(in: 20_000...50_000)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = [
-                "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "",
-            ]
+            process.arguments =
+                listener(port) + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

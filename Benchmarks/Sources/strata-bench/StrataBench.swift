@@ -26,6 +26,7 @@ enum StrataBench {
         DiskPeer.scenario,
         DiskValueMemory.scenario,
         RedisTierRows.scenario,
+        RedisTLSRows.scenario,
         RedisInvalidationRows.scenario,
     ]
 

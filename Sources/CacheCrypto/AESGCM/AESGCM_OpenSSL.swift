@@ -11,6 +11,7 @@ extension OpenSSLBackend {
     package static func sealAESGCM(
         key: Data, nonce: Data, plaintext: Data, associatedData: Data
     ) throws -> (ciphertext: Data, tag: Data) {
+        try prepareLibrary()
         try validateAESGCM(key: key, nonce: nonce)
         let plaintextCount = try int32Count(of: plaintext, "plaintext")
         let associatedDataCount = try int32Count(of: associatedData, "associated data")
@@ -72,6 +73,7 @@ extension OpenSSLBackend {
     package static func openAESGCM(
         key: Data, nonce: Data, ciphertext: Data, tag: Data, associatedData: Data
     ) throws -> Data {
+        try prepareLibrary()
         try validateAESGCM(key: key, nonce: nonce, tag: tag)
         let ciphertextCount = try int32Count(of: ciphertext, "ciphertext")
         let associatedDataCount = try int32Count(of: associatedData, "associated data")
@@ -138,6 +140,7 @@ extension OpenSSLBackend {
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a wrong key size; ``CryptoFailure/backend(_:)`` when
     ///   the library fails.
     package static func prepareAESGCM(key: Data) throws -> any PreparedAESGCMSubkey {
+        try prepareLibrary()
         try validateAESGCM(key: key, nonce: Data(count: aesGCMNonceByteCount))
         return try OpenSSLAESGCMSubkey(key: key)
     }

@@ -8,6 +8,7 @@ import Foundation
 extension OpenSSLBackend {
     /// Derives key material with HKDF-SHA-256; see ``HKDFPrimitive/hkdfSHA256(inputKey:salt:info:outputByteCount:)``.
     package static func hkdfSHA256(inputKey: Data, salt: Data, info: Data, outputByteCount: Int) throws -> Data {
+        try prepareLibrary()
         try validateHKDF(inputKey: inputKey, outputByteCount: outputByteCount)
 
         guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw libraryFailure("EVP_KDF_fetch(HKDF)") }

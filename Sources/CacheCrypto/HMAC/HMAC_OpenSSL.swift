@@ -8,6 +8,7 @@ import Foundation
 extension OpenSSLBackend {
     /// Computes HMAC-SHA-256; see ``HMACPrimitive/hmacSHA256(key:data:)``.
     package static func hmacSHA256(key: Data, data: Data) throws -> Data {
+        try prepareLibrary()
         let keyCount = try int32Count(of: key, "HMAC key")
         var mac = Data(count: sha256ByteCount)
         var macCount: UInt32 = 0
@@ -28,7 +29,8 @@ extension OpenSSLBackend {
     /// - Returns: A key usable from any thread.
     /// - Throws: ``CryptoFailure/backend(_:)`` when the library fails.
     package static func prepareHMACSHA256(key: Data) throws -> any PreparedHMACSubkey {
-        try OpenSSLHMACSubkey(key: key)
+        try prepareLibrary()
+        return try OpenSSLHMACSubkey(key: key)
     }
 }
 

@@ -11,9 +11,33 @@ import Foundation
 /// - Random bytes: `RAND_bytes`, OpenSSL's seeded CSPRNG (SecureRandom/SecureRandom_OpenSSL.swift).
 ///
 /// Thread safety: every function creates and frees its own context, so calls may run on any threads at once.
-/// OpenSSL 3 initializes itself on first use and reports errors through a per-thread queue, which each
-/// failing call drains into its ``CryptoFailure/backend(_:)`` message.
+/// Every entry point first initializes the library once, without its exit handler (``libraryIsReady``);
+/// OpenSSL reports errors through a per-thread queue, which each failing call drains into its
+/// ``CryptoFailure/backend(_:)`` message.
 package enum OpenSSLBackend: CryptoProvider {}
+
+// MARK: - Initialization
+
+extension OpenSSLBackend {
+    /// Whether libcrypto initialized; evaluated once per process, before the first call into the library.
+    ///
+    /// Left to itself, OpenSSL initializes on first use and registers an `atexit` handler that frees its
+    /// global state (the default library context, providers, the random generator). A process that exits
+    /// while other threads are inside libcrypto (a tier sealing on a pool thread while `main` returns) then
+    /// has those threads use freed memory and can crash on its way out. `OPENSSL_INIT_NO_ATEXIT` keeps the
+    /// state until the process is gone; the kernel reclaims it. The flag only counts on the process's first
+    /// initialization, so this runs before any other libcrypto call of this module (the TLS transport
+    /// passes the same flag to `OPENSSL_init_ssl`; whichever runs first decides, and both say the same).
+    /// Thread safety: a `static let`, initialized once under Swift's lazy-global lock.
+    static let libraryIsReady: Bool = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
+
+    /// Initializes libcrypto before first use (see ``libraryIsReady``); O(1) after the first call.
+    ///
+    /// - Throws: ``CryptoFailure/backend(_:)`` when the library could not initialize.
+    static func prepareLibrary() throws {
+        guard libraryIsReady else { throw libraryFailure("OPENSSL_init_crypto") }
+    }
+}
 
 // MARK: - Helpers
 

@@ -10,6 +10,8 @@ import Foundation
 /// - Parameter bytes: The memory to wipe; an empty buffer is left alone.
 /// - Complexity: O(n) in `bytes.count`.
 package func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
+    // Neither function needs the library initialized, but each is a first use like any other.
+    _ = OpenSSLBackend.libraryIsReady
     guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
     OPENSSL_cleanse(base, bytes.count)
 }
@@ -22,6 +24,7 @@ package func secureZero(_ bytes: UnsafeMutableRawBufferPointer) {
 /// - Returns: `true` when `lhs` and `rhs` hold the same bytes.
 /// - Complexity: O(n) in the common length.
 package func constantTimeEquals(_ lhs: Data, _ rhs: Data) -> Bool {
+    _ = OpenSSLBackend.libraryIsReady
     guard lhs.count == rhs.count else { return false }
     guard !lhs.isEmpty else { return true }
     return lhs.withUnsafeBytes { left in

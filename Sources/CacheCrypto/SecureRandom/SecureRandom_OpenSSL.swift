@@ -7,6 +7,7 @@ import Foundation
 extension OpenSSLBackend {
     /// Returns bytes from `RAND_bytes`; see ``SecureRandomPrimitive/randomBytes(count:)``.
     package static func randomBytes(count: Int) throws -> Data {
+        try prepareLibrary()
         try validateRandomByteCount(count)
         guard count > 0 else { return Data() }
         var bytes = Data(count: count)
@@ -21,6 +22,7 @@ extension OpenSSLBackend {
     /// - Throws: ``CryptoFailure/invalidInput(_:)`` for a buffer over `Int32.max` bytes;
     ///   ``CryptoFailure/backend(_:)`` when the generator fails.
     package static func fillRandom(_ buffer: UnsafeMutableRawBufferPointer) throws {
+        try prepareLibrary()
         try validateRandomByteCount(buffer.count)
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         guard RAND_bytes(base.assumingMemoryBound(to: UInt8.self), Int32(buffer.count)) == 1 else {

@@ -55,9 +55,11 @@ enum Runner {
         let location = try StoreLocation(globals: invocation.globals, environment: environment)
         // Parsed before the store opens, so a bad URL changes nothing.
         let sharedConfiguration = try SharedTier.configuration(
-            url: invocation.globals.redisURL ?? environment["STRATA_REDIS_URL"], location: location)
+            url: invocation.globals.redisURL ?? environment["STRATA_REDIS_URL"],
+            settings: RedisConnectionSettings(globals: invocation.globals, environment: environment),
+            location: location)
         let store = try location.open(applyingLimits: invocation.command.appliesLimits)
-        let shared = SharedTier(configuration: sharedConfiguration)
+        let shared = try SharedTier(configuration: sharedConfiguration)
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath

@@ -102,6 +102,11 @@ enum HelpText {
               --max-entries N      entry limit, or none; 0 keeps nothing
               --redis URL          share values and exec results through Redis under the store:
                                    redis://[user:password@]host[:port][/namespace] (same master key everywhere)
+                                   or rediss://... for TLS, verified against the system's trust store
+              --redis-ca-file FILE      rediss://: trust the CAs in this PEM file instead of the system's
+              --redis-client-cert FILE  rediss://: client certificate (PEM) for servers that require one
+              --redis-client-key FILE   rediss://: its private key (PEM, unencrypted)
+              --redis-connect-timeout D  deadline to connect, TLS handshake included (default 250ms)
               -h, --help           show help;  strata help COMMAND for one command
               -V, --version        print the version
 
@@ -111,6 +116,9 @@ enum HelpText {
             environment:
               STRATA_MASTER_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
               STRATA_REDIS_URL            the --redis URL when the option is not given
+              STRATA_REDIS_CA_FILE, STRATA_REDIS_CLIENT_CERT, STRATA_REDIS_CLIENT_KEY,
+              STRATA_REDIS_CONNECT_TIMEOUT
+                                          the --redis-... options when not given (ignored without a Redis URL)
 
             exit status:
               0 success   1 miss, or verify removed bad entries   2 usage error

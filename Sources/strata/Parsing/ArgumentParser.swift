@@ -28,6 +28,10 @@ struct ArgumentParser {
         "max-size": OptionSpec(takesValue: true, scope: .global),
         "max-entries": OptionSpec(takesValue: true, scope: .global),
         "redis": OptionSpec(takesValue: true, scope: .global),
+        "redis-ca-file": OptionSpec(takesValue: true, scope: .global),
+        "redis-client-cert": OptionSpec(takesValue: true, scope: .global),
+        "redis-client-key": OptionSpec(takesValue: true, scope: .global),
+        "redis-connect-timeout": OptionSpec(takesValue: true, scope: .global),
         "help": OptionSpec(takesValue: false, scope: .global),
         "version": OptionSpec(takesValue: false, scope: .global),
         "background-refresh": OptionSpec(takesValue: false, scope: .global),
@@ -224,6 +228,13 @@ struct ArgumentParser {
             case "redis":
                 guard !text.isEmpty else { throw .usage("option --redis needs a URL", command: nil) }
                 globals.redisURL = text
+            case "redis-ca-file", "redis-client-cert", "redis-client-key":
+                guard !text.isEmpty else { throw .usage("option --\(name) needs a file", command: nil) }
+                globals.redisFiles[name] = text
+            case "redis-connect-timeout":
+                globals.redisConnectTimeout = try unit(name, nil, text) { () throws(UnitError) in
+                    try Units.duration(text)
+                }
             case "max-size":
                 globals.maxBytes = try unit(name, nil, text) { () throws(UnitError) in try Units.size(text) }
             case "max-entries":

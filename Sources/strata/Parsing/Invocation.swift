@@ -10,6 +10,11 @@ struct GlobalOptions {
     var maxEntries: Int?
     /// `--redis URL`: a Redis tier stacked under the store (`STRATA_REDIS_URL` when not given).
     var redisURL: String?
+    /// `--redis-ca-file`, `--redis-client-cert`, `--redis-client-key`: the TLS files given on the command
+    /// line, by option name (their environment variables are read in ``RedisConnectionSettings``).
+    var redisFiles: [String: String] = [:]
+    /// `--redis-connect-timeout`: seconds for connecting (TCP and the TLS handshake), or `nil`.
+    var redisConnectTimeout: TimeInterval?
     /// Hidden `--background-refresh`: this process is a detached `exec --stale` refresh.
     var isBackgroundRefresh = false
 }

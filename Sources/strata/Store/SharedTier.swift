@@ -22,7 +22,7 @@ import RedisCache
 /// pool while the main thread waits on a semaphore (the main thread is not a pool thread).
 struct SharedTier {
     /// No Redis: every call does nothing.
-    static let disabled = SharedTier(configuration: nil)
+    static let disabled = SharedTier(cache: nil)
 
     private let cache: RedisCache<String, Data>?
     private let isHealthy = Locked(true)
@@ -30,14 +30,23 @@ struct SharedTier {
     /// Parses the URL and resolves the master key; `nil` when no URL is given.
     ///
     /// - Throws: `CLIFailure.badSetting` (exit 2, one line) for a malformed URL.
-    static func configuration(url: String?, location: StoreLocation) throws(CLIFailure) -> RedisCacheConfiguration? {
-        guard let url, !url.isEmpty else { return nil }
-        var configuration: RedisCacheConfiguration
-        do {
-            configuration = try RedisCacheConfiguration(url: url)
-        } catch {
-            throw .badSetting("bad Redis URL: \(error.message)")
+    /// - Parameters:
+    ///   - url: `--redis` or `STRATA_REDIS_URL`, or `nil`.
+    ///   - settings: The TLS files and connect deadline (checked against the URL, files opened).
+    ///   - location: The store, whose master key the tier uses.
+    static func configuration(
+        url: String?, settings: RedisConnectionSettings, location: StoreLocation
+    ) throws(CLIFailure) -> RedisCacheConfiguration? {
+        var parsed: RedisCacheConfiguration?
+        if let url, !url.isEmpty {
+            do {
+                parsed = try RedisCacheConfiguration(url: url)
+            } catch {
+                throw .badSetting("bad Redis URL: \(error.message)")
+            }
         }
+        try settings.apply(to: &parsed)
+        guard var configuration = parsed else { return nil }
         try rejectDatabaseNumber(configuration.namespace)
         switch location.configuration.masterKeySource {
         case .defaultMasterKeyFile:
@@ -67,8 +76,16 @@ struct SharedTier {
                 + "/ns\(namespace), or leave the path out for the namespace \"default\"")
     }
 
-    /// Opens the tier; a tier that cannot be created is reported once and left out.
-    init(configuration: RedisCacheConfiguration?) {
+    private init(cache: RedisCache<String, Data>?) {
+        self.cache = cache
+    }
+
+    /// Opens the tier; a tier that cannot be created is reported once and left out, unless its TLS files
+    /// are what failed: a CA file or client certificate OpenSSL cannot use is the user's setting to fix,
+    /// and going on without Redis would hide it.
+    ///
+    /// - Throws: `CLIFailure.store` (3) with OpenSSL's reason when the TLS files cannot be used.
+    init(configuration: RedisCacheConfiguration?) throws(CLIFailure) {
         guard let configuration else {
             cache = nil
             return
@@ -76,6 +93,9 @@ struct SharedTier {
         do {
             cache = try RedisCache<String, Data>(configuration: configuration)
         } catch {
+            if let cacheError = error as? CacheError, (cacheError.cause as? RedisError)?.code == .tlsFailed {
+                throw .store(oneLine(cacheError.message))
+            }
             cache = nil
             Self.warn(
                 about: error, host: "\(configuration.host):\(configuration.port)", namespace: configuration.namespace)

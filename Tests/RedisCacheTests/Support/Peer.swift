@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -154,18 +155,6 @@ final class Peer: @unchecked Sendable {
     /// The peer SwiftPM built next to the test runner (the test target depends on it, so `swift build
     /// --build-tests` and `swift test` build it, in whatever scratch path they use).
     static func executable() throws -> URL {
-        var candidates: [URL] = []
-        if let runner = Bundle.main.executableURL {
-            candidates.append(runner.deletingLastPathComponent().appendingPathComponent("strata-invalidation-peer"))
-        }
-        candidates.append(
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-invalidation-peer"))
-        let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(package.appendingPathComponent(".build/debug/strata-invalidation-peer"))
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw CocoaError(.fileNoSuchFile)
-        }
-        return found
+        try BuiltProduct.url(named: "strata-invalidation-peer")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import RedisCache
+import StrataTestSupport
 
 /// A server for suites that run over plain TCP and over TLS alike: the same test, parameterized by
 /// ``Kind``, not a copy per transport.

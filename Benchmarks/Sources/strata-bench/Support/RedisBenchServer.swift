@@ -7,10 +7,15 @@ import Darwin
 #endif
 
 /// A `redis-server` child on a free loopback port for the Redis rows, and `redis-benchmark` runs against
-/// it: the baseline of every Redis row is measured right before Strata's, in the same run.
+/// it: the baseline of every Redis row is measured right before Strata's, in the same run. With
+/// certificates it listens with TLS on a second port as well, so plaintext and TLS rows share one server.
 final class RedisBenchServer: @unchecked Sendable {
-    // @unchecked Sendable is sound: both stored properties are set in `init` and never change.
+    // @unchecked Sendable is sound: every stored property is set in `init` and never changes.
     let port: Int
+    /// The TLS port, or 0 without certificates.
+    let tlsPort: Int
+    /// What the TLS listener presents and its clients trust, or `nil`.
+    let certificates: BenchCertificates?
     private let process: Process
 
     /// Why the Redis rows cannot run.
@@ -22,21 +27,38 @@ final class RedisBenchServer: @unchecked Sendable {
         ["/usr/bin/\(name)", "/usr/local/bin/\(name)"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    init() throws {
+    /// Starts the server.
+    ///
+    /// - Parameter certificates: A TLS listener on ``tlsPort`` too (`--tls-port`, no client certificates
+    ///   required), or `nil` for plain TCP only.
+    init(certificates: BenchCertificates? = nil) throws {
         guard let server = Self.executable("redis-server") else {
             throw Unavailable(description: "redis-server is not installed")
         }
         port = try Self.freePort()
+        tlsPort = certificates == nil ? 0 : try Self.freePort()
+        self.certificates = certificates
         process = Process()
         process.executableURL = URL(fileURLWithPath: server)
-        process.arguments = [
-            "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", "",
-        ]
+        let tlsArguments =
+            certificates.map {
+                [
+                    "--tls-port", String(tlsPort), "--tls-cert-file", $0.certificate, "--tls-key-file", $0.key,
+                    "--tls-ca-cert-file", $0.certificate, "--tls-auth-clients", "no",
+                ]
+            } ?? []
+        process.arguments =
+            ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""]
+            + tlsArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        for _ in 0..<2000 where !Self.accepts(port) { usleep(5_000) }
-        guard Self.accepts(port) else { throw Unavailable(description: "redis-server did not start on \(port)") }
+        for listener in [port, tlsPort] where listener != 0 {
+            for _ in 0..<2000 where !Self.accepts(listener) { usleep(5_000) }
+            guard Self.accepts(listener) else {
+                throw Unavailable(description: "redis-server did not start on \(listener)")
+            }
+        }
     }
 
     /// Sends `signal` to the server (`SIGSTOP` makes it a peer that is silent without closing).
@@ -58,14 +80,22 @@ final class RedisBenchServer: @unchecked Sendable {
     }
 
     /// Runs `redis-benchmark --csv` with `arguments` and returns the row for `test` (`GET`, `SET`, `INCR`).
-    func benchmark(_ arguments: [String], test: String) throws -> BenchmarkRow {
+    ///
+    /// - Parameter tls: Against the TLS port, `--tls --cacert` with the server's own certificate.
+    func benchmark(_ arguments: [String], test: String, tls: Bool = false) throws -> BenchmarkRow {
         guard let tool = Self.executable("redis-benchmark") else {
             throw Unavailable(description: "redis-benchmark is not installed")
         }
         let process = Process()
         let output = Pipe()
         process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = ["-h", "127.0.0.1", "-p", String(port), "--csv"] + arguments
+        let target =
+            if tls, let certificates {
+                ["-p", String(tlsPort), "--tls", "--cacert", certificates.certificate]
+            } else {
+                ["-p", String(port)]
+            }
+        process.arguments = ["-h", "127.0.0.1"] + target + ["--csv"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()

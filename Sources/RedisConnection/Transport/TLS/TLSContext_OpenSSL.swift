@@ -30,6 +30,9 @@ package final class TLSContext: @unchecked Sendable {
     ///   the system trust store, the client certificate or key cannot be loaded, or the key does not match
     ///   the certificate. Reads the files given (blocking I/O).
     package init(_ options: TLSOptions) throws(ConnectionError) {
+        guard Self.libraryIsReady else {
+            throw ConnectionError(.tlsFailed, "cannot initialize OpenSSL: \(Self.errorQueueText())")
+        }
         guard let context = SSL_CTX_new(TLS_client_method()) else {
             throw ConnectionError(.tlsFailed, "cannot create a TLS context: \(Self.errorQueueText())")
         }
@@ -75,6 +78,17 @@ package final class TLSContext: @unchecked Sendable {
             }
         }
     }
+
+    /// Whether libssl initialized; evaluated once per process, before this module's first OpenSSL call.
+    ///
+    /// Without `OPENSSL_INIT_NO_ATEXIT`, OpenSSL's first use registers an `atexit` handler that frees its
+    /// global state, and a process exiting while a connection thread is inside libssl or libcrypto (a
+    /// handshake, a read) can crash on its way out. The flag counts only on the process's first
+    /// initialization; CacheCrypto's back end passes it too, so whichever runs first, the handler is never
+    /// registered. The error strings are loaded now so that a failure's text never triggers a late load.
+    /// Thread safety: a `static let`, initialized once under Swift's lazy-global lock.
+    static let libraryIsReady: Bool =
+        OPENSSL_init_ssl(UInt64(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS), nil) == 1
 
     deinit {
         SSL_CTX_free(context)

@@ -48,6 +48,11 @@ package final class TLSStream {
         BIO_set_data(bio, UnsafeMutableRawPointer(bitPattern: Int(socket.descriptor)))
         SSL_set_bio(ssl, bio, bio)
         SSL_set_connect_state(ssl)
+        // Read-ahead: one recv(2) takes whatever the socket holds (up to OpenSSL's 16 KiB buffer) rather than a
+        // record's 5-byte header and then its body, so a small reply costs one system call, not two
+        // (Docs/Performance.md, "Redis over TLS"). Records left in that buffer are what `hasBufferedInput`
+        // reports.
+        SSL_set_read_ahead(ssl, 1)
         let name = context.serverName ?? host
         let isAddress = Self.isIPAddress(name)
         // SNI carries host names only (RFC 6066, section 3).
@@ -146,10 +151,15 @@ package final class TLSStream {
         return inet_pton(AF_INET, name, &scratch) == 1 || inet_pton(AF_INET6, name, &scratch) == 1
     }
 
-    /// Whether decrypted bytes wait in the session (a record longer than the last read's buffer).
+    /// Whether the last read returned bytes and OpenSSL may hold more that `poll(2)` cannot see: the rest of
+    /// a decrypted record, or whole records the read-ahead took off the socket with it. After a read that
+    /// would block, whatever OpenSSL holds is an incomplete record and the socket is polled for the rest.
+    private var lastReadReturnedBytes = false
+
+    /// Whether a read may return bytes although the socket is not readable (see `lastReadReturnedBytes`).
     var hasBufferedInput: Bool {
-        guard let ssl else { return false }
-        return SSL_pending(ssl) > 0
+        guard let ssl, lastReadReturnedBytes else { return false }
+        return SSL_pending(ssl) > 0 || SSL_has_pending(ssl) == 1
     }
 
     /// Reads decrypted bytes into `buffer`; `.wouldBlock` while a whole record has not arrived.
@@ -157,6 +167,7 @@ package final class TLSStream {
         guard let ssl else { return .failed(EBADF) }
         ERR_clear_error()
         let count = SSL_read(ssl, buffer.baseAddress, Int32(clamping: buffer.count))
+        lastReadReturnedBytes = count > 0
         if count > 0 { return .bytes(Int(count)) }
         switch SSL_get_error(ssl, count) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock

@@ -1,18 +1,18 @@
 import Foundation
-import StrataTestSupport
 
-/// Certificates for the TLS suites, made by the `openssl` command into a temporary folder removed with
-/// this value: a CA, a server certificate it signed for 127.0.0.1 and localhost, a client certificate it
-/// signed, a second CA that signed nothing the server uses, and a server certificate that expired in 2020.
+/// Certificates for the TLS suites (RedisCacheTests, StrataCLITests), made by the `openssl` command into a
+/// temporary folder removed with this value: a CA, a server certificate it signed for 127.0.0.1 and
+/// localhost, a client certificate it signed, a second CA that signed nothing the server uses, and a server
+/// certificate that expired in 2020.
 ///
 /// EC P-256 keys. Tests use ``shared()``, one set per test process: seven `openssl` runs once, not per test
 /// (dozens of tests starting at once on two loaded cores made per-test sets slow). Thread safety: immutable
 /// after `init`; the files are only read.
-final class TestCertificates: Sendable {
+public final class TestCertificates: Sendable {
     private let folder = TemporaryFolder(label: "tls")
 
     /// The test process's set, made on first use and removed when the process exits.
-    static func shared() throws -> TestCertificates { try sharedSet.get() }
+    public static func shared() throws -> TestCertificates { try sharedSet.get() }
 
     private static let sharedSet: Result<TestCertificates, any Error> = {
         let result = Result { try TestCertificates() }
@@ -26,25 +26,25 @@ final class TestCertificates: Sendable {
     }
 
     /// The CA that signed the server and client certificates (PEM).
-    var certificateAuthority: String { folder.path("ca.crt") }
+    public var certificateAuthority: String { folder.path("ca.crt") }
     /// A CA that signed nothing the server uses.
-    var otherCertificateAuthority: String { folder.path("other-ca.crt") }
+    public var otherCertificateAuthority: String { folder.path("other-ca.crt") }
     /// The server's certificate, for 127.0.0.1 and localhost, and its key.
-    var serverCertificate: String { folder.path("server.crt") }
-    var serverKey: String { folder.path("server.key") }
+    public var serverCertificate: String { folder.path("server.crt") }
+    public var serverKey: String { folder.path("server.key") }
     /// A certificate for the same names that expired on 2 January 2020, and its key.
-    var expiredCertificate: String { folder.path("expired.crt") }
-    var expiredKey: String { folder.path("expired.key") }
+    public var expiredCertificate: String { folder.path("expired.crt") }
+    public var expiredKey: String { folder.path("expired.key") }
     /// The client's certificate and key, for mutual TLS.
-    var clientCertificate: String { folder.path("client.crt") }
-    var clientKey: String { folder.path("client.key") }
+    public var clientCertificate: String { folder.path("client.crt") }
+    public var clientKey: String { folder.path("client.key") }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Makes every certificate; throws when `openssl` is missing or fails.
-    init() throws {
+    public init() throws {
         let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
         let names = ["-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"]
         for (name, subject) in [("ca", "/CN=Strata Test CA"), ("other-ca", "/CN=Strata Other CA")] {
