@@ -48,6 +48,12 @@ enum Runner {
         case .version:
             StandardStreams.printOutput("strata \(HelpText.version)\n")
             return ExitStatus.success
+        case .completion(let shell):
+            // Before the store: a script is text about the tool, and a shell profile must not create a key.
+            guard StandardStreams.printOutput(CompletionScript.script(for: shell)) else {
+                throw .outputWriteFailed(errno: errno)
+            }
+            return ExitStatus.success
         default:
             break
         }
@@ -91,7 +97,7 @@ enum Runner {
                 return ExitStatus.success
             }
             return try command.run()
-        case .help, .version:
+        case .help, .version, .completion:
             return ExitStatus.success
         }
     }
