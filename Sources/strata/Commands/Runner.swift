@@ -69,6 +69,8 @@ enum Runner {
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath
+        // Test-only: how long verify and clear run before their progress line may appear (Docs/CLI.md).
+        let progressDelay = environment["STRATA_PROGRESS_DELAY"].flatMap(Double.init) ?? 1
         switch invocation.command {
         case .set(let key, let value, let timeToLive):
             return try ValueCommands(store: store, storePath: path, shared: shared).set(
@@ -80,7 +82,8 @@ enum Runner {
         case .removeTagged:
             return try ValueCommands(store: store, storePath: path, shared: shared).remove(taggedWith: invocation.tags)
         case .clear:
-            return try StoreCommands(store: store, storePath: path, shared: shared).clear()
+            return try StoreCommands(store: store, storePath: path, shared: shared, progressDelay: progressDelay)
+                .clear()
         case .list(let json):
             return try StoreCommands(store: store, storePath: path).list(json: json)
         case .stats(let json):
@@ -89,7 +92,7 @@ enum Runner {
         case .trim:
             return try StoreCommands(store: store, storePath: path, limits: location.configuration).trim()
         case .verify:
-            return try StoreCommands(store: store, storePath: path).verify()
+            return try StoreCommands(store: store, storePath: path, progressDelay: progressDelay).verify()
         case .exec(let options):
             let command = ExecCommand(options: options, store: store, storePath: path, shared: shared)
             if invocation.globals.isBackgroundRefresh {

@@ -42,7 +42,8 @@ enum HelpText {
         """,
         "clear": """
         Removes every entry: the store's key epoch is rotated first, so nothing written before
-        can be decrypted any more, then the files are deleted.
+        can be decrypted any more, then the files are deleted. Shows progress on a terminal when it
+        takes a while.
         """,
         "ls": """
         Lists live entries: size in bytes, expiry (UTC, or "never"), key, then "[tags: ...]" for a
