@@ -15,12 +15,14 @@ struct RedisCacheStaleAndBulkTests {
         return Int(elapsed.components.seconds) * 1_000 + Int(elapsed.components.attoseconds / 1_000_000_000_000_000)
     }
 
-    @Test func aStaleEntryIsKeptByTheServerAndReadOnlyByTheLoadPath() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aStaleEntryIsKeptByTheServerAndReadOnlyByTheLoadPath(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let server = endpoint.server
         let raw = try RawRedis(port: server.port)
         let clock = ManualClock()
         let cache = try RedisCache<String, Data>(
-            configuration: try RedisTier.configuration(port: server.port, clock: clock))
+            configuration: try RedisTier.configuration(endpoint: endpoint, clock: clock))
         let now = clock.now
         // An hour of stale retention: the server's own clock runs while the test runs, and a stalled
         // machine (seen: 42 s) must not let the key expire on the server before the checks below.
@@ -50,12 +52,14 @@ struct RedisCacheStaleAndBulkTests {
         await cache.close()
     }
 
-    @Test func anEntryWithoutStaleRetentionKeepsItsExpiryAsTheServersTimeToLive() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func anEntryWithoutStaleRetentionKeepsItsExpiryAsTheServersTimeToLive(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let server = endpoint.server
         let raw = try RawRedis(port: server.port)
         let clock = ManualClock()
         let cache = try RedisCache<String, Data>(
-            configuration: try RedisTier.configuration(port: server.port, clock: clock))
+            configuration: try RedisTier.configuration(endpoint: endpoint, clock: clock))
         // An hour, not seconds: the server's clock runs on while a stalled machine (seen: 42 s) delays the
         // PTTL below, and a key expired on the server would have no TTL left to check.
         let written = ContinuousClock.now
@@ -71,10 +75,12 @@ struct RedisCacheStaleAndBulkTests {
         await cache.close()
     }
 
-    @Test func aBulkReadIsOneMGET() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aBulkReadIsOneMGET(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let server = endpoint.server
         let raw = try RawRedis(port: server.port)
-        let cache = try RedisCache<String, Data>(configuration: try RedisTier.configuration(port: server.port))
+        let cache = try RedisCache<String, Data>(configuration: try RedisTier.configuration(endpoint: endpoint))
         for index in 0..<20 { try await cache.setValue(Data("\(index)".utf8), forKey: "key-\(index)") }
         _ = try await cache.entry(forKey: "warm-up")
         let before = try await raw.calls(of: "mget")

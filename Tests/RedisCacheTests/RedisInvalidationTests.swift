@@ -16,20 +16,21 @@ import Testing
 // starving the rest of the run on two cores.
 @Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
 struct RedisInvalidationTests {
-    /// Two stacks on one namespace, both tracking.
-    static func pair(_ server: RedisServer) async throws -> (InvalidationStack, InvalidationStack) {
+    /// Two stacks on one namespace, both tracking, over `endpoint`'s transport.
+    static func pair(_ endpoint: RedisEndpoint) async throws -> (InvalidationStack, InvalidationStack) {
         let namespace = RedisTier.namespace()
         let masterKey = RedisTier.randomMasterKey()
-        let first = try InvalidationStack(port: server.port, namespace: namespace, masterKey: masterKey)
-        let second = try InvalidationStack(port: server.port, namespace: namespace, masterKey: masterKey)
+        let first = try InvalidationStack(endpoint: endpoint, namespace: namespace, masterKey: masterKey)
+        let second = try InvalidationStack(endpoint: endpoint, namespace: namespace, masterKey: masterKey)
         #expect(await first.waitUntilTracking())
         #expect(await second.waitUntilTracking())
         return (first, second)
     }
 
-    @Test func aWriteByAnotherCacheStopsThisOneServingTheOldValue() async throws {
-        let server = try RedisServer()
-        let (writer, reader) = try await Self.pair(server)
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aWriteByAnotherCacheStopsThisOneServingTheOldValue(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let (writer, reader) = try await Self.pair(endpoint)
         try await writer.multi.setValue("old", forKey: "k")
         #expect(await reader.settle())
         #expect(try await reader.multi.value(forKey: "k") == "old")
@@ -49,10 +50,11 @@ struct RedisInvalidationTests {
         #expect(try await reader.multi.value(forKey: "k") == nil)
     }
 
-    @Test func aBulkReadWrittenBackIsInvalidatedByAWriteElsewhere() async throws {
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aBulkReadWrittenBackIsInvalidatedByAWriteElsewhere(over kind: RedisEndpoint.Kind) async throws {
         // Given a value the reader got through a bulk read (one MGET) and wrote back into its memory tier
-        let server = try RedisServer()
-        let (writer, reader) = try await Self.pair(server)
+        let endpoint = try RedisEndpoint(kind)
+        let (writer, reader) = try await Self.pair(endpoint)
         try await writer.multi.setValue("old", forKey: "k")
         #expect(await reader.settle())
         #expect(try await reader.multi.values(forKeys: ["k"]) == ["k": "old"])
@@ -67,9 +69,10 @@ struct RedisInvalidationTests {
         #expect(try await reader.multi.value(forKey: "k") == "new")
     }
 
-    @Test func aFillElsewhereRemovesNothingFromACacheThatDoesNotHoldTheKey() async throws {
-        let server = try RedisServer()
-        let (filler, holder) = try await Self.pair(server)
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aFillElsewhereRemovesNothingFromACacheThatDoesNotHoldTheKey(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let (filler, holder) = try await Self.pair(endpoint)
         try await filler.multi.setValue("held", forKey: "held")
         try await filler.multi.setValue("s0", forKey: "sentinel")
         #expect(await holder.settle())
@@ -153,15 +156,16 @@ struct RedisInvalidationTests {
         #expect(Descriptors.sockets(toPort: server.port, fromLocalPorts: clients) == 0)
     }
 
-    @Test func anUnknownNameAfterTheNameMapDroppedNamesFlushesEverythingOnce() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func anUnknownNameAfterTheNameMapDroppedNamesFlushesEverythingOnce(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
         let namespace = RedisTier.namespace()
         let masterKey = RedisTier.randomMasterKey()
-        let reader = try InvalidationStack(port: server.port, namespace: namespace, masterKey: masterKey) {
+        let reader = try InvalidationStack(endpoint: endpoint, namespace: namespace, masterKey: masterKey) {
             $0.trackedKeyLimit = 8
         }
         var writerConfiguration = try RedisTier.configuration(
-            port: server.port, namespace: namespace, masterKey: masterKey)
+            endpoint: endpoint, namespace: namespace, masterKey: masterKey)
         writerConfiguration.tracksInvalidations = false
         let writer = try RedisCache<String, String>(configuration: writerConfiguration)
         #expect(await reader.waitUntilTracking())
@@ -190,9 +194,10 @@ struct RedisInvalidationTests {
         #expect(reader.redis.health.fullInvalidations == before + 1)
     }
 
-    @Test func aCacheJoiningATierThatAlreadyTracksStartsFromAFlush() async throws {
-        let server = try RedisServer()
-        let redis = try RedisCache<String, String>(configuration: try RedisTier.configuration(port: server.port))
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aCacheJoiningATierThatAlreadyTracksStartsFromAFlush(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let redis = try RedisCache<String, String>(configuration: try RedisTier.configuration(endpoint: endpoint))
         let first = try MultiCache<String, String>([try MemoryCache<String, String>(), redis])
         let tracking = await RedisTesting.wait(timeout: .seconds(10)) { redis.health.isTracking }
         #expect(tracking != nil)

@@ -111,6 +111,22 @@ struct RedisTLSTests {
         await connection.close()
     }
 
+    @Test func aServerOfferingOnlyTLS11IsRefused() async throws {
+        // Given a server that speaks TLS 1.1 only, with a cipher a TLS 1.1 client still accepts (RSA key
+        // transport: no SHA-1 signature for OpenSSL's security level to refuse) and a certificate the CA signed
+        let server = try RedisServer(
+            extraArguments: ["--tls-protocols", "TLSv1.1", "--tls-ciphers", "AES128-SHA:@SECLEVEL=0"],
+            tls: .init(
+                certificate: certificates.rsaServerCertificate, key: certificates.rsaServerKey,
+                certificateAuthority: certificates.certificateAuthority))
+        // When a connection tries it, the handshake fails on the protocol version: TLS 1.2 is the minimum
+        let connection = try connection(port: server.tlsPort)
+        let error = await failure(of: connection)
+        #expect(error?.code == .tlsFailed, "\(String(describing: error))")
+        #expect(error?.message.contains("protocol") == true, "\(String(describing: error))")
+        await connection.close()
+    }
+
     // MARK: - The wrong kind of server, a stalled handshake
 
     @Test func aPlaintextServerOnATLSConnectionIsATypedError() async throws {

@@ -13,8 +13,11 @@ import Testing
 /// carries a tag removal to another client's memory tier.
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
 struct RedisTagTests {
-    @Test func aTagRemovalByOneClientMissesTheTaggedEntriesForAnotherWithAClock10sAhead() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aTagRemovalByOneClientMissesTheTaggedEntriesForAnotherWithAClock10sAhead(
+        over kind: RedisEndpoint.Kind
+    ) async throws {
+        let endpoint = try RedisEndpoint(kind)
         let namespace = RedisTier.namespace()
         let masterKey = RedisTier.randomMasterKey()
         let writerClock = ManualClock()
@@ -22,10 +25,10 @@ struct RedisTagTests {
         removerClock.advance(by: .seconds(10))
         let writer = try RedisCache<String, String>(
             configuration: RedisTier.configuration(
-                port: server.port, namespace: namespace, masterKey: masterKey, clock: writerClock))
+                endpoint: endpoint, namespace: namespace, masterKey: masterKey, clock: writerClock))
         let remover = try RedisCache<String, String>(
             configuration: RedisTier.configuration(
-                port: server.port, namespace: namespace, masterKey: masterKey, clock: removerClock))
+                endpoint: endpoint, namespace: namespace, masterKey: masterKey, clock: removerClock))
         try await writer.setEntry(CacheEntry(value: "balance", tags: ["account:7"]), forKey: "balance")
         try await writer.setEntry(CacheEntry(value: "summary", tags: ["account:7", "summaries"]), forKey: "summary")
         try await writer.setEntry(CacheEntry(value: "other", tags: ["account:8"]), forKey: "other")
@@ -45,9 +48,10 @@ struct RedisTagTests {
         #expect(after["account:8"] == stamped["account:8"])
     }
 
-    @Test func anEntryStampedBeforeARemovalIsStaleOnArrival() async throws {
-        let server = try RedisServer()
-        let redis = try RedisCache<String, String>(configuration: RedisTier.configuration(port: server.port))
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func anEntryStampedBeforeARemovalIsStaleOnArrival(over kind: RedisEndpoint.Kind) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let redis = try RedisCache<String, String>(configuration: RedisTier.configuration(endpoint: endpoint))
         let snapshot = try await redis.tagVersions(for: ["t"])
         try await redis.removeAll(taggedWith: "t")
         try await redis.setEntry(CacheEntry(value: "loaded", tags: ["t"]), forKey: "k", taggedAt: snapshot)
@@ -57,9 +61,12 @@ struct RedisTagTests {
         #expect(try await redis.value(forKey: "k") == "written")
     }
 
-    @Test func aTagRemovalInAnotherClientReachesThisClientsMemoryTierThroughTracking() async throws {
-        let server = try RedisServer()
-        let (remover, reader) = try await RedisInvalidationTests.pair(server)
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aTagRemovalInAnotherClientReachesThisClientsMemoryTierThroughTracking(
+        over kind: RedisEndpoint.Kind
+    ) async throws {
+        let endpoint = try RedisEndpoint(kind)
+        let (remover, reader) = try await RedisInvalidationTests.pair(endpoint)
         try await reader.multi.setValue("balance", forKey: "balance", tags: ["account:7"])
         try await reader.multi.setValue("rates", forKey: "rates")
         // Its own writes come back through tracking and drop the copies above; read them up again
@@ -83,8 +90,11 @@ struct RedisTagTests {
     /// namespace (each its own connections, memory tier and `ManualClock`, the remover's 10 s ahead or
     /// behind), one loading a tagged value while the other removes the tag at a random moment. After the
     /// removal returns, neither the remover nor a fresh read of Redis ever returns the loaded value.
-    @Test func aRemovalWhileATaggedLoadRunsInAnotherClientIsNeverUndoneBySkewedClocks() async throws {
-        let server = try RedisServer()
+    @Test(arguments: RedisEndpoint.Kind.allCases)
+    func aRemovalWhileATaggedLoadRunsInAnotherClientIsNeverUndoneBySkewedClocks(
+        over kind: RedisEndpoint.Kind
+    ) async throws {
+        let endpoint = try RedisEndpoint(kind)
         let namespace = RedisTier.namespace()
         let masterKey = RedisTier.randomMasterKey()
         func client(skew: Duration) throws -> (MultiCache<String, Int>, RedisCache<String, Int>) {
@@ -92,7 +102,7 @@ struct RedisTagTests {
             clock.advance(by: skew)
             let redis = try RedisCache<String, Int>(
                 configuration: RedisTier.configuration(
-                    port: server.port, namespace: namespace, masterKey: masterKey, clock: clock))
+                    endpoint: endpoint, namespace: namespace, masterKey: masterKey, clock: clock))
             return (try MultiCache<String, Int>([MemoryCache(clock: clock), redis]), redis)
         }
         let (loader, _) = try client(skew: .zero)

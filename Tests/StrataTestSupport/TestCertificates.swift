@@ -2,10 +2,10 @@ import Foundation
 
 /// Certificates for the TLS suites (RedisCacheTests, StrataCLITests), made by the `openssl` command into a
 /// temporary folder removed with this value: a CA, a server certificate it signed for 127.0.0.1 and
-/// localhost, a client certificate it signed, a second CA that signed nothing the server uses, and a server
-/// certificate that expired in 2020.
+/// localhost (and an RSA one), a client certificate it signed, a second CA that signed nothing the server
+/// uses, and a server certificate that expired in 2020.
 ///
-/// EC P-256 keys. Tests use ``shared()``, one set per test process: seven `openssl` runs once, not per test
+/// EC P-256 keys but for the RSA server's. Tests use ``shared()``, one set per test process: eight `openssl` runs once, not per test
 /// (dozens of tests starting at once on two loaded cores made per-test sets slow). Thread safety: immutable
 /// after `init`; the files are only read.
 public final class TestCertificates: Sendable {
@@ -35,6 +35,11 @@ public final class TestCertificates: Sendable {
     /// A certificate for the same names that expired on 2 January 2020, and its key.
     public var expiredCertificate: String { folder.path("expired.crt") }
     public var expiredKey: String { folder.path("expired.key") }
+    /// An RSA certificate for the same names, signed by the CA, and its key: for a server that offers only
+    /// TLS 1.1 with RSA key transport (no signature a modern client refuses), which only the client's
+    /// TLS 1.2 minimum keeps out.
+    public var rsaServerCertificate: String { folder.path("rsa-server.crt") }
+    public var rsaServerKey: String { folder.path("rsa-server.key") }
     /// The client's certificate and key, for mutual TLS.
     public var clientCertificate: String { folder.path("client.crt") }
     public var clientKey: String { folder.path("client.key") }
@@ -61,6 +66,9 @@ public final class TestCertificates: Sendable {
         try run(
             ["req", "-x509"] + key + ["-keyout", clientKey, "-out", clientCertificate, "-subj", "/CN=strata-client"]
                 + signedByCA)
+        try run(
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", rsaServerKey, "-out", rsaServerCertificate]
+                + ["-subj", "/CN=localhost"] + names + signedByCA)
         // `req` refuses dates in the past; `openssl ca` takes explicit ones, with a minimal database.
         let configuration = """
             [ca]

@@ -61,6 +61,11 @@ extension RedisConnection {
         /// connect and the TLS handshake together, and nothing (no `HELLO`, no password) is sent before the
         /// server's certificate is verified. Default `nil`.
         package var tls: TLSContext?
+        /// Whether the handshake accepts a node of a Redis Cluster (`mode cluster`), primary or replica. Only the
+        /// cluster layer sets it (``ClusterConnection``): it reads the slot map from any node, and a node that
+        /// does not serve a slot answers `MOVED`. The standalone tier keeps refusing a cluster with
+        /// ``ConnectionError/Code/clusterMode``. Default `false`.
+        package var acceptsClusterNode = false
 
         /// Creates a configuration.
         ///

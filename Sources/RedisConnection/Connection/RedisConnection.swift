@@ -113,6 +113,22 @@ package final class RedisConnection: Sendable {
         _ = core.submit(command, completion: completion)
     }
 
+    /// Sends `commands` back to back, with nothing another caller sends between them, and waits for every
+    /// reply: Redis Cluster's `ASKING` followed by the command it unlocks (`ASKING` applies only to the next
+    /// command of the same connection).
+    ///
+    /// - Parameter commands: The commands, in order.
+    /// - Returns: Each command's reply or the error ``send(_:)`` would throw for it, in order.
+    /// - Throws: `CancellationError` when the task is cancelled before the commands are queued; once queued,
+    ///   the run completes within the connection's deadlines whatever happens to the task.
+    package func send(adjacent commands: [RESPCommand]) async throws -> [Result<RESPValue, any Error>] {
+        try Task.checkCancellation()
+        guard !commands.isEmpty else { return [] }
+        return await withCheckedContinuation { continuation in
+            core.submitAdjacent(commands) { continuation.resume(returning: $0) }
+        }
+    }
+
     /// Closes the connection: requests still pending fail with ``ConnectionError/Code/connectionClosed``,
     /// later ones are refused. Returns once the I/O thread has closed its socket and exited.
     package func close() async {

@@ -120,6 +120,17 @@ final class InvalidationStack: Sendable {
         multi.observeAppliedInvalidations { [log] in log.record($0) }
     }
 
+    /// A stack whose tier reaches `endpoint` (plain TCP or TLS), then applies `configure`.
+    convenience init(
+        endpoint: RedisEndpoint, namespace: String, masterKey: Data,
+        configure: (inout RedisCacheConfiguration) -> Void = { _ in }
+    ) throws {
+        try self.init(port: endpoint.port, namespace: namespace, masterKey: masterKey) {
+            endpoint.configure(&$0)
+            configure(&$0)
+        }
+    }
+
     /// Waits until tracking is on and every invalidation published so far has been applied (see
     /// ``settle()``).
     func waitUntilTracking() async -> Bool {

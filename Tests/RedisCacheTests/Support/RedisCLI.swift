@@ -24,9 +24,12 @@ enum RedisCLI {
     }
 
     /// Runs `redis-cli -h 127.0.0.1 -p port arguments…` (with `-x`, `input` is the last argument) and
-    /// returns what it printed, without the final newline. Kills it by pid if it has not exited in 10 s.
+    /// returns what it printed, without the final newline. Kills it by pid if it has not exited in `timeout`
+    /// (10 s unless given; `--cluster` commands wait for the cluster and take longer).
     @discardableResult
-    static func run(port: Int, _ arguments: [String], input: Data? = nil) async throws -> String {
+    static func run(
+        port: Int, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(10)
+    ) async throws -> String {
         guard let executable else { throw Failure(description: "redis-cli is not installed (required in CI)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -42,11 +45,11 @@ enum RedisCLI {
             try standardInput.fileHandleForWriting.close()
         }
         // Not `waitUntilExit()` (see `RedisServer.kill9()`): poll for a bounded time, then kill by pid.
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
-            throw Failure(description: "redis-cli \(arguments.joined(separator: " ")) did not exit in 10 s")
+            throw Failure(description: "redis-cli \(arguments.joined(separator: " ")) did not exit in \(timeout)")
         }
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         guard process.terminationStatus == 0 else {

@@ -45,7 +45,8 @@ final class RedisServer: @unchecked Sendable {
     private(set) var port = 0
     /// The loopback port of its TLS listener, beside the plaintext one; 0 without ``TLSSetup``.
     private(set) var tlsPort = 0
-    private let extraArguments: [String]
+    /// More options for the port the server is started on (a cluster node names its config file by port).
+    private let extraArguments: @Sendable (_ port: Int) throws -> [String]
     private let tls: TLSSetup?
 
     /// What a server with a TLS listener presents and trusts (`--tls-port`, `--tls-cert-file`, …).
@@ -73,9 +74,19 @@ final class RedisServer: @unchecked Sendable {
     ///   - extraArguments: More `redis-server` options, such as `--maxmemory 1mb`.
     ///   - tls: A TLS listener on ``tlsPort`` as well, or `nil`. The plaintext port stays open either way:
     ///     the harness checks the server through it, and tests inspect the server there.
-    init(extraArguments: [String] = [], tls: TLSSetup? = nil) throws {
+    convenience init(extraArguments: [String] = [], tls: TLSSetup? = nil) throws {
+        try self.init(tls: tls) { _ in extraArguments }
+    }
+
+    /// Starts a server whose extra options depend on the port it was given, and waits until it accepts
+    /// connections.
+    ///
+    /// - Parameters:
+    ///   - tls: A TLS listener as well, or `nil`.
+    ///   - argumentsForPort: More `redis-server` options for a port; called again when a port is retried.
+    init(tls: TLSSetup? = nil, argumentsForPort: @escaping @Sendable (_ port: Int) throws -> [String]) throws {
         guard Self.executable != nil else { throw Missing() }
-        self.extraArguments = extraArguments
+        self.extraArguments = argumentsForPort
         self.tls = tls
         // A port found free can be taken before the server binds it; then the server exits and another
         // port is tried.
@@ -117,7 +128,7 @@ final class RedisServer: @unchecked Sendable {
                 "-c", Self.watchedStart, "sh", Self.executable ?? "/usr/bin/redis-server",
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", NSTemporaryDirectory(), "--logfile", "",
-            ] + tlsArguments + extraArguments
+            ] + tlsArguments + (try extraArguments(port))
         process.standardInput = guardPipe
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -24,6 +24,18 @@ enum RedisTier {
         return configuration
     }
 
+    /// ``configuration(port:namespace:masterKey:clock:observer:)`` pointed at `endpoint` (its port, and over
+    /// TLS the test CA), so one test runs over plain TCP and TLS alike.
+    static func configuration(
+        endpoint: RedisEndpoint, namespace: String = RedisTier.namespace(), masterKey: Data? = nil,
+        clock: any CacheClock = SystemClock(), observer: CacheObserver? = nil
+    ) throws -> RedisCacheConfiguration {
+        var configuration = try configuration(
+            port: endpoint.port, namespace: namespace, masterKey: masterKey, clock: clock, observer: observer)
+        endpoint.configure(&configuration)
+        return configuration
+    }
+
     /// 32 random bytes for a master key.
     static func randomMasterKey() -> Data {
         Data((0..<32).map { _ in UInt8.random(in: 0...255) })

@@ -55,6 +55,9 @@ extension IOLoop {
             throw ConnectionError(.protocolViolation, "HELLO did not answer with a map")
         }
         let field = { (name: String) in fields.first { $0.key.string == name }?.value.string }
+        // A cluster node answers for slots it does not serve with MOVED, a replica included, so the cluster
+        // layer may talk to any node; it learns the roles from the slot map.
+        if field("mode") == "cluster" && configuration.acceptsClusterNode { return }
         if let mode = field("mode"), mode != "standalone" {
             throw ConnectionError(.clusterMode, "the server runs in \(mode) mode; a standalone primary is required")
         }

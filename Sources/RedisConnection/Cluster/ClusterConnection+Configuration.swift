@@ -1,0 +1,52 @@
+extension ClusterConnection {
+    /// Where the cluster is and how each node is reached.
+    ///
+    /// Thread safety: a value type; `Sendable`.
+    package struct Configuration: Sendable {
+        /// Nodes to read the slot map from, any role, tried in order until one answers; the map then names
+        /// the rest.
+        package var seeds: [RedisConnection.Address]
+        /// Credentials, deadlines, TLS and breaker settings for every node's connection; its host, port and
+        /// fallback addresses are replaced per node.
+        package var node: RedisConnection.Configuration
+        /// Redirections (`MOVED`, `ASK`) one operation follows before it fails with the last one. Default 5:
+        /// a slot moves at most once per step of a resharding, and a chain longer than that means the map
+        /// is changing faster than it can be followed.
+        package var maximumRedirects: Int
+        /// The time one operation may take, redirections and retries included: no new attempt starts after
+        /// it (one in flight still ends by the node's own read deadline). Default: the node's write plus
+        /// read deadline, the budget of a single request on a standalone server.
+        package var operationTimeout: Duration
+        /// The first wait before retrying `TRYAGAIN`, `CLUSTERDOWN` or `LOADING`, doubled after each retry
+        /// and never past the operation's deadline. Default 5 ms.
+        package var retryDelay: Duration
+
+        /// Creates a configuration.
+        ///
+        /// - Parameters:
+        ///   - seeds: Nodes to read the slot map from (at least one).
+        ///   - node: Settings for each node's connection.
+        package init(seeds: [RedisConnection.Address], node: RedisConnection.Configuration) {
+            self.seeds = seeds
+            self.node = node
+            self.maximumRedirects = 5
+            self.operationTimeout = node.writeTimeout + node.readTimeout
+            self.retryDelay = .milliseconds(5)
+        }
+    }
+
+    /// Counters of the cluster layer. Thread safety: a value type, read as one snapshot.
+    package struct Statistics: Sendable, Equatable {
+        /// `MOVED` replies followed.
+        package var movedRedirects = 0
+        /// `ASK` replies followed.
+        package var askRedirects = 0
+        /// Retries after `TRYAGAIN`, `CLUSTERDOWN` or `LOADING`.
+        package var retries = 0
+        /// Slot maps read from a node.
+        package var topologyRefreshes = 0
+
+        /// Creates zeroed counters.
+        package init() {}
+    }
+}

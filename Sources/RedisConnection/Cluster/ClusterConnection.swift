@@ -1,0 +1,203 @@
+import CacheCore
+
+/// Commands to a Redis Cluster, each sent to the primary serving its key's slot over one multiplexed
+/// ``RedisConnection`` per node, following the cluster's redirections.
+///
+/// - **Routing.** The command goes to the primary that ``ClusterTopology`` names for
+///   ``HashSlot/init(key:)`` of its routing key. The first command reads the map (`CLUSTER SHARDS`, else
+///   `CLUSTER SLOTS`) from the seeds; see ``refreshTopology()``.
+/// - **`MOVED`.** The slot lives elsewhere for good: the map is updated for that slot
+///   (``ClusterTopology/assigning(_:to:)``) and the command is sent there.
+/// - **`ASK`.** For this command only: `ASKING` and the command go to the named node as one adjacent pair
+///   (``RedisConnection/send(adjacent:)``); the map does not change.
+/// - **`TRYAGAIN`, `CLUSTERDOWN`, `LOADING`.** Retried after a wait that starts at
+///   ``Configuration/retryDelay`` and doubles, within the operation's deadline.
+/// - **Limits.** At most ``Configuration/maximumRedirects`` redirections, and no attempt starts after
+///   ``Configuration/operationTimeout``; then the last error is thrown.
+///
+/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): rate-limited topology refresh on
+/// redirects and failures, per-node breakers in the statistics, tracking per primary.
+///
+/// Thread safety: every method may be called from any task; the map and the connections sit behind one
+/// lock held only to read or swap them.
+package final class ClusterConnection: Sendable {
+    /// The settings this connection was created with.
+    package let configuration: Configuration
+
+    private struct State {
+        var topology: ClusterTopology?
+        var connections: [RedisConnection.Address: RedisConnection] = [:]
+        var statistics = Statistics()
+        var isClosed = false
+        /// The map read in flight, which concurrent callers await instead of reading their own.
+        var refresh: Task<ClusterTopology, any Error>?
+    }
+    private let state = Locked(State())
+
+    /// Creates a cluster connection; it connects lazily, on the first command.
+    ///
+    /// - Parameter configuration: Seeds and node settings.
+    package init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The slot map in use, or `nil` before the first one was read.
+    package var topology: ClusterTopology? { state.withLock { $0.topology } }
+
+    /// A snapshot of the counters.
+    package var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// Sends `command` to the primary of `key`'s slot and returns its reply, following redirections.
+    ///
+    /// - Parameters:
+    ///   - command: The command.
+    ///   - key: The key that decides the slot (the command's key; for a multi-key command, any of its keys,
+    ///     which must all share a slot).
+    /// - Returns: The reply; never an error reply.
+    /// - Throws: ``ConnectionError``: the node's error for anything but a redirection or a retryable state;
+    ///   the last `MOVED`/`ASK` after too many; the last `TRYAGAIN`/`CLUSTERDOWN`/`LOADING` when the deadline
+    ///   leaves no time to retry; a failure to read the map. `CancellationError` when the task is cancelled.
+    package func send(_ command: RESPCommand, key: [UInt8]) async throws -> RESPValue {
+        let deadline = ContinuousClock.now + configuration.operationTimeout
+        let slot = HashSlot(key: key)
+        var redirects = 0
+        var retries = 0
+        var asked: RedisConnection.Address?
+        while true {
+            let target: RedisConnection.Address
+            if let asked { target = asked } else { target = try await primary(for: slot, deadline: deadline) }
+            let connection = try self.connection(to: target)
+            do {
+                if asked != nil {
+                    let replies = try await connection.send(adjacent: [RESPCommand("ASKING"), command])
+                    return try replies[1].get()
+                }
+                return try await connection.send(command)
+            } catch let error as ConnectionError {
+                switch Self.disposition(of: error, queriedHost: target.host) {
+                case .redirect(let redirect):
+                    redirects += 1
+                    guard redirects <= configuration.maximumRedirects, ContinuousClock.now < deadline else {
+                        throw error
+                    }
+                    asked = follow(redirect)
+                case .retry:
+                    let wait = configuration.retryDelay * (1 << min(retries, 16))
+                    guard ContinuousClock.now + wait < deadline else { throw error }
+                    retries += 1
+                    state.withLock { $0.statistics.retries += 1 }
+                    try await Task.sleep(for: wait)
+                    asked = nil
+                case .fail:
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Closes every node's connection; commands pending on them fail with
+    /// ``ConnectionError/Code/connectionClosed``, later ones are refused.
+    package func close() async {
+        let (connections, refresh) = state.withLock { state in
+            state.isClosed = true
+            defer { state.connections = [:] }
+            return (Array(state.connections.values), state.refresh)
+        }
+        refresh?.cancel()
+        for connection in connections { await connection.close() }
+    }
+
+    // MARK: - Routing
+
+    /// What to do after an error reply.
+    private enum Disposition { case redirect(ClusterRedirect), retry, fail }
+
+    private static func disposition(of error: ConnectionError, queriedHost: String) -> Disposition {
+        switch error.code {
+        case .moved, .ask:
+            return ClusterRedirect(error.message, queriedHost: queriedHost).map(Disposition.redirect) ?? .fail
+        case .loading:
+            return .retry
+        case .serverError where error.message.hasPrefix("TRYAGAIN") || error.message.hasPrefix("CLUSTERDOWN"):
+            return .retry
+        default:
+            return .fail
+        }
+    }
+
+    /// Applies `redirect`: a `MOVED` changes the map and returns `nil` (route by the map again), an `ASK`
+    /// returns the node for the next attempt only.
+    private func follow(_ redirect: ClusterRedirect) -> RedisConnection.Address? {
+        state.withLock { state in
+            switch redirect.kind {
+            case .moved:
+                state.statistics.movedRedirects += 1
+                state.topology = state.topology?.assigning(redirect.slot, to: redirect.address)
+                return nil
+            case .ask:
+                state.statistics.askRedirects += 1
+                return redirect.address
+            }
+        }
+    }
+
+    /// The primary of `slot`, reading the map first when there is none or it names no primary for the slot
+    /// (then `CLUSTERDOWN` is what the caller sees once the deadline passes).
+    private func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> RedisConnection.Address
+    {
+        if let primary = state.withLock({ $0.topology?.primary(for: slot) }) { return primary }
+        var wait = configuration.retryDelay
+        while true {
+            if let primary = try await refreshTopology().primary(for: slot) { return primary }
+            guard ContinuousClock.now + wait < deadline else {
+                throw ConnectionError(.serverError, "CLUSTERDOWN no primary serves slot \(slot) in the cluster's map")
+            }
+            try await Task.sleep(for: wait)
+            wait *= 2
+        }
+    }
+
+    /// Puts `topology` in use and counts the read.
+    func install(_ topology: ClusterTopology) {
+        state.withLock { state in
+            state.topology = topology
+            state.statistics.topologyRefreshes += 1
+        }
+    }
+
+    /// The map read in flight, or the one `start` begins (kept as in flight until ``refreshEnded()``).
+    func sharedRefresh(_ start: () -> Task<ClusterTopology, any Error>) -> Task<ClusterTopology, any Error> {
+        state.withLock { state in
+            if let refresh = state.refresh { return refresh }
+            // Made under the lock: the task's own `refreshEnded()` waits for it, so it cannot clear the slot
+            // before it was filled.
+            let task = start()
+            state.refresh = task
+            return task
+        }
+    }
+
+    /// Clears the read in flight, so the next refresh reads again.
+    func refreshEnded() {
+        state.withLock { $0.refresh = nil }
+    }
+
+    /// The connection to `address`, made on first use.
+    ///
+    /// - Throws: ``ConnectionError/Code/connectionClosed`` after ``close()``, or what creating the
+    ///   connection throws (no descriptor left).
+    func connection(to address: RedisConnection.Address) throws -> RedisConnection {
+        try state.withLock { state throws(ConnectionError) in
+            guard !state.isClosed else { throw ConnectionError(.connectionClosed, "the cluster connection was closed") }
+            if let connection = state.connections[address] { return connection }
+            var node = configuration.node
+            node.host = address.host
+            node.port = address.port
+            node.fallbackAddresses = []
+            node.acceptsClusterNode = true
+            let connection = try RedisConnection(configuration: node)
+            state.connections[address] = connection
+            return connection
+        }
+    }
+}
