@@ -253,6 +253,24 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try loadOnce.fenced(nil) { try engine.removeAll() }
     }
 
+    /// Removes every entry, as ``removeAll()`` does, and reports how far the deletion has come.
+    ///
+    /// The new key epoch is in place before the first report, so every entry is already unreadable; what
+    /// is reported is the deletion of the files that held them, which is the part that takes time on a
+    /// large store (the `strata clear` progress line uses it).
+    ///
+    /// - Parameter progress: Called on the caller's thread with (entry files deleted, entry files found):
+    ///   once with (0, *n*) when the entry folders have been listed, then after each file. Files that could
+    ///   not be deleted count as done. Not called when the store is empty of folders.
+    /// - Throws: What ``removeAll()`` throws, in the same cases.
+    /// - Complexity: O(*n*) file deletions on the caller's thread, after waiting for the store's `flock`; the
+    ///   *n* file names are held in memory while they are deleted, as ``verify(progress:)`` holds them.
+    ///
+    /// Thread-safe; `progress` runs while the store's lock is held, so it must not call into this store.
+    public func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
+        try loadOnce.fenced(nil) { try engine.removeAll(progress: progress) }
+    }
+
     /// Runs `body` while holding an advisory exclusive lock (`flock`) for `key`, shared by every
     /// process and every instance on this store; waits for the lock.
     ///

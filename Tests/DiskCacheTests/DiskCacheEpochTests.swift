@@ -25,6 +25,21 @@ import Testing
         #expect(first.statistics.corruptEntriesRemoved == 1)
     }
 
+    @Test func aWipeReportsEachFileItDeletesAgainstTheTotal() throws {
+        // Given a store of 30 entries
+        let cache = try makeCache(folder)
+        for index in 0..<30 { try cache.setValue(Data([UInt8(index)]), forKey: "k\(index)") }
+        // When every entry is removed with a progress callback
+        var reports: [[Int]] = []
+        try cache.removeAll { done, total in reports.append([done, total]) }
+        // Then it counted the files first, then reported each deletion against that total
+        #expect(reports.first == [0, 30])
+        #expect(reports.last == [30, 30])
+        #expect(reports.map { $0[0] } == Array(0...30))
+        #expect(cache.count == 0)
+        #expect(try cache.value(forKey: "k3") == nil)
+    }
+
     @Test func recordRenamedOverFromOutsideIsNoticed() throws {
         let cache = try makeCache(folder)
         try cache.setValue(Data([1]), forKey: "k")

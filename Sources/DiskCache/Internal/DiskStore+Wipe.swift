@@ -18,10 +18,12 @@ extension DiskStore {
     /// second attempt finds no room, the entries are gone but the epoch stays; that is reported to the
     /// observer and the call succeeds, since every entry it was asked to remove was removed.
     ///
-    /// - Parameter deletingEntries: `false` only in tests that simulate an interrupted wipe.
+    /// - Parameters:
+    ///   - deletingEntries: `false` only in tests that simulate an interrupted wipe.
+    ///   - progress: Called with (entry files deleted, entry files found) while they are deleted.
     /// - Throws: `CacheError` `.readOnly` for a store opened read-only; the record's write error (nothing
     ///   changed); or, after the new epoch is in place, the first failure among the items left behind.
-    func removeAll(deletingEntries: Bool = true) throws {
+    func removeAll(deletingEntries: Bool = true, progress: ((Int, Int) -> Void)? = nil) throws {
         try translatingErrors {
             try requireWritable("remove all entries")
             try createFolders()
@@ -30,17 +32,19 @@ extension DiskStore {
             defer { release(lock) }
             // Every name changes: no write may put a file in place (and count it) between the index reset
             // and the deletion (DiskStore+NameLocks.swift).
-            try withAllNameLocks { try wipe(folders: folders, deletingEntries: deletingEntries) }
+            try withAllNameLocks {
+                try wipe(folders: folders, deletingEntries: deletingEntries, progress: progress)
+            }
         }
     }
 
-    private func wipe(folders: StoreFolders, deletingEntries: Bool) throws {
+    private func wipe(folders: StoreFolders, deletingEntries: Bool, progress: ((Int, Int) -> Void)?) throws {
         let (salt, record) = try generations.makeRecord()
         do {
             try writeAtomically(
                 record, in: folders.root, name: StoreLayout.checkRecordName, modified: nil, replacing: true)
         } catch let error as FileError where Self.isOutOfSpace(error) && deletingEntries {
-            let early = deleteEntryFiles(in: folders)
+            let early = deleteEntryFiles(in: folders, progress: progress)
             accounting.resetIndex(to: nil)
             do {
                 try writeAtomically(
@@ -61,7 +65,7 @@ extension DiskStore {
         generations.adopt(epoch, status: status)
         accounting.resetIndex(to: deletingEntries ? StoreIndex() : nil)
         guard deletingEntries else { return }
-        try throwIfIncomplete(deleteEntryFiles(in: folders), epochChanged: true)
+        try throwIfIncomplete(deleteEntryFiles(in: folders, progress: progress), epochChanged: true)
     }
 
     private static func isOutOfSpace(_ error: FileError) -> Bool {
@@ -72,9 +76,15 @@ extension DiskStore {
     /// failures. Every folder is opened relative to `entries/` without following a link: a link (or any
     /// non-folder) where a fan-out folder belongs is moved aside whole, never listed or deleted through.
     ///
+    /// With `progress`, the fan-out folders are counted in a first pass (each opened, listed and closed in
+    /// turn: holding all of them open at once could pass a low descriptor limit), so a total can be given.
+    ///
+    /// - Parameter progress: Called with (files done, files found) once they are counted and after each file.
     /// - Returns: The paths that could not be deleted or listed, with their errors.
-    /// - Complexity: O(*n*) file-system calls for *n* files.
-    private func deleteEntryFiles(in folders: StoreFolders) -> [(path: String, error: any Error)] {
+    /// - Complexity: O(*n*) file-system calls for *n* files (twice the listing with `progress`).
+    private func deleteEntryFiles(
+        in folders: StoreFolders, progress: ((Int, Int) -> Void)? = nil
+    ) -> [(path: String, error: any Error)] {
         var failures: [(path: String, error: any Error)] = []
         var items: [(String, FileStatus)] = []
         do {
@@ -82,6 +92,9 @@ extension DiskStore {
         } catch {
             return [(layout.entriesFolder, error)]
         }
+        let total = progress == nil ? 0 : countEntryFiles(items, in: folders)
+        var done = 0
+        progress?(0, total)
         for (prefix, status) in items {
             let folderPath = layout.entriesFolder + "/" + prefix
             let folder: Directory
@@ -109,6 +122,11 @@ extension DiskStore {
                 continue
             }
             for name in names {
+                defer {
+                    done += 1
+                    // A file written between the count and now (only before the name locks) grows the total.
+                    progress?(done, max(done, total))
+                }
                 do {
                     try folder.unlink(name)
                 } catch {
@@ -123,6 +141,16 @@ extension DiskStore {
             }
         }
         return failures
+    }
+
+    /// How many files the fan-out folders among `items` hold now; folders that cannot be opened count 0.
+    private func countEntryFiles(_ items: [(String, FileStatus)], in folders: StoreFolders) -> Int {
+        var count = 0
+        for (prefix, status) in items where status.isDirectory {
+            guard let folder = try? folders.entries.directory(prefix) else { continue }
+            try? folder.forEach { _, _ in count += 1 }
+        }
+        return count
     }
 
     /// Throws one error summing up `failures`, if any, saying whether earlier entries are still readable.

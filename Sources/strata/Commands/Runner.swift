@@ -48,6 +48,12 @@ enum Runner {
         case .version:
             StandardStreams.printOutput("strata \(HelpText.version)\n")
             return ExitStatus.success
+        case .completion(let shell):
+            // Before the store: a script is text about the tool, and a shell profile must not create a key.
+            guard StandardStreams.printOutput(CompletionScript.script(for: shell)) else {
+                throw .outputWriteFailed(errno: errno)
+            }
+            return ExitStatus.success
         default:
             break
         }
@@ -63,6 +69,8 @@ enum Runner {
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath
+        // Test-only: how long verify and clear run before their progress line may appear (Docs/CLI.md).
+        let progressDelay = environment["STRATA_PROGRESS_DELAY"].flatMap(Double.init) ?? 1
         switch invocation.command {
         case .set(let key, let value, let timeToLive):
             return try ValueCommands(store: store, storePath: path, shared: shared).set(
@@ -74,7 +82,8 @@ enum Runner {
         case .removeTagged:
             return try ValueCommands(store: store, storePath: path, shared: shared).remove(taggedWith: invocation.tags)
         case .clear:
-            return try StoreCommands(store: store, storePath: path, shared: shared).clear()
+            return try StoreCommands(store: store, storePath: path, shared: shared, progressDelay: progressDelay)
+                .clear()
         case .list(let json):
             return try StoreCommands(store: store, storePath: path).list(json: json)
         case .stats(let json):
@@ -83,7 +92,7 @@ enum Runner {
         case .trim:
             return try StoreCommands(store: store, storePath: path, limits: location.configuration).trim()
         case .verify:
-            return try StoreCommands(store: store, storePath: path).verify()
+            return try StoreCommands(store: store, storePath: path, progressDelay: progressDelay).verify()
         case .exec(let options):
             let command = ExecCommand(options: options, store: store, storePath: path, shared: shared)
             if invocation.globals.isBackgroundRefresh {
@@ -91,7 +100,7 @@ enum Runner {
                 return ExitStatus.success
             }
             return try command.run()
-        case .help, .version:
+        case .help, .version, .completion:
             return ExitStatus.success
         }
     }

@@ -11,13 +11,20 @@ struct StoreCommands {
     var limits: DiskCacheConfiguration? = nil
     /// The Redis tier under the store, if any.
     var shared = SharedTier.disabled
+    /// Seconds `verify` and `clear` run before their progress line appears on a terminal
+    /// (`STRATA_PROGRESS_DELAY`, a test-only setting; 1 by default).
+    var progressDelay: Double = 1
 
     /// `strata clear`: rotates the key epoch, then deletes every entry.
+    ///
+    /// Progress goes to stderr only when stderr is a terminal and the deletion has run for over a second.
     ///
     /// - Returns: 0.
     /// - Throws: `CLIFailure.store` when the wipe fails.
     func clear() throws(CLIFailure) -> Int32 {
-        try storeCall { try store.removeAll() }
+        let progress = progressLine(verb: "clearing")
+        defer { progress.finish() }
+        try storeCall { try store.removeAll(progress: progress.update) }
         shared.removeAll()
         return ExitStatus.success
     }
@@ -79,8 +86,8 @@ struct StoreCommands {
     /// - Throws: `CLIFailure.store` when the store cannot be listed, or when some files could not be
     ///   read (they are left in place, counted in the report, and the first is named in the error).
     func verify() throws(CLIFailure) -> Int32 {
-        let progress = VerifyProgress(isEnabled: StandardStreams.isTerminal(STDERR_FILENO))
-        let report = try storeCall { try store.verify(progress: { progress.update(done: $0, total: $1) }) }
+        let progress = progressLine(verb: "verifying")
+        let report = try storeCall { try store.verify(progress: progress.update) }
         progress.finish()
         // Files that could not be read are reported through the observer and skipped by the check; take
         // them from the held-back warnings so they are counted and named here, once.
@@ -112,6 +119,10 @@ struct StoreCommands {
 
     // MARK: - Helpers
 
+    private func progressLine(verb: String) -> ProgressLine {
+        ProgressLine(verb: verb, isTerminal: StandardStreams.isTerminal(STDERR_FILENO), delay: progressDelay)
+    }
+
     private func storeCall<R>(_ body: () throws -> R) throws(CLIFailure) -> R {
         do {
             return try body()
@@ -124,29 +135,5 @@ struct StoreCommands {
         guard StandardStreams.printOutput(text) else {
             throw .outputWriteFailed(errno: errno)
         }
-    }
-}
-
-/// The `\r`-rewritten progress line of `verify` on a terminal.
-///
-/// Used from the one thread that runs `verify`; a class so that the progress closure can update it.
-private final class VerifyProgress {
-    private let isEnabled: Bool
-    private let start = Date()
-    private var lastPrinted: Date?
-
-    init(isEnabled: Bool) { self.isEnabled = isEnabled }
-
-    func update(done: Int, total: Int) {
-        guard isEnabled else { return }
-        let now = Date()
-        guard now.timeIntervalSince(start) > 1, now.timeIntervalSince(lastPrinted ?? .distantPast) > 0.1 else { return }
-        lastPrinted = now
-        StandardStreams.write(Data("\rstrata: verifying \(done)/\(total) entries".utf8), to: STDERR_FILENO)
-    }
-
-    func finish() {
-        // Erase the progress line so the report starts on a clean line.
-        if lastPrinted != nil { StandardStreams.write(Data("\r\u{1B}[K".utf8), to: STDERR_FILENO) }
     }
 }

@@ -9,8 +9,9 @@ enum CLIFailure: Error {
     /// The command line is wrong; the message is followed by the usage of `command` (or the general
     /// usage when `nil`). Exit status 2.
     case usage(String, command: String?)
-    /// A setting outside the command line proper is malformed (a bad `--redis` or `STRATA_REDIS_URL`); the
-    /// message is one line, without the usage. Exit status 2.
+    /// A setting outside the command line proper is malformed (a bad `--redis` or `STRATA_REDIS_URL`), or
+    /// one word of it is (an unknown shell for `completion`); the message is one line, without the usage.
+    /// Exit status 2.
     case badSetting(String)
     /// The store or its key cannot be used. The message names the store and the cause. Exit status 3.
     case store(String)

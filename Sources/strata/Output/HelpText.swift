@@ -16,6 +16,7 @@ enum HelpText {
         "exec":
             "strata exec [--ttl D] [--key-env VAR]... [--key-cwd absolute|none|relative:ROOT] [--cache-failures] "
             + "[--stale D] [--max-output SIZE] [--tag TAG]... -- CMD [ARG...]",
+        "completion": "strata completion bash|zsh|fish",
         "help": "strata help [COMMAND]",
     ]
 
@@ -41,7 +42,8 @@ enum HelpText {
         """,
         "clear": """
         Removes every entry: the store's key epoch is rotated first, so nothing written before
-        can be decrypted any more, then the files are deleted.
+        can be decrypted any more, then the files are deleted. Shows progress on a terminal when it
+        takes a while.
         """,
         "ls": """
         Lists live entries: size in bytes, expiry (UTC, or "never"), key, then "[tags: ...]" for a
@@ -81,6 +83,15 @@ enum HelpText {
                            --max-size when smaller; none for no cap); a larger output is still
                            shown, but not kept, with one warning
         --tag TAG          the kept result carries TAG (strata rm --tag TAG removes it); repeatable
+        """,
+        "completion": """
+        Prints a completion script for the shell: commands, options, and the values some options take
+        (--key-cwd's forms, folders for --store, files for the --redis-... files, variables for
+        --key-env). Tags are not completed: listing them would decrypt every entry.
+
+          bash:  source <(strata completion bash)           (in ~/.bashrc)
+          zsh:   source <(strata completion zsh)            (in ~/.zshrc, after compinit)
+          fish:  strata completion fish > ~/.config/fish/completions/strata.fish
         """,
         "help": "Shows help for a command.",
     ]

@@ -59,7 +59,37 @@ struct ArgumentParser {
     private static let shortOptions = ["-h": "help", "-V": "version"]
 
     /// The command names, in the order help lists them.
-    static let commandNames = ["set", "get", "rm", "clear", "ls", "stats", "trim", "verify", "exec", "help"]
+    static let commandNames = [
+        "set", "get", "rm", "clear", "ls", "stats", "trim", "verify", "exec", "completion", "help",
+    ]
+
+    /// The shells `strata completion` writes a script for.
+    static let completionShells = ["bash", "zsh", "fish"]
+
+    /// The options a user may type for `command` (or, for `nil`, before any command), sorted, without the
+    /// leading `--`: every global option, then the command's own; the hidden `--background-refresh` is left
+    /// out. Completion scripts are made from this, so they can never offer an option the parser refuses.
+    ///
+    /// - Parameter command: A name from ``commandNames``, or `nil` for the global options alone.
+    /// - Returns: The option names.
+    /// - Complexity: O(*n* log *n*) in the number of options.
+    static func optionNames(for command: String?) -> [String] {
+        let globals = options.filter { $0.value.isGlobal && $0.key != "background-refresh" }.keys.sorted()
+        let own = options.filter { _, spec in
+            if case .commands(let allowed) = spec.scope, let command { return allowed.contains(command) }
+            return false
+        }.keys.sorted()
+        return globals + own
+    }
+
+    /// Whether the option `name` (without `--`) takes a value, so a completion script knows that the word
+    /// after it is that value rather than a command.
+    ///
+    /// - Parameter name: An option name.
+    /// - Returns: `true` for an option that takes a value; `false` for a flag or an unknown name.
+    static func takesValue(_ name: String) -> Bool {
+        options[name]?.takesValue ?? false
+    }
 
     /// Parses `arguments` (without the program name).
     ///
@@ -352,6 +382,14 @@ struct ArgumentParser {
         case "verify":
             try expect(0...0, "")
             return .verify
+        case "completion":
+            try expect(1...1, "shell (bash, zsh or fish)")
+            let shell = positionals[0].validText ?? positionals[0].escaped
+            // One line, no usage: the command line is right but for the one word, and the line names the fix.
+            guard completionShells.contains(shell) else {
+                throw .badSetting("no completion for the shell '\(shell)'; strata completion bash|zsh|fish")
+            }
+            return .completion(shell: shell)
         case "help":
             try expect(0...1, "")
             let topic = positionals.first.map { $0.validText ?? $0.escaped }

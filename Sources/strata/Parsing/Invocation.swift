@@ -60,6 +60,8 @@ enum Command {
     /// `--help` or `help [COMMAND]`: help for one command, or general help when `nil`.
     case help(command: String?)
     case version
+    /// `completion SHELL`: prints the completion script for `bash`, `zsh` or `fish`.
+    case completion(shell: String)
 
     /// Whether the store is opened with this invocation's `--max-size`/`--max-entries`: only commands
     /// that add entries apply them. A read must not evict what it came for, nor pay the scan that
@@ -68,7 +70,7 @@ enum Command {
     var appliesLimits: Bool {
         switch self {
         case .set, .exec: true
-        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .help, .version: false
+        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .help, .version, .completion: false
         }
     }
 }

@@ -46,6 +46,11 @@ final class FileEngine: StorageEngine {
         try store.removeAll()
     }
 
+    func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
+        // The store takes an optional (so escaping) callback; it calls it only before it returns.
+        try withoutActuallyEscaping(progress) { try store.removeAll(progress: $0) }
+    }
+
     // MARK: - Listing and maintenance
 
     func verify(

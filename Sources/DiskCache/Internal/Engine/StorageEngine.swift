@@ -89,6 +89,15 @@ protocol StorageEngine: AnyObject, Sendable {
     /// - Complexity: O(*n*) deletions for *n* records.
     func removeAll() throws
 
+    /// ``removeAll()``, reporting (records deleted, records found) as it deletes.
+    ///
+    /// An engine that deletes in one step may report nothing; the extension below does that.
+    ///
+    /// - Parameter progress: Called with (records done, records total), on the caller's thread.
+    /// - Throws: What ``removeAll()`` throws.
+    /// - Complexity: O(*n*) deletions for *n* records.
+    func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws
+
     // MARK: - Listing and maintenance
 
     /// Opens and authenticates every record, removes the corrupt, expired and tag-stale ones (if
@@ -215,4 +224,12 @@ struct StoredEntryFacts: Sendable, Equatable {
     /// The last access the engine recorded (at its granularity): the file's modification time for the file
     /// engine.
     var lastAccess: Date
+}
+
+extension StorageEngine {
+    /// Removes every record without reporting progress: the default for an engine whose removal is one
+    /// step (a table emptied in one statement has nothing to count).
+    func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
+        try removeAll()
+    }
 }
