@@ -123,7 +123,12 @@ struct ClusterConnectionTests {
         keepAliveInterval: .seconds(30))
 
     private func makeConnection(seed port: Int) -> ClusterConnection {
-        ClusterConnection(configuration: .init(seeds: [.init(host: "127.0.0.1", port: port)], node: Self.node))
+        var configuration = ClusterConnection.Configuration(
+            seeds: [.init(host: "127.0.0.1", port: port)], node: Self.node)
+        // The operation's deadline is wall-clock between attempts: with the whole suite in parallel on 2 cores
+        // a task can wait longer than the default 10 s to run again, and no test here is about that deadline
+        configuration.operationTimeout = .seconds(3_600)
+        return ClusterConnection(configuration: configuration)
     }
 }
 

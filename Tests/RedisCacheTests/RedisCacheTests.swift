@@ -262,8 +262,14 @@ struct RedisCacheTests {
         _ = try await raw.send([Array("SET".utf8), nameA, sealedA])
         #expect(try await cache.value(forKey: "a") == nil)
         #expect(cache.health.staleEpochEntries == 1)
+        // The header's epoch (bytes 2..<10, big-endian) rewritten to the current one: epochs start at a
+        // random base, so flipping a bit could as well make it an older epoch (a stale miss, not a failure
+        // to open)
+        let epochBytes = try #require(try await raw.get(Array("strata:v1:tamper:epoch".utf8)))
+        let currentEpoch = try #require(UInt64(String(decoding: epochBytes, as: UTF8.self)))
         var reEpoched = sealedA
-        reEpoched[9] ^= 0x01  // the epoch's lowest bit flipped
+        reEpoched.replaceSubrange(2..<10, with: withUnsafeBytes(of: currentEpoch.bigEndian) { Array($0) })
+        #expect(reEpoched != sealedA)
         _ = try await raw.send([Array("SET".utf8), nameA, reEpoched])
         #expect(try await cache.value(forKey: "a") == nil)
         #expect(cache.health.corruptEntries - corruptBefore == 4)

@@ -11,10 +11,11 @@ import Glibc
 /// A fake server on 127.0.0.1 that answers each command with bytes a test scripts: for handshakes a real
 /// Redis 7 never gives (no `HELLO`), and for replies no real server sends (malformed, redirections).
 ///
-/// One thread serves one client at a time with blocking sockets; it stops when the object goes away.
+/// A thread accepts, and one thread per client serves it with blocking sockets; all stop when the object
+/// goes away.
 final class ScriptedServer: @unchecked Sendable {
     // @unchecked Sendable is sound: `stopped` and `commands` are used only under `lock`; `listener` and
-    // `script` are immutable; the serving thread owns the client sockets.
+    // `script` are immutable; each client's thread owns its socket.
 
     /// The raw reply bytes for one command (its arguments as text).
     typealias Script = @Sendable ([String]) -> String
@@ -62,8 +63,12 @@ final class ScriptedServer: @unchecked Sendable {
             guard poll(&entry, 1, 20) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
-            converse(with: client)
-            close(client)
+            // A thread per client: a client that keeps its connection open (a cluster client's map read
+            // beside its node connection) must not hold up the next one
+            Thread { [self] in
+                converse(with: client)
+                close(client)
+            }.start()
         }
     }
 
