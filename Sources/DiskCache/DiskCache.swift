@@ -253,7 +253,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try loadOnce.fenced(nil) { try engine.removeAll() }
     }
 
-    /// Removes every entry, as ``removeAll()`` does, and reports how far the deletion has come.
+    /// Removes every entry, as `removeAll()` does, and reports how far the deletion has come.
     ///
     /// The new key epoch is in place before the first report, so every entry is already unreadable; what
     /// is reported is the deletion of the files that held them, which is the part that takes time on a
@@ -262,7 +262,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// - Parameter progress: Called on the caller's thread with (entry files deleted, entry files found):
     ///   once with (0, *n*) when the entry folders have been listed, then after each file. Files that could
     ///   not be deleted count as done. Not called when the store is empty of folders.
-    /// - Throws: What ``removeAll()`` throws, in the same cases.
+    /// - Throws: What `removeAll()` throws, in the same cases.
     /// - Complexity: O(*n*) file deletions on the caller's thread, after waiting for the store's `flock`; the
     ///   *n* file names are held in memory while they are deleted, as ``verify(progress:)`` holds them.
     ///
