@@ -38,9 +38,12 @@ extension RedisCacheConfiguration {
             // The scheme is not named: a mangled URL can put the user or password there.
             throw CacheError(.invalidArgument, "unsupported scheme in a Redis URL; expected redis:// or rediss://")
         }
-        guard let host = components.host, !host.isEmpty else {
+        guard var host = components.host, !host.isEmpty else {
             throw CacheError(.invalidArgument, "the Redis URL has no host")
         }
+        // An IPv6 literal is bracketed in a URL (RFC 3986 §3.2.2) but not for getaddrinfo; Foundation on Linux
+        // keeps the brackets in `host`
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = components.port ?? 6379
         guard (1...65_535).contains(port) else {
             // The value is not shown: a URL missing its `@host` can put the password in the port.

@@ -26,6 +26,14 @@ import Testing
         #expect(passwordOnly.tls == nil)
     }
 
+    @Test func anIPv6LiteralLosesItsBrackets() throws {
+        // getaddrinfo takes "::1", not the URL's "[::1]" (Foundation on Linux keeps the brackets in `host`)
+        let configuration = try RedisCacheConfiguration(url: "rediss://[::1]:6390/v6")
+        #expect(configuration.host == "::1")
+        #expect(configuration.port == 6390)
+        #expect(configuration.namespace == "v6")
+    }
+
     @Test func aRedissURLTurnsOnVerifiedTLS() throws {
         let configuration = try RedisCacheConfiguration(url: "rediss://app:pw@redis.example.com:6380/jobs")
         #expect(configuration.host == "redis.example.com")

@@ -190,6 +190,29 @@ struct RedisTLSTests {
 
     // MARK: - A lost session
 
+    @Test func anEncryptedClientKeyIsRefusedWithoutAPrompt() throws {
+        // Given a client key encrypted with a passphrase: OpenSSL's default would prompt and read standard input
+        let options = TLSOptions(
+            clientCertificateFile: certificates.clientCertificate, clientKeyFile: certificates.encryptedClientKey)
+        // When the context loads it, then it is refused at once, naming the key and the rule
+        let error = #expect(throws: ConnectionError.self) { try TLSContext(options) }
+        #expect(error?.code == .tlsFailed)
+        #expect(error?.message.contains("must be unencrypted PEM") == true, "\(String(describing: error))")
+    }
+
+    @Test func aCAFileThatIsAFIFOIsRefusedWithoutBlocking() throws {
+        // Given a FIFO where the CA file should be (opening it for reading would wait for a writer forever)
+        let folder = TemporaryFolder(label: "tls-fifo")
+        let fifo = folder.path("ca.pem")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // When the context loads it, then it is refused as not a regular file
+        let error = #expect(throws: ConnectionError.self) {
+            try TLSContext(TLSOptions(certificateAuthorityFile: fifo))
+        }
+        #expect(error?.code == .tlsFailed)
+        #expect(error?.message.contains("is not a regular file") == true, "\(String(describing: error))")
+    }
+
     @Test func aRestartedServerIsReconnectedOverTLS() async throws {
         // Given a TLS connection in use
         let server = try server()

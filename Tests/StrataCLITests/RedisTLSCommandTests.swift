@@ -128,11 +128,26 @@ struct RedisTLSCommandTests {
 
     @Test func settingsWithoutAnyRedisURLComeOnlyFromTheEnvironmentAndAreIgnored() throws {
         let harness = try StrataHarness()
-        let environment = ["STRATA_REDIS_CA_FILE": "/nonexistent/ca.pem", "STRATA_REDIS_CONNECT_TIMEOUT": "1s"]
+        // Even values that would be refused with a URL: a variable without one is not read at all
+        let environment = ["STRATA_REDIS_CA_FILE": "/nonexistent/ca.pem", "STRATA_REDIS_CONNECT_TIMEOUT": "soon"]
         #expect(try harness.run(["set", "k", "v"], extraEnvironment: environment).status == 0)
         let got = try harness.run(["get", "k"], extraEnvironment: environment)
         #expect(got.outputText == "v")
         #expect(got.errorText == "")
+    }
+
+    @Test func aCAFileThatIsAFIFOIsOneLineNotAHang() throws {
+        // Given a FIFO as the CA file: a blocking open would wait for a writer forever
+        let harness = try StrataHarness()
+        let fifo = harness.path("ca-fifo.pem")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // When a command uses it, then it ends at once with the one line of an unusable file
+        let result = try harness.run(["--redis", "rediss://127.0.0.1:1/ns", "--redis-ca-file", fifo, "get", "k"])
+        #expect(result.status == 3)
+        #expect(result.errorLines.count == 1)
+        #expect(
+            result.errorLines.first
+                == "strata: the Redis CA file \(fifo) (--redis-ca-file) is not a regular file", "\(result.errorText)")
     }
 
     @Test func aCAFileOpenSSLCannotUseFailsWithOneLineBeforeAnythingIsSent() throws {

@@ -43,6 +43,8 @@ public final class TestCertificates: Sendable {
     /// The client's certificate and key, for mutual TLS.
     public var clientCertificate: String { folder.path("client.crt") }
     public var clientKey: String { folder.path("client.key") }
+    /// The client's key encrypted with the passphrase "x" (a key the tier must refuse, never prompt for).
+    public var encryptedClientKey: String { folder.path("client-encrypted.key") }
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -66,6 +68,7 @@ public final class TestCertificates: Sendable {
         try run(
             ["req", "-x509"] + key + ["-keyout", clientKey, "-out", clientCertificate, "-subj", "/CN=strata-client"]
                 + signedByCA)
+        try run(["pkey", "-in", clientKey, "-aes256", "-passout", "pass:x", "-out", encryptedClientKey])
         try run(
             ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", rsaServerKey, "-out", rsaServerCertificate]
                 + ["-subj", "/CN=localhost"] + names + signedByCA)

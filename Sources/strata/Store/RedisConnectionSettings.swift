@@ -42,13 +42,15 @@ struct RedisConnectionSettings {
 
     /// The CA file, client certificate and client key, in ``files``' order; `nil` where not given.
     private var tlsFiles: [Setting<String>?]
-    /// The connect deadline in seconds.
+    /// The connect deadline in seconds, from the option.
     private var connectTimeout: Setting<TimeInterval>?
+    /// `STRATA_REDIS_CONNECT_TIMEOUT`'s text when the option is absent: parsed only when there is a Redis URL,
+    /// since a variable without one is ignored, whatever it holds.
+    private var connectTimeoutVariable: String?
 
     /// Collects the settings from `globals` (options win) and `environment`; an empty variable counts as unset.
     ///
-    /// - Throws: `CLIFailure.badSetting` (2) for a `STRATA_REDIS_CONNECT_TIMEOUT` that is not a duration.
-    init(globals: GlobalOptions, environment: [String: String]) throws(CLIFailure) {
+    init(globals: GlobalOptions, environment: [String: String]) {
         tlsFiles = Self.files.map { option, variable, _ in
             if let value = globals.redisFiles[option] {
                 return Setting(value: value, source: "--\(option)", isOption: true)
@@ -59,19 +61,15 @@ struct RedisConnectionSettings {
         if let seconds = globals.redisConnectTimeout {
             connectTimeout = Setting(value: seconds, source: "--redis-connect-timeout", isOption: true)
         } else if let text = environment["STRATA_REDIS_CONNECT_TIMEOUT"], !text.isEmpty {
-            do {
-                connectTimeout = Setting(
-                    value: try Units.duration(text), source: "STRATA_REDIS_CONNECT_TIMEOUT", isOption: false)
-            } catch {
-                throw .badSetting("STRATA_REDIS_CONNECT_TIMEOUT '\(text)' \(error.reason)")
-            }
+            connectTimeoutVariable = text
         }
     }
 
     /// Applies the settings to the tier's configuration (`nil`: no Redis URL was given).
     ///
-    /// - Throws: `CLIFailure.usage` or `.badSetting` (2) for a setting that does not fit the URL, a zero
-    ///   timeout, or a client certificate without its key; `.store` (3) for a TLS file that cannot be read.
+    /// - Throws: `CLIFailure.usage` or `.badSetting` (2) for a setting that does not fit the URL, a timeout
+    ///   that is zero or not a duration, or a client certificate without its key; `.store` (3) for a TLS file
+    ///   that cannot be read or is not a regular file.
     func apply(to configuration: inout RedisCacheConfiguration?) throws(CLIFailure) {
         guard var updated = configuration else {
             let options =
@@ -81,6 +79,15 @@ struct RedisConnectionSettings {
                 throw .usage("option \(option) needs a Redis URL (--redis or STRATA_REDIS_URL)", command: nil)
             }
             return
+        }
+        var connectTimeout = self.connectTimeout
+        if connectTimeout == nil, let text = connectTimeoutVariable {
+            do {
+                connectTimeout = Setting(
+                    value: try Units.duration(text), source: "STRATA_REDIS_CONNECT_TIMEOUT", isOption: false)
+            } catch {
+                throw .badSetting("STRATA_REDIS_CONNECT_TIMEOUT '\(text)' \(error.reason)")
+            }
         }
         if let timeout = connectTimeout {
             guard timeout.value > 0 else { throw Self.mistake(timeout, "must be more than 0") }
@@ -112,16 +119,23 @@ struct RedisConnectionSettings {
             ? .usage("option \(setting.source) \(reason)", command: nil) : .badSetting("\(setting.source) \(reason)")
     }
 
-    /// Opens `setting`'s file for reading and closes it again.
+    /// Opens `setting`'s file for reading, checks that it is a regular file, and closes it again.
+    ///
+    /// Non-blocking, so a FIFO given as a file cannot hang the tool in `open(2)`; anything but a regular
+    /// file (a FIFO, a directory, a device) is refused before OpenSSL would read it.
     ///
     /// - Throws: `CLIFailure.store` (3) naming the file, where it was given, and the system's reason.
     private static func checkReadable(_ setting: Setting<String>, holding what: String) throws(CLIFailure) {
-        let descriptor = open(setting.value, O_RDONLY | O_CLOEXEC)
+        let path = EntryFormatting.outsideText(setting.value)
+        let descriptor = open(setting.value, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let reason = String(cString: strerror(errno))
-            let path = EntryFormatting.outsideText(setting.value)
             throw .store("cannot read the Redis \(what) \(path) (\(setting.source)): \(reason)")
         }
-        close(descriptor)
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw .store("the Redis \(what) \(path) (\(setting.source)) is not a regular file")
+        }
     }
 }

@@ -27,8 +27,9 @@ package final class TLSContext: @unchecked Sendable {
     ///
     /// - Parameter options: Trust, name, client certificate.
     /// - Throws: ``ConnectionError`` `.tlsFailed` naming the file and OpenSSL's reason when the CA file,
-    ///   the system trust store, the client certificate or key cannot be loaded, or the key does not match
-    ///   the certificate. Reads the files given (blocking I/O).
+    ///   the system trust store, the client certificate or key cannot be loaded (a file that is not a
+    ///   regular file, a key encrypted with a passphrase), or the key does not match the certificate. Reads
+    ///   the files given (blocking I/O).
     package init(_ options: TLSOptions) throws(ConnectionError) {
         guard Self.libraryIsReady else {
             throw ConnectionError(.tlsFailed, "cannot initialize OpenSSL: \(Self.errorQueueText())")
@@ -49,9 +50,13 @@ package final class TLSContext: @unchecked Sendable {
         // or moved (a borrowed connection given back).
         _ = strata_SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION)
         _ = strata_SSL_CTX_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
+        // No passphrase prompt: without a callback OpenSSL asks on the terminal for an encrypted key, and
+        // reads the answer from standard input, which may be the value a `strata set` is storing
+        SSL_CTX_set_default_passwd_cb(context) { _, _, _, _ in 0 }
         if options.verifiesCertificate {
             SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
             if let file = options.certificateAuthorityFile {
+                try Self.requireRegularFile(file, holding: "CA file")
                 guard SSL_CTX_load_verify_locations(context, file, nil) == 1 else {
                     throw ConnectionError(
                         .tlsFailed, "cannot load the CA file \(file): \(Self.errorQueueText())")
@@ -63,19 +68,35 @@ package final class TLSContext: @unchecked Sendable {
             SSL_CTX_set_verify(context, SSL_VERIFY_NONE, nil)
         }
         if let certificate = options.clientCertificateFile {
+            try Self.requireRegularFile(certificate, holding: "client certificate")
             guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1 else {
                 throw ConnectionError(
                     .tlsFailed, "cannot load the client certificate \(certificate): \(Self.errorQueueText())")
             }
         }
         if let key = options.clientKeyFile {
+            try Self.requireRegularFile(key, holding: "client key")
             guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
-                throw ConnectionError(.tlsFailed, "cannot load the client key \(key): \(Self.errorQueueText())")
+                throw ConnectionError(
+                    .tlsFailed,
+                    "cannot load the client key \(key) (it must be unencrypted PEM): \(Self.errorQueueText())")
             }
             guard SSL_CTX_check_private_key(context) == 1 else {
                 throw ConnectionError(
                     .tlsFailed, "the client key \(key) does not match the client certificate")
             }
+        }
+    }
+
+    /// Throws unless `path` names a regular file (after symbolic links): OpenSSL would block forever
+    /// opening a FIFO, and reports a directory or a device only as "no certificate found".
+    private static func requireRegularFile(_ path: String, holding what: String) throws(ConnectionError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            throw ConnectionError(.tlsFailed, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ConnectionError(.tlsFailed, "the \(what) \(path) is not a regular file")
         }
     }
 
