@@ -8,7 +8,7 @@ private struct LoadFailure: Error, Equatable {}
 /// Load-once on one `MemoryCache` or one `DiskCache`, without a `MultiCache` (issue 14): one loader call
 /// per key however many callers, errors not cached, the tier's own removals fencing a load in flight, and
 /// a cancelled waiter leaving the others their load. Run under ThreadSanitizer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct SingleTierLoadOnceTests {
     @Test(arguments: LoadingTier.Kind.allCases)
     func hundredConcurrentCallersRunTheLoaderOnce(kind: LoadingTier.Kind) async throws {

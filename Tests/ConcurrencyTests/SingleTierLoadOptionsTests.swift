@@ -9,7 +9,7 @@ import Testing
 /// Issue 17 on one `MemoryCache`, without a `MultiCache`: stale retention (plain reads never see it),
 /// fail-safe with its throttle, stale-while-revalidate fenced by the tier's own removals, the tier's
 /// lifetime ending its background work, and the batch load. Run under ThreadSanitizer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct SingleTierLoadOptionsTests {
     private struct Down: Error {}
 

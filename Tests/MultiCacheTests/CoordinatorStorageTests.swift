@@ -4,7 +4,7 @@ import Testing
 
 /// The storage is the only owner of the state machine: every event that advances the change sequence
 /// publishes it to the lock-free copy that reads note, in the same critical section.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct CoordinatorStorageTests {
     @Test func writeAdvancesThePublishedSequenceWhenItBeginsAndWhenItEnds() async {
         // Given an idle coordinator

@@ -10,7 +10,7 @@ import Testing
 /// Issue 17's bulk reads and loads on a MultiCache: each tier read once for the keys still missing, one
 /// batch loader call with exactly the keys missing everywhere, loads shared with single-key callers both
 /// ways, results stored in every tier unless fenced. Run under ThreadSanitizer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheBulkTests {
     private static let keys = (0..<50).map { "key-\($0)" }
 

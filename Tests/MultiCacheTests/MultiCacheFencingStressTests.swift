@@ -6,7 +6,7 @@ import Testing
 
 /// Many tasks loading, writing and removing a few keys at once; afterwards no tier may hold a value that
 /// a write or removal should have kept out (see `History.violation(key:value:)`).
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheFencingStressTests {
     private static let keys = ["a", "b", "c"]
 

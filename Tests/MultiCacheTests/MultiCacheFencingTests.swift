@@ -6,7 +6,7 @@ import Testing
 
 /// Writes and removals that land while a load-once caller is still reading the tiers, or while a read is
 /// writing back: none may be undone by the load's store or the write-back.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheFencingTests {
     enum Removal: String, CaseIterable, CustomStringConvertible {
         case removeEntry, removeAll

@@ -8,7 +8,7 @@ import Testing
 
 /// Invalidations a tier publishes: removed from the tiers above it only, fenced like a removal, and
 /// subscribed to for as long as the `MultiCache` lives.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheInvalidationTests {
     /// `[memory, above, publishing, below]` with `k` stored in every tier.
     private struct Stack {

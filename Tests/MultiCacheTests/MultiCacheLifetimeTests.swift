@@ -11,7 +11,7 @@ import Testing
 /// a tier's maximum lifetime, never replaced by it), and each window of a load (fail-safe, stale while
 /// revalidate, expiry itself) ends at its instant, tested where a tier's own retention would not hide it: the
 /// entries here are retained stale for an hour, far past every window.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheLifetimeTests {
     struct Failure: Error {}
 

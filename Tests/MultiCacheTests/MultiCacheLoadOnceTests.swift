@@ -7,7 +7,7 @@ import Testing
 
 private struct LoadFailure: Error, Equatable {}
 
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheLoadOnceTests {
     @Test func hundredConcurrentCallersForOneKeyRunTheLoaderOnce() async throws {
         // Given 100 callers that all miss, and a loader held until every one of them has joined

@@ -10,7 +10,7 @@ import Testing
 /// Issue 17 on a MultiCache: fail-safe, stale-while-revalidate, refresh-ahead and loader timeouts, each
 /// checked for the value returned, the loader calls run, what each tier holds, and removals in flight.
 /// Time is a ManualClock; loads are held with gates; no sleeps. Run under ThreadSanitizer.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheLoadOptionsTests {
     static let failSafe = LoadOptions(failSafe: .init(maximumStaleness: .seconds(60), throttle: .seconds(5)))
     static let revalidate = LoadOptions(staleWhileRevalidate: .seconds(30))

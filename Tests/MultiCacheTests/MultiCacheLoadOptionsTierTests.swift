@@ -10,7 +10,7 @@ import Testing
 
 /// Issue 17 left-overs: stale copies survive write-backs through a memory tier that is not the first, a
 /// `RecordingCache` hides no stale entry, and the options are checked on every path, fresh hits included.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheLoadOptionsTierTests {
     private static let failSafe = LoadOptions(failSafe: .init(maximumStaleness: .seconds(60), throttle: .seconds(5)))
 

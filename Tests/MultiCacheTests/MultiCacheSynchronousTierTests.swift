@@ -10,7 +10,7 @@ import Testing
 /// A first tier that reads without suspending (a concrete MemoryCache) is read through its synchronous
 /// API, on the read's fast path: its answers, statistics, write-backs and fences, how users' ways of
 /// building tiers reach it, and removals racing a read or a load behind it.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheSynchronousTierTests {
     /// A MemoryCache (concrete, so read at once) over a recording slow tier, on one manual clock.
     struct MemoryOverSlow {

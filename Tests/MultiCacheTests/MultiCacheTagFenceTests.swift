@@ -7,7 +7,7 @@ import Testing
 /// The version snapshot a tagged load takes before its loader runs, on its own: the removal here goes to the
 /// tiers directly (as another process's removal reaches a shared tier), so MultiCache's own fence on
 /// `removeAll(taggedWith:)` does not see it and only the snapshot keeps the loaded value from being live.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheTagFenceTests {
     @Test func aTagRemovedInTheTiersDuringALoadLeavesTheLoadedValueDead() async throws {
         // Given a load with tag "t" whose loader is running

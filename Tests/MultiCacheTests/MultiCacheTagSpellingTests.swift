@@ -9,7 +9,7 @@ import Testing
 
 /// One tag, one spelling: "é" composed (NFC) and decomposed (NFD) are one tag in every tier, as they are one
 /// `String` and one key (Docs/Tags.md, "The tag rule").
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheTagSpellingTests {
     static let composed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

@@ -8,7 +8,7 @@ import Testing
 
 /// Tags through `MultiCache`: tagged writes, `removeAll(taggedWith:)` in every tier, and loads with tags
 /// fenced by the version snapshot they take before the loader runs.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct MultiCacheTagTests {
     @Test func removingATagMissesItsEntriesInEveryTierAndKeepsTheOthers() async throws {
         let fast = try MemoryCache<String, Int>()

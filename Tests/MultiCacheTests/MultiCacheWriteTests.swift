@@ -80,7 +80,7 @@ import Testing
         #expect(try await tiers.fast.value(forKey: "k") == nil)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func writesGoToTheTiersConcurrently() async throws {
         // Given a slow tier that holds every write
         let tiers = try TwoTiers()
@@ -97,7 +97,7 @@ import Testing
         #expect(try await tiers.slow.value(forKey: "k") == bytes("v"))
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func removalDuringAReadKeepsTheReadsWriteBackOut() async throws {
         // Given a value only in the slow tier, and a read parked inside the slow tier
         let tiers = try TwoTiers()
@@ -117,7 +117,7 @@ import Testing
         #expect(tiers.cache.tierStatistics[0].writeBacks == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func removalWaitsForAWriteBackAlreadyUnderWay() async throws {
         // Given a read whose write-back into the fast tier is parked
         let tiers = try TwoTiers()

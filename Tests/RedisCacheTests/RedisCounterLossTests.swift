@@ -8,7 +8,7 @@ import Testing
 
 /// A fencing counter that Redis loses (evicted under `allkeys-lru`, deleted with `DEL`) must never count through
 /// a value an entry was sealed or stamped with again: the counter rule of Docs/RedisCache.md ("Counters").
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisCounterLossTests {
     /// The names of the namespace's tag version keys (`…:t:…`).
     private static func tagKeys(_ raw: RawRedis) async throws -> [[UInt8]] {

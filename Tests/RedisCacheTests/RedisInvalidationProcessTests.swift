@@ -13,7 +13,7 @@ import Testing
 /// sleep), and count how often the old value was served once the peer stopped serving it: 0.
 // Serialized: each test starts a server, a child process and proxies; one at a time keeps the suite from
 // starving the rest of the run on two cores.
-@Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .timeLimit(.minutes(5)))
+@Suite(.serialized, .enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .timeLimit(.minutes(10)))
 struct RedisInvalidationProcessTests {
     @Test func aSetInOneProcessStopsTheOtherServingTheOldValue() async throws {
         let server = try RedisServer()

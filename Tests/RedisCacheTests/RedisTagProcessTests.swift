@@ -11,7 +11,7 @@ import Testing
 /// Issue 16's tag fencing with a true second process: a `strata-invalidation-peer` child removes a tag
 /// (`untag`) while this process's tagged load is in flight; this process's clock is 10 s ahead of or
 /// behind the child's system clock. 1,000 randomised runs (the removal before, during or after the load).
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisTagProcessTests {
     @Test func aTagRemovedByAnotherProcessDuringALoadIsNeverServedAfterTheRemovalReturns() async throws {
         let server = try RedisServer()

@@ -9,7 +9,7 @@ import Testing
 /// against a real server: the empty tag is a tag like any other; one over 65,535 bytes of UTF-8 is refused
 /// before anything is sent (earlier builds truncated its length to 16 bits and sealed an envelope no reader
 /// could split).
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisTagRuleTests {
     @Test func theEmptyTagIsStoredReturnedAndRemovedLikeAnyOther() async throws {
         let server = try RedisServer()

@@ -10,7 +10,7 @@ import Testing
 
 /// One tag, one spelling, on a real server: "é" composed (NFC) and decomposed (NFD) name one version key, as
 /// they are one `String` in the memory tier (Docs/Tags.md, "The tag rule").
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisTagSpellingTests {
     static let composed = "caf\u{E9}"
     static let decomposed = "cafe\u{301}"

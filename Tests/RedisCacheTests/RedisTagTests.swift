@@ -11,7 +11,7 @@ import Testing
 /// Tags in the Redis tier against a real server: version keys advanced with `INCR`, stamps inside the
 /// sealed envelope, removals seen by every client of the namespace whatever its clock, and tracking that
 /// carries a tag removal to another client's memory tier.
-@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(5)))
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisTagTests {
     @Test(arguments: RedisEndpoint.Kind.allCases)
     func aTagRemovalByOneClientMissesTheTaggedEntriesForAnotherWithAClock10sAhead(

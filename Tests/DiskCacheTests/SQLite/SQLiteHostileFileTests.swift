@@ -11,7 +11,7 @@ import Testing
 
     // MARK: - Foreign items where the database belongs
 
-    @Test(.timeLimit(.minutes(1)), arguments: ["", "-wal", "-shm"])
+    @Test(.timeLimit(.minutes(10)), arguments: ["", "-wal", "-shm"])
     func fifoAtTheDatabaseOrItsSideFilesIsRefusedWithoutBlocking(suffix: String) throws {
         // Given a FIFO (no writer ever opens it) where the database, its WAL or its shared memory belongs
         try Plant.fifo(at: folder.database + suffix)

@@ -78,7 +78,7 @@ import Testing
         #expect(try itemCount(other) == 1)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))
     func aWriterWaitsThroughTheBusyTimeoutUntilTheOtherWriterCommits() async throws {
         // Given one connection inside a write transaction
         let holder = try makeConnection(folder)
