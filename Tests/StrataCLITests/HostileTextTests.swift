@@ -40,8 +40,8 @@ struct HostileTextTests {
         let url = "redis://127.0.0.1:\(listener.port)/cli-hostile-text"
 
         // When a command and stats are pointed at it
-        let set = try harness.run(["--redis", url, "set", "k", "v"])
-        let stats = try harness.run(["--redis", url, "stats"])
+        let set = try harness.runAnswered(["--redis", url, "set", "k", "v"])
+        let stats = try harness.runAnswered(["--redis", url, "stats"])
 
         // Then the warning and the state row carry no raw control character, and are cut short
         #expect(set.status == 0)

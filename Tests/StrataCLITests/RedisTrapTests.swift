@@ -60,7 +60,7 @@ struct RedisTrapTests {
         let url = "redis://127.0.0.1:\(listener.port)/cli-not-redis"
 
         // When a command is pointed at it
-        let set = try harness.run(["--redis", url, "set", "k", "v"])
+        let set = try harness.runAnswered(["--redis", url, "set", "k", "v"])
 
         // Then one warning says the server does not speak Redis, and the local store did the work
         #expect(set.status == 0)
@@ -71,7 +71,7 @@ struct RedisTrapTests {
             "\(line)")
         #expect(try harness.run(["get", "k"]).outputText == "v")
         // And stats shows the same in its state row
-        let stats = try harness.run(["--redis", url, "stats", "--json"])
+        let stats = try harness.runAnswered(["--redis", url, "stats", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: stats.standardOutput) as? [String: Any])
         let redis = try #require(object["redis"] as? [String: Any])
         #expect(
