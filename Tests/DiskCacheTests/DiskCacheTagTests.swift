@@ -93,9 +93,11 @@ import Testing
         #expect(entryFiles(folder).count == 2)  // kept: the counter, not the entry, is damaged
         #expect(throws: CacheError.self) { try cache.tagVersions(for: ["t"]) }
 
-        // Another tag's valid counter copied over it: bound to its name, so it fails too.
+        // Another tag's valid counter copied over it: bound to its name, so it fails too (its version alone
+        // would not tell: counters start at random bases, so "u"'s differs from the one "a" was stamped with)
         try FileManager.default.removeItem(atPath: tPath)
         try FileManager.default.copyItem(atPath: uPath, toPath: tPath)
+        #expect(throws: CacheError.self) { try cache.tagVersions(for: ["t"]) }
         #expect(try cache.value(forKey: "a") == nil)
         #expect(try cache.value(forKey: "b") == Data("b".utf8))
 
