@@ -32,8 +32,8 @@ import Testing
     @Test func readsShardsSentAsFlatListsOfPairsInRESP2() throws {
         // Given the RESP2 form: every map a flat list of field, value, field, value
         let node = RESPValue.array([
-            bulk("id"), bulk("a"), bulk("port"), .integer(7000), bulk("ip"), bulk("10.0.0.1"), bulk("endpoint"),
-            bulk("10.0.0.1"), bulk("role"), bulk("master"), bulk("health"), bulk("online"),
+            bulk("id"), bulk("a"), bulk("port"), .integer(7000), bulk("ip"), bulk("127.0.0.21"), bulk("endpoint"),
+            bulk("127.0.0.21"), bulk("role"), bulk("master"), bulk("health"), bulk("online"),
         ])
         let reply = RESPValue.array([
             .array([bulk("slots"), .array([.integer(0), .integer(16383)]), bulk("nodes"), .array([node])])
@@ -41,7 +41,7 @@ import Testing
         // When it is read, then the one shard serves every slot
         let topology = try ClusterTopology(shardsReply: reply, queriedHost: "127.0.0.1")
         #expect(topology.coversAllSlots)
-        #expect(topology.primary(for: slot(16383)) == RedisConnection.Address(host: "10.0.0.1", port: 7000))
+        #expect(topology.primary(for: slot(16383)) == RedisConnection.Address(host: "127.0.0.21", port: 7000))
     }
 
     @Test func prefersTheOnlinePrimaryAndTheQueriedHostForAnUnknownEndpoint() throws {
@@ -55,9 +55,9 @@ import Testing
                 ])
         ])
         // When it is read
-        let topology = try ClusterTopology(shardsReply: reply, queriedHost: "192.0.2.7")
+        let topology = try ClusterTopology(shardsReply: reply, queriedHost: "127.0.0.27")
         // Then the online primary serves, reached at the host that was asked
-        #expect(topology.primary(for: slot(5)) == RedisConnection.Address(host: "192.0.2.7", port: 7003))
+        #expect(topology.primary(for: slot(5)) == RedisConnection.Address(host: "127.0.0.27", port: 7003))
         #expect(topology.shards[0].replicas.map(\.health) == [.loading])
     }
 
@@ -113,17 +113,17 @@ import Testing
     @Test func readsSlotsMergingRangesOfOnePrimary() throws {
         // Given a CLUSTER SLOTS reply: two ranges of one primary (one with string numbers), a null host
         let reply = RESPValue.array([
-            .array([.integer(0), .integer(99), nodeList("10.0.0.1", 7000, "a"), nodeList("10.0.0.2", 7003, "b")]),
+            .array([.integer(0), .integer(99), nodeList("127.0.0.21", 7000, "a"), nodeList("10.0.0.2", 7003, "b")]),
             .array([bulk("100"), bulk("199"), .array([.null, bulk("7001"), bulk("c"), .map([])])]),
-            .array([.integer(200), .integer(16383), nodeList("10.0.0.1", 7000, "a")]),
+            .array([.integer(200), .integer(16383), nodeList("127.0.0.21", 7000, "a")]),
         ])
         // When it is read
-        let topology = try ClusterTopology(slotsReply: reply, queriedHost: "192.0.2.7")
+        let topology = try ClusterTopology(slotsReply: reply, queriedHost: "127.0.0.27")
         // Then the primary's ranges form one shard; the unknown host is the one asked
         #expect(topology.shards.count == 2)
         #expect(topology.shards[0].slots == [0...99, 200...16383])
         #expect(topology.shards[0].replicas.map(\.address) == [RedisConnection.Address(host: "10.0.0.2", port: 7003)])
-        #expect(topology.primary(for: slot(150)) == RedisConnection.Address(host: "192.0.2.7", port: 7001))
+        #expect(topology.primary(for: slot(150)) == RedisConnection.Address(host: "127.0.0.27", port: 7001))
         #expect(topology.coversAllSlots)
     }
 
