@@ -164,7 +164,10 @@ final class CLIRedisServer: Sendable {
         }
         var lastError: (any Error)?
         for _ in 0..<5 {
-            let port = Int.random(in: 20_000...50_000)
+            // Never a port another test of this process had (a finished test's client may still reconnect
+            // to it) nor one a running server holds (then this one would exit and the wait below could
+            // mistake the other server for it).
+            let port = try LoopbackPorts.unclaimed()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments =

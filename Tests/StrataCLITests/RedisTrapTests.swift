@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -192,28 +193,10 @@ final class NotRedisListener: Sendable {
     private let stopped = DispatchSemaphore(value: 0)
 
     init(reply: Data) throws {
-        #if canImport(Glibc)
-        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = Darwin.socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(fd)
-            throw POSIXError(.EADDRINUSE)
-        }
+        // A port no other test of this process had: a finished test's client may still reconnect to its own.
+        let (fd, port) = try LoopbackPorts.bindUnclaimed(backlog: 16)
         socket = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let stopped = self.stopped
         let bytes = [UInt8](reply)
         Thread.detachNewThread {

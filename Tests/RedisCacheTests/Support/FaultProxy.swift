@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -49,22 +50,10 @@ final class FaultProxy: @unchecked Sendable {
     init(upstreamPort: Int, records: Bool = false) throws {
         self.upstreamPort = upstreamPort
         self.records = records
-        let listener = socket(AF_INET, FreePort.streamType, 0)
+        // A port no other test of this process had: a finished test's client may still reconnect to its own.
+        let (listener, port) = try LoopbackPorts.bindUnclaimed(backlog: 16)
         self.listener = listener
-        var on: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-        var address = FreePort.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 16) == 0 else {
-            close(listener)
-            throw POSIXError(.EADDRINUSE)
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = Thread { [self] in run() }
         thread.start()
     }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -8,21 +9,8 @@ import Glibc
 
 /// Loopback port helpers for the Redis test harness.
 enum FreePort {
-    /// A port the kernel just handed out on 127.0.0.1 (bound, read back, released).
-    static func find() throws -> Int {
-        let descriptor = socket(AF_INET, streamType, 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(descriptor) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    /// A port never handed out before in this test process (``LoopbackPorts``), free a moment ago.
+    static func find() throws -> Int { try LoopbackPorts.unclaimed() }
 
     /// Whether a blocking connect to 127.0.0.1:`port` succeeds now.
     static func accepts(_ port: Int) -> Bool {

@@ -1,6 +1,7 @@
 import Foundation
 import RedisCache
 import RedisConnection
+import StrataTestSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -32,20 +33,10 @@ final class ScriptedServer: @unchecked Sendable {
 
     init(script: @escaping Script) throws {
         self.script = script
-        let listener = socket(AF_INET, FreePort.streamType, 0)
+        // A port no other test of this process had: a finished test's client may still reconnect to its own.
+        let (listener, port) = try LoopbackPorts.bindUnclaimed(backlog: 8)
         self.listener = listener
-        var address = FreePort.loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound, listen(listener, 8) == 0 else {
-            close(listener)
-            throw POSIXError(.EADDRINUSE)
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         Thread { [self] in serve() }.start()
     }
 
