@@ -154,6 +154,38 @@ import Testing
         #expect(abs(policy.windowShare - before) < 1e-12)
     }
 
+    @Test func aRunOfGhostHitsOnOneSideMovesTheWindowFurtherWithEachHit() throws {
+        // Given W-TinyLFU state for 1,000 entries with ten keys among the window's ghosts and two among the
+        // main region's
+        var policy = WindowTinyLFU(countLimit: 1_000, costLimit: .max, unlimitedCount: .max, slotCapacity: 8)
+        defer { policy.deallocate() }
+        for hash in UInt32(100)..<110 { policy.windowGhosts.insert(hash) }
+        policy.mainGhosts.insert(200)
+        policy.mainGhosts.insert(201)
+        // When the ten window ghosts are inserted again one after another
+        var moves: [Double] = []
+        for hash in UInt32(100)..<110 {
+            let before = policy.windowShare
+            let moved = policy.adapt(toInsertionOf: hash, entries: 1_000)
+            #expect(moved)
+            moves.append((policy.windowShare - before) * 1_000)
+        }
+        // Then each hit of the run moved the window a quarter step (2 entries) further than the one before,
+        // up to three steps (24 entries) from the ninth on
+        let expected: [Double] = [8, 10, 12, 14, 16, 18, 20, 22, 24, 24]
+        for (move, want) in zip(moves, expected) { #expect(abs(move - want) < 1e-9, "moves \(moves)") }
+        // And a main ghost hit ends the run: it moves the window back by one step, the next by a step and a
+        // quarter
+        var before = policy.windowShare
+        let shrank = policy.adapt(toInsertionOf: 200, entries: 1_000)
+        #expect(shrank)
+        #expect(abs((before - policy.windowShare) * 1_000 - 8) < 1e-9)
+        before = policy.windowShare
+        let shrankFurther = policy.adapt(toInsertionOf: 201, entries: 1_000)
+        #expect(shrankFurther)
+        #expect(abs((before - policy.windowShare) * 1_000 - 10) < 1e-9)
+    }
+
     @Test(arguments: [(1_000, 8.0), (250, 8.0), (200, 8.0), (100, 4.0), (50, 2.0), (10, 1.0)])
     func aGhostHitMovesAtMostFourPercentOfASmallTable(entries: Int, step: Double) throws {
         // Given W-TinyLFU state for `entries` entries with a key among the window's ghosts
