@@ -279,8 +279,9 @@ extension ShardTable {
     /// entries move to probation, and the protected segment's to probation, while over budget.
     ///
     /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries times
-    ///   `WindowTinyLFU.largestGhostStepMultiple` (or their share of the cost limit), so each loop moves a
-    ///   few dozen entries at most.
+    ///   `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
+    ///   `shardLargestGhostStepMultiple`, the same 24), or their share of the cost limit, so each loop moves
+    ///   a few dozen entries at most.
     @usableFromInline
     func rebalanceRegions() {
         while frequencyPolicy.windowIsOver {
