@@ -24,22 +24,34 @@ import Testing
 
     @Test(arguments: [1, 4])
     func aLoopSlightlyLargerThanTheCacheKeepsTheWindowSmall(shardCount: Int) throws {
-        // Given a cache of 1,000 entries
-        let cache = try MemoryCache<Int, Int>(countLimit: 1_000, shardCount: shardCount, policy: .windowTinyLFU)
-        // When it replays 50 passes of a loop over 1,200 keys (LRU would hit none of them)
-        let ratio = try replay((0..<60_000).lazy.map { $0 % 1_200 }, in: cache)
-        // Then every shard's window stayed within a quarter of its share, and the main region kept most of the
-        // loop: at most 1,000 of the 1,200 keys can hit, 83%, and a fixed 1% window gets 82 (libcachesim).
-        // (The loop's keys move nothing, but a false positive among the window's ghosts, a few per thousand
-        // lookups, moves a window by 8 entries until the main region's ghosts pull it back: a 250-entry
-        // shard's window ends anywhere from 2 to about 30 entries with the per-process hash seed. Ghosts
-        // that remember a quarter cache grow it towards the whole shard.)
-        for shard in 0..<cache.shardCount {
-            let limit = cache.shards[shard].withLock { $0.countLimit }
-            #expect(windowCountLimit(of: cache, shard: shard) <= max(limit / 4, 1), "shard \(shard)")
+        // Given five caches of 1,000 entries, each with its own 1,200 keys (so five draws of hashes: the sketch's
+        // counters and the ghosts depend on them, and Swift seeds them per process)
+        var ratios: [Double] = []
+        for keySet in UInt64(0)..<5 {
+            let cache = try MemoryCache<Int, Int>(countLimit: 1_000, shardCount: shardCount, policy: .windowTinyLFU)
+            var generator = SplitMix64(seed: 2_600 + keySet)
+            let keys = (0..<1_200).map { _ in Int(truncatingIfNeeded: generator.next() >> 1) }
+            // When it replays 50 passes of a loop over its keys (LRU would hit none of them)
+            ratios.append(try replay((0..<60_000).lazy.map { keys[$0 % 1_200] }, in: cache))
+            // Then every shard's window stayed within a quarter of its share. (The loop's keys move nothing, but
+            // a false positive among the window's ghosts, a few per thousand lookups, moves a window by 8
+            // entries until the main region's ghosts pull it back: a 250-entry shard's window ends anywhere
+            // from 2 to about 30 entries with the hashes. Ghosts that remember a quarter cache grow it towards
+            // the whole shard.)
+            for shard in 0..<cache.shardCount {
+                let limit = cache.shards[shard].withLock { $0.countLimit }
+                #expect(windowCountLimit(of: cache, shard: shard) <= max(limit / 4, 1), "set \(keySet) shard \(shard)")
+            }
+            #expect(cache.checkInvariants())
         }
-        #expect(ratio > 70, "hit ratio \(ratio)")
-        #expect(cache.checkInvariants())
+        // And the main region kept most of the loop: at most 1,000 of the 1,200 keys can hit, 83%, and a fixed
+        // 1% window gets 82 (libcachesim). The median of the five is asserted, not each: for about one set of
+        // hashes in thirty, admission runs through probation for a few sketch periods (Docs/MemoryCache.md,
+        // "A loop's probation cascade") and that set keeps 70 to 76%; the protected segment's 799 keys, two thirds
+        // of the loop, hit on every pass whatever happens, so no set falls below 60.
+        let sorted = ratios.sorted()
+        #expect(sorted[2] > 76, "hit ratios \(ratios)")
+        #expect(sorted[0] > 60, "hit ratios \(ratios)")
     }
 
     @Test func aLoopMixedWithZipfKeepsTheWindowSmall() throws {
@@ -152,6 +164,38 @@ import Testing
         let shrank = policy.adapt(toInsertionOf: 9, entries: 1_000)
         #expect(shrank)
         #expect(abs(policy.windowShare - before) < 1e-12)
+    }
+
+    @Test func aRunOfGhostHitsOnOneSideMovesTheWindowFurtherWithEachHit() throws {
+        // Given W-TinyLFU state for 1,000 entries with ten keys among the window's ghosts and two among the
+        // main region's
+        var policy = WindowTinyLFU(countLimit: 1_000, costLimit: .max, unlimitedCount: .max, slotCapacity: 8)
+        defer { policy.deallocate() }
+        for hash in UInt32(100)..<110 { policy.windowGhosts.insert(hash) }
+        policy.mainGhosts.insert(200)
+        policy.mainGhosts.insert(201)
+        // When the ten window ghosts are inserted again one after another
+        var moves: [Double] = []
+        for hash in UInt32(100)..<110 {
+            let before = policy.windowShare
+            let moved = policy.adapt(toInsertionOf: hash, entries: 1_000)
+            #expect(moved)
+            moves.append((policy.windowShare - before) * 1_000)
+        }
+        // Then each hit of the run moved the window a quarter step (2 entries) further than the one before,
+        // up to three steps (24 entries) from the ninth on
+        let expected: [Double] = [8, 10, 12, 14, 16, 18, 20, 22, 24, 24]
+        for (move, want) in zip(moves, expected) { #expect(abs(move - want) < 1e-9, "moves \(moves)") }
+        // And a main ghost hit ends the run: it moves the window back by one step, the next by a step and a
+        // quarter
+        var before = policy.windowShare
+        let shrank = policy.adapt(toInsertionOf: 200, entries: 1_000)
+        #expect(shrank)
+        #expect(abs((before - policy.windowShare) * 1_000 - 8) < 1e-9)
+        before = policy.windowShare
+        let shrankFurther = policy.adapt(toInsertionOf: 201, entries: 1_000)
+        #expect(shrankFurther)
+        #expect(abs((before - policy.windowShare) * 1_000 - 10) < 1e-9)
     }
 
     @Test(arguments: [(1_000, 8.0), (250, 8.0), (200, 8.0), (100, 4.0), (50, 2.0), (10, 1.0)])

@@ -278,8 +278,10 @@ extension ShardTable {
     /// Brings the regions within budgets a ghost hit just changed: the window's least recently used
     /// entries move to probation, and the protected segment's to probation, while over budget.
     ///
-    /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries (or
-    ///   their share of the cost limit), so each loop moves a few entries at most.
+    /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries times
+    ///   `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
+    ///   `shardLargestGhostStepMultiple`, the same 24), or their share of the cost limit, so each loop moves
+    ///   a few dozen entries at most.
     @usableFromInline
     func rebalanceRegions() {
         while frequencyPolicy.windowIsOver {

@@ -167,7 +167,7 @@ final class ShardTable<Key: Hashable, Value> {
         capacity = min(8, self.countLimit + 1)
         frequencyPolicy = WindowTinyLFU(
             countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
-            slotCapacity: self.policy.admitsByFrequency ? capacity : 0)
+            slotCapacity: self.policy.admitsByFrequency ? capacity : 0, isShard: approximatesRecency)
         stamps = .allocate(capacity: capacity)
         keys = .allocate(capacity: capacity)
         costs = .allocate(capacity: capacity)
