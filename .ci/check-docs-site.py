@@ -136,8 +136,10 @@ def screenshot(site):
     output = site.parent / "screenshots"
     output.mkdir(exist_ok=True)
     for name, route in [("landing", "/documentation/"), ("symbol", "/documentation/memorycache/memorycache/")]:
+        # The pages render in script: the virtual time budget lets it run before the picture is taken.
         subprocess.run([browser, "--headless", "--disable-gpu", "--no-sandbox", "--window-size=1280,900",
-                        f"--screenshot={output / (name + '.png')}", base + route], check=False, timeout=120)
+                        "--virtual-time-budget=20000", f"--screenshot={output / (name + '.png')}", base + route],
+                       check=False, timeout=120, stderr=subprocess.DEVNULL)
         print(f"check-docs-site: {output / (name + '.png')}")
     server.shutdown()
 
