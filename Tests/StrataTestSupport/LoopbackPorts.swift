@@ -1,4 +1,4 @@
-import CacheCore
+internal import CacheCore
 import Foundation
 
 #if canImport(Darwin)
