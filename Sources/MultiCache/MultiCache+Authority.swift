@@ -39,6 +39,9 @@ extension MultiCache {
         public let storesEntry: @Sendable (CacheEntry<Value>) -> Bool
         /// Whether a local entry is the same as the authority's, so that a read need not replace it.
         public let isSameEntry: @Sendable (_ local: CacheEntry<Value>, _ authoritative: CacheEntry<Value>) -> Bool
+        /// How writes the authority misses are kept and replayed; `nil` for none (a write it missed then
+        /// lives only in the local tiers, until a read that reaches the authority drops it).
+        public let replay: Replay?
 
         /// Creates an authority with a comparison of your own, for values that are not `Equatable`.
         ///
@@ -49,12 +52,15 @@ extension MultiCache {
         ///     entries costs a local write per read; returning `true` for different ones leaves the local
         ///     copy in place, which the next read with a failing authority serves, so compare everything a
         ///     reader sees (value, expiry, tags). Costs are each tier's own.
+        ///   - replay: How writes the authority misses are kept and replayed; `nil` (the default) for none.
         public init(
             storesEntry: @escaping @Sendable (CacheEntry<Value>) -> Bool = { _ in true },
-            isSameEntry: @escaping @Sendable (_ local: CacheEntry<Value>, _ authoritative: CacheEntry<Value>) -> Bool
+            isSameEntry: @escaping @Sendable (_ local: CacheEntry<Value>, _ authoritative: CacheEntry<Value>) -> Bool,
+            replay: Replay? = nil
         ) {
             self.storesEntry = storesEntry
             self.isSameEntry = isSameEntry
+            self.replay = replay
         }
     }
 }
@@ -66,12 +72,19 @@ extension MultiCache.Authority where Value: Equatable {
     ///
     /// - Parameters:
     ///   - storesEntry: Whether the authoritative tier can hold an entry; `true` for every entry unless given.
-    public init(storesEntry: @escaping @Sendable (CacheEntry<Value>) -> Bool = { _ in true }) {
-        self.init(storesEntry: storesEntry) { local, authoritative in
-            local.value == authoritative.value && local.tags == authoritative.tags
-                && Self.sameInstant(local.expiresAt, authoritative.expiresAt)
-                && Self.sameInstant(local.staleUntil, authoritative.staleUntil)
-        }
+    ///   - replay: How writes the authority misses are kept and replayed; `nil` (the default) for none.
+    public init(
+        storesEntry: @escaping @Sendable (CacheEntry<Value>) -> Bool = { _ in true },
+        replay: MultiCache.Authority.Replay? = nil
+    ) {
+        self.init(
+            storesEntry: storesEntry,
+            isSameEntry: { local, authoritative in
+                local.value == authoritative.value && local.tags == authoritative.tags
+                    && Self.sameInstant(local.expiresAt, authoritative.expiresAt)
+                    && Self.sameInstant(local.staleUntil, authoritative.staleUntil)
+            },
+            replay: replay)
     }
 
     private static func sameInstant(_ lhs: Date?, _ rhs: Date?) -> Bool {
@@ -95,11 +108,18 @@ extension MultiCache {
     func readThroughAuthority(
         _ authority: Authority, forKey key: Key, sequenceSeen: UInt64
     ) async throws -> CacheEntry<Value>? {
+        // A pending write of this key must reach the authority before its answer is judged: a miss there
+        // would otherwise remove the only copy of the write.
+        let inSync = await replayPendingWritesIfNeeded()
         let authorityIndex = tiers.count - 1
         var failures: [CacheError.TierFailure] = []
         let local = try await readLocalTiers(forKey: key, failures: &failures)
         let answer: CacheEntry<Value>?
         do {
+            guard inSync else {
+                throw CacheError(
+                    .unavailable, "writes the authoritative tier missed are still pending; its answers wait for them")
+            }
             answer = try await tiers[authorityIndex].handle.entry(key)
         } catch let error as CancellationError {
             throw error

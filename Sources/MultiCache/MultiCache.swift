@@ -102,6 +102,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     let tierZeroHits = HitCounter()
     /// The subscriptions to tiers that publish invalidations, and the removals they queued.
     let relay = InvalidationRelay<Key, Value>()
+    /// Whether writes the authority missed may wait to be replayed, and the replay running.
+    let replayGate = Locked(ReplayGate())
 
     /// Creates a cache over `tiers`, fastest first.
     ///

@@ -25,7 +25,7 @@ struct StoreCommands {
         let progress = progressLine(verb: "clearing")
         defer { progress.finish() }
         try storeCall { try store.removeAll(progress: progress.update) }
-        shared?.removeAllInRedis()
+        try storeCall { try shared?.removeAllInRedis() }
         return ExitStatus.success
     }
 

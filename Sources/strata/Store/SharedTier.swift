@@ -30,6 +30,8 @@ struct SharedTier {
     let redis: RedisSessionTier?
     /// The store over Redis; `nil` without a Redis tier (the store is then called directly).
     private let tiers: MultiCache<String, Data>?
+    /// Where writes Redis missed wait for a run that reaches it; `nil` without a Redis tier.
+    let journal: StorePendingJournal?
 
     /// Parses the URL and resolves the master key; `nil` when no URL is given.
     ///
@@ -104,13 +106,17 @@ struct SharedTier {
         self.redis = redis
         guard let redis else {
             tiers = nil
+            journal = nil
             return
         }
         let maximumValueSize = redis.base.configuration.maximumValueSize
+        let journal = StorePendingJournal(store: store, masterKeySource: redis.base.configuration.masterKeySource)
+        self.journal = journal
         do {
             tiers = try MultiCache(
                 tiers: [.init(store, name: "store"), .init(redis, name: "redis")],
-                authority: .init(storesEntry: { $0.value.count <= maximumValueSize }))
+                authority: .init(
+                    storesEntry: { $0.value.count <= maximumValueSize }, replay: .init(journal: journal)))
         } catch {
             throw .store("cannot compose the store with Redis: \(oneLine("\(error)"))")
         }
@@ -156,11 +162,14 @@ struct SharedTier {
         try storeOutcome(waitFor { try await tiers.removeAll(taggedWith: tag) })
     }
 
-    /// Clears the namespace in Redis for every machine sharing it (one `INCR`); `clear` wipes the store
-    /// itself first, with its progress line. A failure was warned about.
-    func removeAllInRedis() {
-        guard let redis else { return }
-        _ = waitFor { try await redis.removeAll() }
+    /// Clears the namespace in Redis for every machine sharing it (one `INCR`), through the tiers so that
+    /// a clear Redis misses is kept as pending; `clear` wipes the store itself first, with its progress
+    /// line, so the store's part here finds it empty. A failure of Redis alone was warned about.
+    ///
+    /// - Throws: The store's error.
+    func removeAllInRedis() throws {
+        guard let tiers else { return }
+        try storeOutcome(waitFor { try await tiers.removeAll() })
     }
 
     /// The outcome of a `MultiCache` call as the tool sees it: a failure of the Redis tier alone is no error
@@ -188,6 +197,9 @@ struct SharedTier {
         /// The tier's connection and integrity counters after the probe (this process's: the tier's
         /// counters start at zero with each `strata` run).
         var health: RedisCacheHealth
+        /// Writes Redis missed that wait for a run that reaches it (``StorePendingJournal``); `nil` when
+        /// the journal cannot be read.
+        var pendingWrites: Int?
     }
 
     /// Probes the tier with one round trip that also checks the master key against the namespace's
@@ -204,7 +216,8 @@ struct SharedTier {
             problem = Problem(error, host: address, namespace: cache.configuration.namespace)
         }
         return Report(
-            address: address, namespace: cache.configuration.namespace, problem: problem, health: cache.health)
+            address: address, namespace: cache.configuration.namespace, problem: problem, health: cache.health,
+            pendingWrites: journal?.pendingCount())
     }
 
     /// Runs `body` on a task and waits for it on the calling thread, the tool's main thread (never a
