@@ -106,6 +106,11 @@ struct RedisSharingTests {
         // Then the first store wrote nothing, and the second wrote its copy once
         #expect(try insertions(first) == firstBefore)
         #expect(try insertions(second) == 1)
+        // And with nothing missed by Redis, no journal of pending writes was made beside either store
+        for harness in [first, second] {
+            let journal = harness.store.appendingPathComponent("pending-writes").path
+            #expect(!FileManager.default.fileExists(atPath: journal))
+        }
     }
 
     @Test func aSetDuringAnOutageIsReplayedOnceRedisAnswersAgain() throws {
