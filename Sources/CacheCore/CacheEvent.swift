@@ -35,6 +35,9 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
         /// A pending write was replayed to the authoritative tier, or dropped because that tier holds a
         /// newer write of the key.
         public static let pendingWriteReplayed = Kind("pendingWriteReplayed")
+        /// Writes an authoritative tier missed could not be kept as pending, or pending writes could not be
+        /// read back or put back, because the journal failed: the authority will not get them.
+        public static let pendingWriteLost = Kind("pendingWriteLost")
         /// Leftover temporary files from an interrupted write were removed.
         public static let staleFilesRemoved = Kind("staleFilesRemoved")
         /// Maintenance that is not part of the caller's request failed (for example the folder scan

@@ -81,149 +81,243 @@ struct ReplayGate {
     /// Unknown at first (a journal may hold an earlier process's writes), then set whenever a write is
     /// kept as pending or a replay stops early.
     var mayHavePending = true
-    /// The replay under way; its result tells whether every pending write was replayed or dropped.
-    var running: Task<Bool, Never>?
+    /// Counts writes kept as pending: a replay that began before the count moved may have missed one.
+    var generation: UInt64 = 0
+    /// The replay under way (its id, the generation it began at, and its task, whose result tells
+    /// whether every write it claimed was replayed or dropped).
+    var running: (id: UInt64, generation: UInt64, task: Task<Bool, Never>)?
+    var lastID: UInt64 = 0
+}
+
+/// What a pending write remembers of the entry the local tiers held before it.
+struct PendingBase: Sendable {
+    var fingerprint: UInt64
+    var expiresAt: Date?
 }
 
 extension MultiCache {
     /// Replays the pending writes, if there may be any, before a call reaches the authority; a call that
-    /// arrives while a replay runs waits for it, so no read judges a key by an authority that has not yet
-    /// received its pending write.
+    /// arrives while a replay runs waits for it, and for another one when a write was kept as pending after
+    /// it began, so no read judges a key by an authority that has not yet received its pending write.
     ///
     /// - Returns: Whether nothing is left pending; `false` when the replay stopped early, and the authority's
     ///   answers must not be judged yet (a miss there could remove the only copy of a pending write).
     @discardableResult
     func replayPendingWritesIfNeeded() async -> Bool {
         guard let replay = authority?.replay else { return true }
-        let task: Task<Bool, Never>? = replayGate.withLock { gate in
-            if let running = gate.running { return running }
-            guard gate.mayHavePending else { return nil }
-            gate.mayHavePending = false
-            let task = Task { await self.replayJournal(replay) }
-            gate.running = task
-            return task
+        while true {
+            let started: (task: Task<Bool, Never>, generation: UInt64)? = replayGate.withLock { gate in
+                if let running = gate.running { return (running.task, running.generation) }
+                guard gate.mayHavePending else { return nil }
+                gate.mayHavePending = false
+                gate.lastID += 1
+                let id = gate.lastID
+                let task = Task {
+                    let completed = await self.replayJournal(replay)
+                    self.replayGate.withLock { gate in
+                        if gate.running?.id == id { gate.running = nil }
+                    }
+                    return completed
+                }
+                gate.running = (id, gate.generation, task)
+                return (task, gate.generation)
+            }
+            guard let started else { return true }
+            guard await started.task.value else { return false }
+            // A write kept as pending after this replay claimed the journal is not among what it replayed.
+            if replayGate.withLock({ $0.generation }) == started.generation { return true }
         }
-        guard let task else { return true }
-        let completed = await task.value
-        replayGate.withLock { gate in
-            if gate.running == task { gate.running = nil }
-        }
-        return completed
     }
 
-    /// Replays the journal's writes in order, until the first failure; removes the ones replayed or
-    /// superseded from the journal.
+    /// Claims the journal's writes (takes them out, so no other replay, in this process or another, runs
+    /// them too), replays them in order until the first failure, and puts back what is left.
     ///
-    /// - Returns: Whether every pending write was replayed or dropped.
+    /// - Returns: Whether every claimed write was replayed or dropped.
     private func replayJournal(_ replay: Authority.Replay) async -> Bool {
-        let pending: [PendingWrite<Key>]
+        let claimed: [PendingWrite<Key>]
         do {
-            pending = try await replay.journal.update { $0 }
+            claimed = try await replay.journal.update { writes in
+                defer { writes = [] }
+                return writes
+            }
         } catch {
-            replayStopped(error, "reading the pending writes failed")
-            return false
+            // Nothing can be replayed from a journal that cannot be read, and waiting would not fix it:
+            // the authority's answers are judged as without a journal, and the failure is reported.
+            observer?(
+                CacheEvent(
+                    .pendingWriteLost, "reading the pending writes failed; the authoritative tier answers reads again",
+                    tierIndex: tiers.count - 1, error: error))
+            return true
         }
-        var completed = true
-        let authorityIndex = tiers.count - 1
-        let authority = tiers[authorityIndex]
-        var finished = Set<UInt64>()
-        for write in pending {
+        for (position, write) in claimed.enumerated() {
             do {
-                switch write.operation {
-                case .removeAll:
-                    try await authority.handle.removeAll()
-                case .removeAllTagged(let tag):
-                    try await authority.handle.removeAllTagged(tag)
-                case .set(let key), .remove(let key):
-                    let current = try await authority.handle.entry(key)
-                    guard current.map(replay.fingerprint) == write.base else {
-                        // Another writer reached the authority after the entry this write was based on.
-                        observer?(
-                            CacheEvent(
-                                .pendingWriteReplayed,
-                                "a pending write was dropped: the authoritative tier holds a newer write of the key",
-                                tierIndex: authorityIndex))
-                        finished.insert(write.id)
-                        continue
-                    }
-                    if case .set = write.operation {
-                        if let local = await firstLocalEntry(forKey: key) {
-                            try await authority.handle.setEntry(authority.capping(local, now: clock.now), key)
-                        }
-                    } else {
-                        try await authority.handle.removeEntry(key)
-                    }
-                }
-                finished.insert(write.id)
-                observer?(
-                    CacheEvent(.pendingWriteReplayed, "a pending write was replayed", tierIndex: authorityIndex))
+                try await replayWrite(write, replay)
             } catch {
-                replayStopped(error, "replaying a pending write failed; it stays pending")
-                completed = false
-                break
+                let remaining = Array(claimed[position...])
+                replayGate.withLock { $0.mayHavePending = true }
+                reportReplay("replaying a pending write failed; it stays pending", error)
+                await putBack(remaining, replay)
+                return false
             }
         }
-        guard !finished.isEmpty else { return completed }
-        let done = finished
-        do {
-            try await replay.journal.update { writes in writes.removeAll { done.contains($0.id) } }
-        } catch {
-            replayStopped(error, "removing replayed writes from the journal failed")
-            return false
-        }
-        return completed
+        return true
     }
 
-    private func replayStopped(_ error: any Error, _ message: String) {
-        replayGate.withLock { $0.mayHavePending = true }
+    /// Replays one pending write to the authority, or drops it when the authority holds a newer write of
+    /// its key.
+    ///
+    /// - Throws: What the authority or a local tier threw; the write is then still pending.
+    private func replayWrite(_ write: PendingWrite<Key>, _ replay: Authority.Replay) async throws {
+        let authorityIndex = tiers.count - 1
+        let authority = tiers[authorityIndex]
+        switch write.operation {
+        case .removeAll:
+            try await authority.handle.removeAll()
+        case .removeAllTagged(let tag):
+            try await authority.handle.removeAllTagged(tag)
+        case .set(let key), .remove(let key):
+            let current = try await authority.handle.entry(key)
+            guard isUnchanged(current, since: write, replay) else {
+                observer?(
+                    CacheEvent(
+                        .pendingWriteReplayed,
+                        "a pending write was dropped: the authoritative tier holds a newer write of the key",
+                        tierIndex: authorityIndex))
+                return
+            }
+            // The write replaced the base; if its own entry is gone from the local tiers too (expired,
+            // evicted, fenced by a tag), the key has no value, and the base must not come back.
+            let local = try await firstLocalEntry(forKey: key)
+            if case .set = write.operation, let local, self.authority?.storesEntry(local) ?? true {
+                do {
+                    try await authority.handle.setEntry(authority.capping(local, now: clock.now), key)
+                } catch let error as CacheError where error.code == .entryTooLarge {
+                    try await authority.handle.removeEntry(key)
+                }
+            } else {
+                try await authority.handle.removeEntry(key)
+            }
+        }
+        observer?(CacheEvent(.pendingWriteReplayed, "a pending write was replayed", tierIndex: authorityIndex))
+    }
+
+    /// Whether the authority still holds what `write` was based on: the same entry, or none where there was
+    /// none, or none where the base has expired by now (its expiry ran out there; nobody removed it).
+    private func isUnchanged(
+        _ current: CacheEntry<Value>?, since write: PendingWrite<Key>, _ replay: Authority.Replay
+    ) -> Bool {
+        guard let current else {
+            guard write.base != nil else { return true }
+            guard let expiresAt = write.baseExpiresAt else { return false }
+            return expiresAt <= clock.now
+        }
+        return replay.fingerprint(current) == write.base
+    }
+
+    /// Puts `remaining` back at the head of the journal, ahead of writes kept since they were claimed; a
+    /// later write of one of their keys keeps its place at the end but takes the earlier one's base, as it
+    /// would have had the earlier one never left the journal.
+    private func putBack(_ remaining: [PendingWrite<Key>], _ replay: Authority.Replay) async {
+        do {
+            try await replay.journal.update { writes in
+                var merged = remaining
+                for write in writes {
+                    var write = write
+                    if let key = write.key, let earlier = merged.firstIndex(where: { $0.key == key }) {
+                        write.base = merged[earlier].base
+                        write.baseExpiresAt = merged[earlier].baseExpiresAt
+                        merged.remove(at: earlier)
+                    } else if case .removeAll = write.operation {
+                        merged.removeAll()
+                    }
+                    merged.append(write)
+                }
+                writes = merged
+            }
+        } catch {
+            observer?(
+                CacheEvent(
+                    .pendingWriteLost, "putting unreplayed writes back into the journal failed",
+                    tierIndex: tiers.count - 1, error: error))
+        }
+    }
+
+    private func reportReplay(_ message: String, _ error: any Error) {
         observer?(CacheEvent(.pendingWriteReplayed, message, tierIndex: tiers.count - 1, error: error))
     }
 
-    /// The first live entry of `key` in the local tiers; a tier that throws counts as a miss.
-    private func firstLocalEntry(forKey key: Key) async -> CacheEntry<Value>? {
+    /// The first live entry of `key` in the local tiers.
+    ///
+    /// - Throws: What a local tier threw: a replay must not take a tier it could not read for one without
+    ///   the key.
+    private func firstLocalEntry(forKey key: Key) async throws -> CacheEntry<Value>? {
         for index in 0..<(tiers.count - 1) {
-            if let found = try? await tiers[index].handle.entry(key) { return found }
+            if let found = try await tiers[index].handle.entry(key) { return found }
         }
         return nil
     }
 
-    /// The fingerprint a pending write of `key` would remember: that of the local tiers' entry, or `nil`
-    /// for none. Read only when the cache replays pending writes.
-    func pendingBase(forKey key: Key) async -> UInt64? {
+    /// What a pending write of `key` would remember: the fingerprint and expiry of the local tiers'
+    /// entry, or `nil` for none (or a local tier that cannot be read). Read only when the cache replays
+    /// pending writes.
+    func pendingBase(forKey key: Key) async -> PendingBase? {
         guard let replay = authority?.replay else { return nil }
-        return await firstLocalEntry(forKey: key).map(replay.fingerprint)
+        guard let entry = try? await firstLocalEntry(forKey: key) else { return nil }
+        return PendingBase(fingerprint: replay.fingerprint(entry), expiresAt: entry.expiresAt)
     }
 
     /// Keeps `operation` as pending when the authority's failure is among `failures` (not a refusal by size,
     /// not a cancellation) and the cache replays; returns the failures left to report.
+    ///
+    /// - Parameters:
+    ///   - operation: What the authority missed. A set of an entry the authority cannot hold at all
+    ///     (``Authority/storesEntry``) is kept as a removal: its old entry there must go, as it would have
+    ///     had the authority answered.
+    ///   - entry: The entry of a set, for that check.
     func keepPending(
-        _ operation: PendingWrite<Key>.Operation, base: UInt64?, failures: [CacheError.TierFailure]
+        _ operation: PendingWrite<Key>.Operation, base: PendingBase?, entry: CacheEntry<Value>? = nil,
+        failures: [CacheError.TierFailure]
     ) async -> [CacheError.TierFailure] {
         let authorityIndex = tiers.count - 1
-        guard let replay = authority?.replay,
+        guard let authority, let replay = authority.replay,
             let failure = failures.first(where: { $0.index == authorityIndex }),
             !failure.isRefusedBySize, !(failure.error is CancellationError)
         else { return failures }
+        var operation = operation
+        if case .set(let key) = operation, let entry, !authority.storesEntry(entry) {
+            operation = .remove(key)
+        }
+        let kept = operation
         do {
             try await replay.journal.update { writes in
-                var base = base
-                switch operation {
+                var write = PendingWrite(operation: kept, base: base?.fingerprint, baseExpiresAt: base?.expiresAt)
+                switch kept {
                 case .removeAll:
                     writes.removeAll()
                 case .set(let key), .remove(let key):
                     if let earlier = writes.firstIndex(where: { $0.key == key }) {
-                        base = writes[earlier].base
+                        write.base = writes[earlier].base
+                        write.baseExpiresAt = writes[earlier].baseExpiresAt
                         writes.remove(at: earlier)
                     }
                 case .removeAllTagged:
                     break
                 }
-                writes.append(PendingWrite(operation: operation, base: base))
+                writes.append(write)
             }
         } catch {
+            observer?(
+                CacheEvent(
+                    .pendingWriteLost,
+                    "the authoritative tier \(authorityIndex) (\(failure.name)) missed a write, and keeping it as "
+                        + "pending failed",
+                    tierIndex: authorityIndex, error: error))
             return failures
         }
-        replayGate.withLock { $0.mayHavePending = true }
+        replayGate.withLock { gate in
+            gate.mayHavePending = true
+            gate.generation += 1
+        }
         observer?(
             CacheEvent(
                 .writePending,

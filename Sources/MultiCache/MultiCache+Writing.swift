@@ -23,7 +23,7 @@ extension MultiCache {
         let base = await pendingBase(forKey: key)
         try await coordinator.fenced(key) {
             let failures = await keepPending(
-                .set(key), base: base,
+                .set(key), base: base, entry: entry,
                 failures: await setEntry(entry, forKey: key, inTiers: tiers.indices, now: clock.now))
             guard !failures.isEmpty else { return }
             // A tier that kept its old entry would serve a value older than the other tiers now hold.

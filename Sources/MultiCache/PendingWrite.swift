@@ -1,4 +1,5 @@
 import CacheCore
+import Foundation
 
 /// A write, removal or clear that a ``MultiCache``'s authoritative tier missed, kept to be replayed to it
 /// when it answers again (see ``MultiCache/Authority/Replay``).
@@ -27,6 +28,9 @@ public struct PendingWrite<Key: Hashable & Sendable>: Hashable, Sendable {
     /// since: the write is replayed. Anything else is a newer write, and the pending one is dropped.
     /// Unused by ``Operation/removeAll`` and ``Operation/removeAllTagged(_:)``, which are always replayed.
     public var base: UInt64?
+    /// When that entry expires, or `nil` for never (or no entry). The authority holding nothing once it has
+    /// expired is its expiry at work, not a newer removal: the write is replayed.
+    public var baseExpiresAt: Date?
 
     /// Creates a pending write.
     ///
@@ -34,10 +38,14 @@ public struct PendingWrite<Key: Hashable & Sendable>: Hashable, Sendable {
     ///   - id: A value no other pending write in the journal has; a random one unless given.
     ///   - operation: What to replay.
     ///   - base: The fingerprint of the entry the local tiers held before, or `nil` for none.
-    public init(id: UInt64 = .random(in: 1...UInt64.max), operation: Operation, base: UInt64?) {
+    ///   - baseExpiresAt: That entry's expiry, or `nil`.
+    public init(
+        id: UInt64 = .random(in: 1...UInt64.max), operation: Operation, base: UInt64?, baseExpiresAt: Date? = nil
+    ) {
         self.id = id
         self.operation = operation
         self.base = base
+        self.baseExpiresAt = baseExpiresAt
     }
 
     /// The key the write names; `nil` for a clear or a tag removal.
@@ -67,7 +75,10 @@ public protocol PendingWriteJournal<Key>: Sendable {
     /// Reads the pending writes, oldest first, lets `body` change them, and keeps the result, as one atomic
     /// step.
     ///
-    /// - Parameter body: Changes the list; called once, on any thread (a journal may hop to its own queue),
+    /// `body` may be called more than once (a journal that must create its storage first may run it to see
+    /// whether there is anything to keep): it must depend only on the list it is given.
+    ///
+    /// - Parameter body: Changes the list; called on any thread (a journal may hop to its own queue),
     ///   and must not call the cache.
     /// - Returns: What `body` returns.
     /// - Throws: What `body` throws (nothing is then kept), or the journal's own storage errors.

@@ -174,6 +174,107 @@ import Testing
         }
     }
 
+    @Test func aPendingSetWhoseLocalEntryExpiredRemovesTheOldEntryInsteadOfKeepingIt() async throws {
+        // Given v0 in both tiers, replaced during an outage by v1 with a short lifetime
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v0"), forKey: "k", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v1"), forKey: "k", expiry: .seconds(2))
+        // When v1 expires before the authority answers again
+        tiers.clock.advance(by: 3)
+        endOutage(tiers)
+
+        // Then v0 does not come back: the key has no value anywhere
+        #expect(try await tiers.cache.value(forKey: "k") == nil)
+        #expect(try await tiers.slow.value(forKey: "k") == nil)
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aLocalTierThatCannotBeReadStopsTheReplayAndKeepsTheWrite() async throws {
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("old"), forKey: "k", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("new"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+        // The replay's read of the local copy fails once: the write must stay pending, not be taken as gone
+        tiers.fast.failNext(.entry)
+        _ = try await tiers.cache.value(forKey: "other")
+        #expect(journal.pendingWrites.map(\.operation) == [.set("k")])
+        // And the next call replays it
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("new"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("new"))
+    }
+
+    @Test func aSetTheAuthorityCouldNeverHoldIsKeptAsARemovalOfItsOldEntry() async throws {
+        // Given an authority that holds nothing over 4 bytes, and a small value in both tiers
+        let journal = InMemoryPendingWriteJournal<String>()
+        let tiers = try TwoTiers(
+            authority: .init(storesEntry: { $0.value.count <= 4 }, replay: .init(journal: journal)))
+        try await tiers.cache.setValue(bytes("tiny"), forKey: "k", expiry: .seconds(3_600))
+        // When a large value replaces it during an outage
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("too large"), forKey: "k", expiry: .seconds(3_600))
+        #expect(journal.pendingWrites.map(\.operation) == [.remove("k")])
+        endOutage(tiers)
+
+        // Then the old small value leaves the authority, the large one is served locally, nothing is stuck
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("too large"))
+        #expect(try await tiers.slow.value(forKey: "k") == nil)
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aWriteWhoseBaseExpiredInTheAuthorityIsStillReplayed() async throws {
+        // Given v0 with a short lifetime in both tiers, replaced during an outage by a lasting v1
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v0"), forKey: "k", expiry: .seconds(3))
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v1"), forKey: "k", expiry: .seconds(3_600))
+        // When v0 has expired in the authority by the time it answers (its expiry, nobody's removal)
+        tiers.clock.advance(by: 4)
+        endOutage(tiers)
+
+        // Then v1 is replayed, not dropped as if a newer removal had happened
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("v1"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v1"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aJournalThatCannotBeReadNoLongerKeepsReadsFromTheAuthority() async throws {
+        let events = EventLog()
+        let journal = FailingJournal()
+        let tiers = try TwoTiers(observer: events.observer, authority: .init(replay: .init(journal: journal)))
+        try await tiers.slow.setValue(bytes("remote"), forKey: "k", expiry: .seconds(3_600))
+        try await tiers.fast.setValue(bytes("stale"), forKey: "k", expiry: .seconds(3_600))
+        // The authority's answer wins even though the journal fails, and the failure is reported
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("remote"))
+        #expect(events.all.contains { $0.kind == .pendingWriteLost })
+        // A write the authority misses, which cannot be kept either, fails loudly
+        tiers.slow.failNext(.setEntry)
+        await #expect(throws: CacheError.self) {
+            try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        }
+        #expect(events.all.filter { $0.kind == .pendingWriteLost }.count == 2)
+    }
+
+    @Test func aReplayClaimsItsWritesSoNoOtherReplayRunsThemToo() async throws {
+        // Given a pending clear, and the authority back but held in the replay's first call
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.removeAll()
+        endOutage(tiers)
+        tiers.slow.hold(.removeAll)
+        let replaying = Task { try await tiers.cache.value(forKey: "z") }
+        await tiers.slow.waitUntilHeld(.removeAll)
+
+        // Then while it runs, the journal no longer offers the clear to another process's replay
+        #expect(journal.pendingWrites.isEmpty)
+        tiers.slow.release(.removeAll)
+        _ = try await replaying.value
+        #expect(tiers.slow.callCount(.removeAll) == 2)  // the outage's failed call, then the replay
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
     @Test func pendingWritesSurviveEncodingForAJournalFile() throws {
         let writes: [PendingWrite<String>] = [
             PendingWrite(id: 1, operation: .set("k"), base: 42),
@@ -196,5 +297,16 @@ import Testing
         // Stable across processes and builds: an empty value without tags hashes only the 0xFF separator,
         // whose 64-bit FNV-1a hash (computed independently) is fixed
         #expect(fingerprint(CacheEntry(value: Data())) == 0xaf64_724c_8602_eb6e)
+    }
+}
+
+/// A journal whose storage always fails.
+private final class FailingJournal: PendingWriteJournal {
+    typealias Key = String
+
+    func update<Result: Sendable>(
+        _ body: @escaping @Sendable (inout [PendingWrite<String>]) throws -> Result
+    ) async throws -> Result {
+        throw CacheError(.io, "the journal's storage failed")
     }
 }

@@ -115,11 +115,20 @@ struct SharedTier {
         do {
             tiers = try MultiCache(
                 tiers: [.init(store, name: "store"), .init(redis, name: "redis")],
+                observer: Self.warnAboutLostWrites,
                 authority: .init(
                     storesEntry: { $0.value.count <= maximumValueSize }, replay: .init(journal: journal)))
         } catch {
             throw .store("cannot compose the store with Redis: \(oneLine("\(error)"))")
         }
+    }
+
+    /// Warns, on stderr at once, when writes Redis missed could not be kept for replay (the journal beside the
+    /// store failed): nothing else would tell that Redis will not get them.
+    private static let warnAboutLostWrites: CacheObserver = { event in
+        guard event.kind == .pendingWriteLost else { return }
+        let reason = event.error.map { ": " + oneLine(CLIFailure.reason(of: $0)) } ?? ""
+        StandardStreams.printError("strata: warning: \(oneLine(event.message)); Redis will not get it\(reason)")
     }
 
     /// The value `get` and `exec` serve for `key` (see the type's rules).

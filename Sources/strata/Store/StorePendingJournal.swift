@@ -61,15 +61,17 @@ final class StorePendingJournal: PendingWriteJournal, @unchecked Sendable {
     }
 
     private func updateOnQueue<Result>(_ body: (inout [PendingWrite<String>]) throws -> Result) throws -> Result {
-        guard let store = try openIfPresent(creating: false) else {
-            // No journal yet: create it only when something is to be kept.
+        var store = try openIfPresent(creating: false)
+        if store == nil {
+            // No journal yet: create it only when something is to be kept. Another process may create it
+            // meanwhile, so the change is made again below, under the lock, on what the journal then holds
+            // (`body` depends on the list alone, as PendingWriteJournal requires).
             var writes: [PendingWrite<String>] = []
             let result = try body(&writes)
-            if !writes.isEmpty, let store = try openIfPresent(creating: true) {
-                try store.withLock(forKey: Self.key) { try Self.write(writes, to: store) }
-            }
-            return result
+            guard !writes.isEmpty else { return result }
+            store = try openIfPresent(creating: true)
         }
+        guard let store else { throw CacheError(.io, "the pending-writes journal could not be created") }
         return try store.withLock(forKey: Self.key) {
             var writes = try Self.read(store)
             let before = writes
