@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension DiskStore {
     /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
@@ -161,7 +172,8 @@ extension DiskStore {
         switch first.error {
         case let error as CacheError: cause = error
         case let error as FileError: cause = error.cacheError
-        default: cause = CacheError(.io, first.error.localizedDescription, path: first.path, cause: first.error)
+        // `String(describing:)`: `localizedDescription` is Foundation proper's, not FoundationEssentials'.
+        default: cause = CacheError(.io, String(describing: first.error), path: first.path, cause: first.error)
         }
         let code = cause.code
         let state =
