@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A failure that ends the tool with a one-line message on stderr and a documented exit status.
 ///
@@ -110,7 +121,8 @@ extension CLIFailure {
     /// - Parameter error: An error a store reported (a `CacheError`, usually with a POSIX cause).
     /// - Returns: One line.
     static func reason(of error: any Error) -> String {
-        guard let cacheError = error as? CacheError else { return oneLine(error.localizedDescription) }
+        // `String(describing:)`: `localizedDescription` is Foundation proper's, not FoundationEssentials'.
+        guard let cacheError = error as? CacheError else { return oneLine(String(describing: error)) }
         if let posix = cacheError.cause as? POSIXError {
             return String(cString: strerror(posix.code.rawValue))
         }

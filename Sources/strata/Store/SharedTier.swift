@@ -1,8 +1,20 @@
 import CacheCore
 import CacheCrypto
 import DiskCache
-import Foundation
+import Dispatch
 import RedisCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The Redis tier `--redis URL` (or `STRATA_REDIS_URL`) beside the local store: writes, removals and
 /// `clear` go to both. Every machine with the same server, namespace and master key shares `set`/`get`
@@ -249,8 +261,8 @@ struct SharedTier {
             // server's own words, so control characters are escaped and its length is capped.
             let reason = EntryFormatting.outsideText(
                 oneLine(redisError?.message ?? cacheError?.message ?? "\(error)")
-                    .replacingOccurrences(of: " to \(host)", with: "")
-                    .replacingOccurrences(of: "Redis at \(host): ", with: ""))
+                    .replacing(" to \(host)", with: "")
+                    .replacing("Redis at \(host): ", with: ""))
             if cacheError?.code == .wrongMasterKey {
                 self = .wrongMasterKey(namespace: namespace)
             } else if redisError?.code == .protocolViolation {
