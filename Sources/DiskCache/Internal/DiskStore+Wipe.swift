@@ -172,8 +172,14 @@ extension DiskStore {
         switch first.error {
         case let error as CacheError: cause = error
         case let error as FileError: cause = error.cacheError
-        // `String(describing:)`: `localizedDescription` is Foundation proper's, not FoundationEssentials'.
-        default: cause = CacheError(.io, String(describing: first.error), path: first.path, cause: first.error)
+        default:
+            // `localizedDescription` is Foundation proper's, not FoundationEssentials'; Apple platforms keep it.
+            #if canImport(FoundationEssentials)
+            let text = String(describing: first.error)
+            #else
+            let text = first.error.localizedDescription
+            #endif
+            cause = CacheError(.io, text, path: first.path, cause: first.error)
         }
         let code = cause.code
         let state =

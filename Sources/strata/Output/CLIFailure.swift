@@ -121,8 +121,14 @@ extension CLIFailure {
     /// - Parameter error: An error a store reported (a `CacheError`, usually with a POSIX cause).
     /// - Returns: One line.
     static func reason(of error: any Error) -> String {
-        // `String(describing:)`: `localizedDescription` is Foundation proper's, not FoundationEssentials'.
-        guard let cacheError = error as? CacheError else { return oneLine(String(describing: error)) }
+        guard let cacheError = error as? CacheError else {
+            // `localizedDescription` is Foundation proper's, not FoundationEssentials'; Apple platforms keep it.
+            #if canImport(FoundationEssentials)
+            return oneLine(String(describing: error))
+            #else
+            return oneLine(error.localizedDescription)
+            #endif
+        }
         if let posix = cacheError.cause as? POSIXError {
             return String(cString: strerror(posix.code.rawValue))
         }

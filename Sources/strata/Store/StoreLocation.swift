@@ -167,6 +167,10 @@ struct StoreLocation {
     /// `path` with a leading `~` or `~user` replaced by that home folder, as `NSString.expandingTildeInPath`
     /// does (`NSString` is Foundation proper, not FoundationEssentials); unchanged for an unknown user.
     static func expandingTilde(in path: String) -> String {
+        #if !canImport(FoundationEssentials)
+        // Apple platforms: Foundation's own (FileManager's home folders below are macOS-only there).
+        return NSString(string: path).expandingTildeInPath
+        #else
         guard path.hasPrefix("~") else { return path }
         let slash = path.firstIndex(of: "/") ?? path.endIndex
         let user = path[path.index(after: path.startIndex)..<slash]
@@ -176,6 +180,7 @@ struct StoreLocation {
         guard let home else { return path }
         let folder = home.path
         return (folder.hasSuffix("/") && slash < path.endIndex ? String(folder.dropLast()) : folder) + path[slash...]
+        #endif
     }
 
     private static func absoluteURL(forPath path: String) -> URL {
