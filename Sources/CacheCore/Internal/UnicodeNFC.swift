@@ -114,8 +114,10 @@ private struct CoreFoundationNormalizer: Sendable {
 
     private static func load() -> Result<CoreFoundationNormalizer, LoadFailure> {
         // A process that already links Foundation has it loaded: dlopen then only returns its handle. The
-        // handle is never closed: the library stays for the process's life, as a linked one would.
-        guard let handle = dlopen("libFoundation.so", RTLD_NOW | RTLD_GLOBAL) else {
+        // handle is never closed: the library stays for the process's life, as a linked one would. Lazy
+        // binding, as for a linked library: resolving all of Foundation's (and ICU's) functions up front cost
+        // more than the normalizer's first call.
+        guard let handle = dlopen("libFoundation.so", RTLD_LAZY | RTLD_LOCAL) else {
             return .failure(LoadFailure(reason: dlerror().map { String(cString: $0) } ?? "dlopen failed"))
         }
         func symbol<T>(_ name: String, as type: T.Type) throws(LoadFailure) -> T {
