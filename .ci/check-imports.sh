@@ -44,5 +44,30 @@ for dir in Sources/*/; do
         esac
     done < <(grep -rnE '^[[:space:]]*(@[A-Za-z_]+(\([^)]*\))?[[:space:]]+)*import[[:space:]]' "$dir" --include='*.swift' || true)
 done
+
+# Foundation proper (libFoundation and its ICU) is loaded by every process that links a module importing it, the
+# strata tool included (Docs/Overview.md, "Foundation on Linux"). So in Sources/ a file imports Foundation only in
+# the `#else` of `#if canImport(FoundationEssentials)`: FoundationEssentials where it exists (Linux), Foundation
+# where it does not (Apple platforms), or inside a block compiled only on Apple platforms.
+while IFS= read -r finding; do
+    echo "check-imports: $finding: import Foundation outside '#if canImport(FoundationEssentials) … #else'" >&2
+    status=1
+done < <(python3 - <<'PY'
+import pathlib, re
+for path in sorted(pathlib.Path("Sources").rglob("*.swift")):
+    lines = path.read_text(encoding="utf-8").split("\n")
+    for number, line in enumerate(lines):
+        if not re.match(r"^\s*(@\w+(\([^)]*\))?\s+)*((public|package|internal)\s+)?import\s+Foundation\s*$", line):
+            continue
+        before = [text.strip() for text in lines[max(0, number - 2):number]]
+        if before == [re.sub(r"Foundation\s*$", "FoundationEssentials", line.strip()), "#else"]:
+            continue
+        # An Apple-only file (wrapped whole in `#if canImport(CryptoKit)`, `canImport(Darwin)`, …) may import it.
+        opening = next((text.strip() for text in lines if text.strip().startswith("#if")), "")
+        if re.match(r"#if (canImport\((CryptoKit|Darwin|Security|Network|SwiftUI)\)|os\((macOS|iOS|tvOS|watchOS|visionOS)\))", opening):
+            continue
+        print(f"{path}:{number + 1}")
+PY
+)
 [ "$status" -eq 0 ] && echo "check-imports: every import follows the layering"
 exit "$status"

@@ -26,6 +26,16 @@ out=.build/darwin-typecheck
 rm -rf "$out"
 mkdir -p "$out/stand-ins" "$out/modules"
 
+# Apple's SDKs have no FoundationEssentials module (its code is inside Foundation there), so on Apple platforms
+# `#if canImport(FoundationEssentials)` is false and every file imports Foundation. This toolchain has the
+# module, so the check reads a copy of the sources in which that condition names a module that exists nowhere:
+# the Apple branch is the one compiled, as on a Mac. (Messages name the copy, under .build/darwin-typecheck/.)
+mkdir -p "$out/sources"
+cp -R "$sources/." "$out/sources/"
+find "$out/sources" -name '*.swift' -exec \
+    sed -i 's/canImport(FoundationEssentials)/canImport(FoundationEssentials_NotInAppleSDKs)/g' {} +
+sources=$out/sources
+
 common=(-swift-version 6 -enable-upcoming-feature ExistentialAny -warnings-as-errors -package-name strata)
 
 # The stand-ins, in dependency order.

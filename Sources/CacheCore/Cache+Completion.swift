@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Completion-handler variants for callers that cannot `await`. Each starts an unstructured task and
 // calls the completion exactly once, from that task: on a thread of Swift's global concurrent executor,

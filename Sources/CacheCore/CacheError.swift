@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// An error thrown by a Strata cache.
 ///
@@ -230,8 +240,7 @@ extension CacheError {
     ) -> CacheError {
         let code = Code(errno: errno, permissionErrorMeansProtectedData: permissionErrorMeansProtectedData)
         let cause: any Error =
-            POSIXErrorCode(rawValue: errno).map { POSIXError($0) as any Error }
-            ?? NSError(domain: NSPOSIXErrorDomain, code: Int(errno))
+            POSIXError.Code(rawValue: errno).map { POSIXError($0) as any Error } ?? UnknownPOSIXError(errno: errno)
         var text = "\(message): \(String(cString: strerror(errno)))"
         if code == .protectedDataUnavailable {
             text +=
@@ -264,4 +273,11 @@ extension CacheError.Code {
         default: self = .io
         }
     }
+}
+
+/// The cause of a ``CacheError/posix(_:_:path:file:line:)`` error whose `errno` has no `POSIXError.Code` case
+/// (an NSError in the POSIX domain before; NSError is Foundation proper, not FoundationEssentials).
+struct UnknownPOSIXError: Error, CustomStringConvertible {
+    var errno: Int32
+    var description: String { "POSIX error \(errno)" }
 }

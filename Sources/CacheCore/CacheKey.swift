@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A key with canonical bytes: bytes that are stable across processes, machines and releases, so a tier
 /// that names entries by bytes (the disk tier's files, a Redis tier's keys) finds them again.
@@ -85,23 +89,21 @@ enum CanonicalJSON {
         guard json.contains(where: { $0 >= 0x80 }), let text = String(data: json, encoding: .utf8) else {
             return json
         }
-        return Data(text.precomposedStringWithCanonicalMapping.utf8)
+        return UnicodeNFC.utf8(of: text)
     }
 }
 
 extension String: CacheKey {
-    /// UTF-8 of the Unicode NFC form (`precomposedStringWithCanonicalMapping`; Unicode Standard Annex
-    /// #15).
+    /// UTF-8 of the Unicode NFC form (Foundation's `precomposedStringWithCanonicalMapping`; Unicode Standard
+    /// Annex #15).
     ///
-    /// An ASCII string is its own NFC form (no ASCII character decomposes or composes), so its bytes are
-    /// taken as they are, without running the normalizer.
+    /// A string whose scalars are all below U+0300 (ASCII and Latin-1 included) is its own NFC form (none of
+    /// them decomposes or composes), so its bytes are taken as they are, without running the normalizer. On
+    /// Linux the normalizer is loaded from libFoundation on first use, so a process whose keys never need it
+    /// never loads Foundation.
     ///
     /// - Complexity: O(*n*) in the string's length.
-    public var canonicalBytes: Data {
-        var string = self
-        if let ascii = string.withUTF8({ $0.allSatisfy { $0 < 0x80 } ? Data($0) : nil }) { return ascii }
-        return Data(precomposedStringWithCanonicalMapping.utf8)
-    }
+    public var canonicalBytes: Data { UnicodeNFC.utf8(of: self) }
 
     /// Decodes UTF-8; `nil` when the bytes are not valid UTF-8. The result is not normalized again: bytes
     /// written by ``canonicalBytes`` are already NFC.

@@ -1,5 +1,9 @@
 #if canImport(SwiftUI)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SwiftUI
 
 // SwiftUI support: a Strata cache travels through the environment, as the NSCache wrapper this project grew

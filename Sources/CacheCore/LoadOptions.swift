@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a load-once call may do around its loader: serve an expired value when the loader fails
 /// (fail-safe), serve it while a background refresh runs (stale-while-revalidate), refresh a value before

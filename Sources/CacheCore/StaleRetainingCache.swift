@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A cache that keeps an entry past its expiry until the entry's `CacheEntry/staleUntil`, for loads that
 /// may serve it stale, and lets the load path read it.

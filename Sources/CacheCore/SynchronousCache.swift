@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A cache that answers a read at once, on the caller's thread, without suspending and without I/O.
 ///

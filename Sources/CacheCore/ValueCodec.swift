@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns a tier's values into bytes and back: the one codec type of every tier that stores bytes
 /// (`DiskCache`, `RedisCache`).

@@ -3,7 +3,11 @@
 // and one back-end file per platform behind each (`_OpenSSL` on Linux through libcrypto EVP, `_CryptoKit` on
 // Apple platforms). `CryptoProvider` is all four; the typealias at the end of this file picks the back end, so
 // no other file needs an `#if`.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The cryptographic operations Strata's tiers need, all from a vetted library, none hand-written.
 ///

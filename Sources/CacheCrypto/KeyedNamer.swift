@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Names cache keys without revealing them: HMAC-SHA-256 (RFC 2104, FIPS 180-4) of a key's canonical bytes
 /// (`CacheKey.canonicalBytes`) under a naming subkey (``StoreSubkeys/namingSubkey``).

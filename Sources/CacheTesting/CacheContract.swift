@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The shared contract that every `Cache<String, Data>` conformer must keep, as runnable checks.
 ///

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A rule of the ``CacheContract`` that a cache broke, with what was expected and what happened.
 ///

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A cache that fails or holds calls on demand, per operation, so tests can drive the error and
 /// timing paths of code that uses a cache.

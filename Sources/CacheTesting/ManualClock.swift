@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A clock that moves only when told to, so tests check expiry and timeouts without sleeping.
 ///

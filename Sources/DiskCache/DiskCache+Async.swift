@@ -1,6 +1,11 @@
 import CacheCore
 import Dispatch
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The queue that runs the `async` methods' file I/O, so it never blocks the cooperative thread pool.
 /// Concurrent: independent reads and writes proceed in parallel; each call's work is synchronous.

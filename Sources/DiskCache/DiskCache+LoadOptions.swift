@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension DiskCache: StaleRetainingCache {
     /// Returns the live entry for `key`, or an expired one that was stored with a later

@@ -1,6 +1,11 @@
 import CacheCore
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DiskCache {
     /// Removes expired entries, entries left from an earlier key epoch, and tagged entries whose tag was

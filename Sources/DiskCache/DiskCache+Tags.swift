@@ -1,6 +1,11 @@
 import CacheCore
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension DiskCache: TagVersioningCache {
     // MARK: - Synchronous (file I/O on the caller's thread)

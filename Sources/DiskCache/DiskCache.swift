@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An encrypted-at-rest disk tier: one AES-256-GCM file per entry, in a store folder under the
 /// platform caches directory (or any folder you give).

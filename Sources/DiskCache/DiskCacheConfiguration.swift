@@ -1,6 +1,11 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a ``DiskCache`` is opened: where the store lives, its limits, its master key and its clock.
 ///

@@ -1,6 +1,17 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Where Strata keeps its files when a caller names no folder: one rule for the store folders and the
 /// master-key files, so the two can never come from two different homes.
@@ -36,7 +47,7 @@ public enum DiskCacheLocation {
         return URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true).appendingPathComponent("Library/Caches")
         #else
         return MasterKeyLocation.xdgFolder("XDG_CACHE_HOME", orHome: ".cache", environment: environment)
-            ?? URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+            ?? FileManager.default.temporaryDirectory
         #endif
     }
 

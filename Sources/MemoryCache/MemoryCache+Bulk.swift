@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MemoryCache: BulkReadingCache {
     /// Returns the live entries for those of `keys` the cache holds, each with its expiry, cost and

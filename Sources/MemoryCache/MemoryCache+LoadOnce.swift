@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MemoryCache {
     /// Returns the live value for `key` or, on a miss, loads it once however many callers ask at the same

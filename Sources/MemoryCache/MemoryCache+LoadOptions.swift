@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MemoryCache: StaleRetainingCache {
     /// Returns the live value for `key` with its expiry and the clock reading it was found live at, or

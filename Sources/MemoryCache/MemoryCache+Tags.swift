@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MemoryCache: TagVersioningCache {
     /// Stores `value` under `key` carrying `tags`; otherwise as ``setValue(_:forKey:expiry:)``.

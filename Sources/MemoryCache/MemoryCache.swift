@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A fast, thread-safe in-memory cache that evicts the least recently used entries to stay within a
 /// count limit and a cost limit, and never returns an expired entry.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache: BulkReadingCache {
     /// Returns the live entries for those of `keys` that some tier holds, asking each tier once, fastest

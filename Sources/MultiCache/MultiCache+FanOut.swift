@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache {
     /// Writes `entry` under `key` into the tiers at `indices`, each copy capped by its tier's maximum

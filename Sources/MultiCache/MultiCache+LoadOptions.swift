@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache: StaleRetainingCache {
     /// Returns the cached value for `key` or loads it once, like ``value(forKey:expiry:orLoad:)``, with the

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache {
     /// Returns the live value for `key` from the first tier that has it; ``entry(forKey:)`` without the

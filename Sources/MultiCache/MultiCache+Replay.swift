@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache.Authority {
     /// Keeps the writes, removals and clears the authoritative tier misses (it cannot be reached) as

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache {
     /// Stores `value` under `key` in every tier carrying `tags`, with `expiry` resolved against ``clock``

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension MultiCache {
     /// One tier of a ``MultiCache``: a cache, a name for errors and statistics, and an optional cap on how

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A write, removal or clear that a ``MultiCache``'s authoritative tier missed, kept to be replayed to it
 /// when it answers again (see ``MultiCache/Authority/Replay``).

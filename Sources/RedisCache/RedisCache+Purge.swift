@@ -1,6 +1,11 @@
 import CacheCore
-import Foundation
 import RedisConnection
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Removing entries of older epochs: the optional clean-up after `removeAll()`. Reads never need it (an
 // older epoch does not open); it only frees the server's memory before TTLs or eviction would.

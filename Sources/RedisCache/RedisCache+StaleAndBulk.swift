@@ -1,6 +1,11 @@
 import CacheCore
-import Foundation
 import RedisConnection
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension RedisCache: StaleRetainingCache, BulkReadingCache {
     /// Returns the live entry for `key`, or an expired one stored with a later `CacheEntry/staleUntil`

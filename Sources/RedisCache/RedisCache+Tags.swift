@@ -1,7 +1,12 @@
 import CacheCore
-import Foundation
 import RedisConnection
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension RedisCache: TagVersioningCache {
     /// Makes every entry carrying `tag` a miss, for every process sharing the namespace: one `INCR` of the

@@ -1,8 +1,13 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import RedisConnection
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// A cache tier on a Redis (≥ 6.2) or Valkey server, shared by every process that names the same server,
 /// namespace and master key; values are sealed with AES-256-GCM before they leave the process.

@@ -1,6 +1,11 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension RedisCacheConfiguration {
     /// The namespace a URL without a path gets.

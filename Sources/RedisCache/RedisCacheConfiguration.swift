@@ -1,6 +1,11 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a ``RedisCache`` finds its server, which namespace it owns there, how its entries are sealed and
 /// how long it waits.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one rule for the counters that fence sealed records — tag versions in every sealing tier, the Redis
 /// tier's namespace epoch — so that a counter that is lost can never count through a value a record was

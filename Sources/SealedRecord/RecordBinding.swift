@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a sealed record lives, as its associated data binds it: what makes a record copied to another
 /// place fail to open. Each tier gives its own binding; ``RecordBinding/withAssociatedData(header:_:)``

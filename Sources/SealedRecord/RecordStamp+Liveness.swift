@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a sealed record is at one instant, judged by ``RecordStamp/liveness(currentEpoch:currentTagVersions:at:)``.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a sealed record says about its own life: the key epoch it was sealed under, its expiry, how long
 /// past the expiry it may still be served stale, and the versions its tags were stamped with. Every tier

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The tag block of a sealed record: the tags an entry carries and the version each was stamped with,
 /// written at the start of the record's value bytes, inside the ciphertext, by every tier that seals

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What a cache with load-once coordinates between its calls, as a pure value: load-once, the stores of
 /// write-backs and loaded values, and the fences that writes and removals put up against them. It lives

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CoordinatorStorage {
     /// The bulk load-once read every cache shares: reads `keys` once, then loads every key still missing

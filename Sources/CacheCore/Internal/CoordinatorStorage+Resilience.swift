@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension CoordinatorStorage {
     /// The load-once read with `LoadOptions` that every cache shares (Docs/Loading.md draws each

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The load-once of a single tier (a `MemoryCache`, a `DiskCache`): the tier's ``CoordinatorStorage``,
 /// created by its first load, and the three things a tier asks of it. A tier that never loads pays one

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // AES-256-GCM (NIST SP 800-38D), the platform-free interface: the one-shot seal and open, and subkeys
 // prepared once for many calls. The back ends are AESGCM_OpenSSL.swift (libcrypto, Linux) and

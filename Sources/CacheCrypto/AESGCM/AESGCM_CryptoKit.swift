@@ -1,6 +1,10 @@
 #if canImport(CryptoKit)
 import CryptoKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // AES-256-GCM on Apple platforms: CryptoKit's `AES.GCM` (a 12-byte nonce, a 16-byte tag). Prepared subkeys use
 // the one-shot fallback of AESGCM.swift. The interface is AESGCM.swift.

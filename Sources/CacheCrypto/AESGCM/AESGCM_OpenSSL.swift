@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // AES-256-GCM on Linux: libcrypto's EVP cipher interface (`EVP_CIPHER_CTX` with AES-256-GCM, a 12-byte nonce,
 // a 16-byte tag). The interface is AESGCM.swift.

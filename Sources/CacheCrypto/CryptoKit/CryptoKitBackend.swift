@@ -1,5 +1,9 @@
 #if canImport(CryptoKit)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The Apple crypto back end: CryptoKit, plus the Security framework for random bytes.
 ///

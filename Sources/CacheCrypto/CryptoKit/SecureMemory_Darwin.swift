@@ -1,5 +1,9 @@
 #if canImport(CryptoKit)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Secure zeroing and constant-time comparison on Apple platforms, under the same names as the libcrypto
 // versions in OpenSSL/SecureMemory_OpenSSL.swift, so shared code calls them without `#if`.

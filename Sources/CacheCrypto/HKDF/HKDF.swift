@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HKDF-SHA-256 (RFC 5869), the platform-free interface. The back ends are HKDF_OpenSSL.swift (libcrypto,
 // Linux) and HKDF_CryptoKit.swift (Apple platforms).

@@ -1,6 +1,10 @@
 #if canImport(CryptoKit)
 import CryptoKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HKDF-SHA-256 on Apple platforms: CryptoKit's `HKDF<SHA256>`. The interface is HKDF.swift.
 

@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HKDF-SHA-256 on Linux: libcrypto's `EVP_KDF` "HKDF" in extract-and-expand mode, configured with
 // `OSSL_PARAM`s. The interface is HKDF.swift.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HMAC-SHA-256 (RFC 2104 with SHA-256 from FIPS 180-4; test vectors in RFC 4231), the platform-free
 // interface. The back ends are HMAC_OpenSSL.swift (libcrypto, Linux) and HMAC_CryptoKit.swift (Apple

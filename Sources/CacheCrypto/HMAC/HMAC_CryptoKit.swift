@@ -1,6 +1,10 @@
 #if canImport(CryptoKit)
 import CryptoKit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HMAC-SHA-256 on Apple platforms: CryptoKit's `HMAC<SHA256>`. Prepared subkeys use the one-shot fallback of
 // HMAC.swift. The interface is HMAC.swift.

@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // HMAC-SHA-256 on Linux: libcrypto's one-shot `HMAC()`, and keyed `EVP_MAC` contexts for prepared subkeys.
 // The interface is HMAC.swift.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Tells a wrong master key apart from damaged data: a known plaintext sealed with AES-256-GCM (NIST SP
 /// 800-38D) under the key-check subkey (``StoreSubkeys/keyCheckSubkey(master:)``), kept beside a short

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// What a tier does to a key file's open descriptor before the master key is read from or written to it
 /// (DiskCache gives it a Data Protection class on Apple platforms). `path` is for messages only.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns a ``DiskCacheConfiguration/MasterKeySource`` into the store's ``MasterKey``.
 ///

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where default master-key files live: `<keysFolder>/<storeName>.key`, outside every cache folder so that
 /// deleting caches never loses a key.

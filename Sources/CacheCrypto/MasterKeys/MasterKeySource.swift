@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Where a tier's 256-bit master key comes from. Subkeys for encryption and names are derived from it
 /// with HKDF-SHA-256 (RFC 5869); the master key itself never encrypts anything.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The subkeys one store uses (a disk store, or a namespace of a shared tier), derived from the ``MasterKey``.
 ///

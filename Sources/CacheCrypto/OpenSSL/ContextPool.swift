@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import CacheCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Library contexts that one thread at a time may borrow: taken out under the lock, used without it,
 /// put back under it. A context is never in two threads' hands at once, which is what OpenSSL requires.

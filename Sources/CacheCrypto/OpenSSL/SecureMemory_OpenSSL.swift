@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Secure zeroing and constant-time comparison from libcrypto. The Apple twins of these functions live in
 // CryptoKit/SecureMemory_Darwin.swift under the same names, so shared code calls them without `#if`.

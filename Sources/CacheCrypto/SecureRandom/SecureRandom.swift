@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Bytes from the system's cryptographically secure random number generator, the platform-free interface.
 // The back ends are SecureRandom_OpenSSL.swift (`RAND_bytes`, Linux) and SecureRandom_CryptoKit.swift

@@ -1,5 +1,9 @@
 #if canImport(CryptoKit)
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Security
 
 // Random bytes on Apple platforms: the Security framework's `SecRandomCopyBytes` with the default generator.

@@ -1,6 +1,10 @@
 #if !canImport(CryptoKit)
 import COpenSSL
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Random bytes on Linux: libcrypto's `RAND_bytes`, OpenSSL's seeded CSPRNG. The interface is SecureRandom.swift.
 

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The basic rules: misses, round trips, replacement, removal and expiry. Every check starts from the
 // empty cache and the clock its factory was given, and moves time only with `clock.set(to:)` from the

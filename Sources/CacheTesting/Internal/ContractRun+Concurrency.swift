@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The rules about callers: completion handlers and concurrent tasks see what sequential async calls see.
 extension ContractRun {

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // The rules about keys: Swift's `String` equality decides which keys name one entry, in every tier,
 // whatever the key looks like on its way to a file name.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Tags: a removal of one tag reaches exactly the entries that carry it.
 extension ContractRun {

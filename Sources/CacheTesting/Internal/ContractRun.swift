@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One run of one contract check: the cache under test, its clock, and the helpers that turn a wrong
 /// result or an unexpected error into a ``ContractViolation`` naming the step.

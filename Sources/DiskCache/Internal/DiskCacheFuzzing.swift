@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Entry points for the decoder fuzzer (`Tests/Reliability/Fuzz`, Docs/Reliability.md): DiskCache's
 /// entry-file, key-check and statistics decoders, fed arbitrary bytes under fixed keys.

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 // A store the process cannot modify (a read-only mount, a folder owned by someone else) still serves
 // reads: opening falls back to a read-only mode instead of failing, and every operation that would

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 // Accounting and trimming on disk: the folder scans that build the index (StoreAccounting.swift), the
 // trims that enforce its limits, and the statistics counters persisted in `store.stats`.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Wiring the atomic file writer (AtomicFileWriter.swift) to the store: its folders, the name stripes that
 // keep a rename and its index update together, and the quarantine for a foreign directory in the way.

@@ -1,6 +1,17 @@
 import CacheCore
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension DiskStore {
     // MARK: - Read

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Something the store did not write can sit where an entry file belongs: a directory made by hand or
 // by another program. `rename(2)` cannot replace it and `unlink(2)` cannot remove it, so every write,

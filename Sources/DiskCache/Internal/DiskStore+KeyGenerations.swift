@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Wiring key generations (KeyGenerations.swift) to the store: where `store.check` is read from, creating it
 // once per store under `store.lock`, and noticing when another process started a new generation

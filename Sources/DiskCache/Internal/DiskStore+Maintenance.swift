@@ -1,6 +1,11 @@
 import CacheCore
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // Maintenance: reading every entry to verify it, and sweeping expired, corrupt and stale files (an older
 // key epoch, or a tag removed since the entry was stamped).

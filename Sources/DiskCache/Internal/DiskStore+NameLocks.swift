@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 // Why: an entry's file and its line in the in-memory index change in two steps (a rename or an unlink,
 // then the index update). Two threads changing one name — a write and a removal, two writes, a hit that

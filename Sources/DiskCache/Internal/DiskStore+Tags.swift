@@ -1,7 +1,18 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 // Tag version counters on disk (Docs/Tags.md, "In the disk tier"): one small sealed file per tag in `tags/`
 // (TagCounters.swift), read afresh on every use so a removal by another process or instance counts at

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 extension DiskStore {
     /// Starts a new key epoch (a new salt in `store.check`, written with a rename under `store.lock`),
@@ -161,7 +172,14 @@ extension DiskStore {
         switch first.error {
         case let error as CacheError: cause = error
         case let error as FileError: cause = error.cacheError
-        default: cause = CacheError(.io, first.error.localizedDescription, path: first.path, cause: first.error)
+        default:
+            // `localizedDescription` is Foundation proper's, not FoundationEssentials'; Apple platforms keep it.
+            #if canImport(FoundationEssentials)
+            let text = String(describing: first.error)
+            #else
+            let text = first.error.localizedDescription
+            #endif
+            cause = CacheError(.io, text, path: first.path, cause: first.error)
         }
         let code = cause.code
         let state =

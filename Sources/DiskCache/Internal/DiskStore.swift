@@ -1,6 +1,17 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The engine behind every `DiskCache<Key, Value>`: files, keys, index and counters, working on
 /// canonical key bytes and encoded value bytes (the generic wrapper adds the codec).

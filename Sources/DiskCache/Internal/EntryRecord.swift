@@ -1,7 +1,12 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The version-1 entry record: a 52-byte header, a 12-byte nonce, the AES-256-GCM ciphertext of
 /// key bytes followed by value bytes, and a 16-byte tag. The associated data is the header followed by

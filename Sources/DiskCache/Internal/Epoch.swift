@@ -1,6 +1,11 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The subkeys of one key epoch: everything written between two `removeAll()` calls.
 struct Epoch: Sendable {

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Darwin)
 import Darwin
@@ -12,6 +17,15 @@ import Musl
 /// Thin wrappers over POSIX calls: Foundation on Linux cannot fsync a folder, lock a file, set exact
 /// modification times on an open file, or create a file exclusively with a given mode.
 enum FileSystem {
+    /// `path` without its last component, as `NSString.deletingLastPathComponent` gives it ("/a/b/" → "/a",
+    /// "/a" → "/", "a" → "", repeated slashes collapsed); written here because `NSString` is Foundation proper,
+    /// not FoundationEssentials.
+    static func parentPath(of path: String) -> String {
+        let components = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
+        let joined = components.joined(separator: "/")
+        return path.hasPrefix("/") ? "/" + joined : joined
+    }
+
     /// Opens `path`, retrying on `EINTR`.
     static func openFile(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(FileError) -> Int32 {
         while true {
@@ -128,7 +142,7 @@ enum FileSystem {
         case EEXIST:
             return
         case ENOENT:
-            let parent = (path as NSString).deletingLastPathComponent
+            let parent = FileSystem.parentPath(of: path)
             guard !parent.isEmpty, parent != path else {
                 throw FileError(errno: ENOENT, operation: "cannot create folder", path: path)
             }

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Converts between `Date` and `timespec` the same way in both directions, so a time written with
 /// `futimens` and read back with `stat` compares equal to the in-memory copy.

@@ -1,6 +1,11 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The key-check record, `store.check`: the current epoch salt and a known plaintext sealed under a subkey
 /// derived from the master key only (``MasterKeyCheck``), so a store opened with another master key is told

@@ -1,6 +1,17 @@
 import CacheCore
 import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Key generations (epochs) and the key-check record, `store.check`: the epoch this process reads and
 /// writes with, the status of the record it came from, reading and checking a record, and making the

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The `store.stats` file: `{"format":1,"counters":{...}}`. Unreadable or damaged contents count as
 /// zero (statistics are advisory; they never stop the cache), counter by counter.

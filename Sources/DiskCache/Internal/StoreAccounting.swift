@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the store knows of itself in memory: the size and recency index of the entry files, the
 /// statistics counters not yet merged into `store.stats`, and the bookkeeping that keeps the index right

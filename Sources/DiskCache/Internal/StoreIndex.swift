@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The in-memory size and recency index of the entry files, built lazily from one scan of the folder.
 ///

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The paths inside a store folder (see Docs/DiskFormat.md, "Folder layout").
 ///

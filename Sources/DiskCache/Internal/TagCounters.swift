@@ -1,7 +1,12 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Names and seals the per-tag version counter files in `tags/` (Docs/DiskFormat.md, "Tag counters").
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A heap buffer handed out without zero-filling it, then passed to a `Data` without a copy; freed
 /// here if it never is.

@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// How a ``MultiCache`` calls one tier, for reads and writes alike: closures formed where the tier was
 /// created.

@@ -1,7 +1,12 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The sealed form of one entry in Redis (Docs/RedisCache.md, "The envelope").
 ///

@@ -1,7 +1,12 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The Redis key names of one namespace and the subkeys that seal and name its entries.
 ///

@@ -1,7 +1,12 @@
 import CacheCore
-import Foundation
 import RedisConnection
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The fencing counters on the server — the namespace's epoch and the tags' version keys — kept by the
 // sealed-record kernel's counter rule (FenceCounter, Docs/RedisCache.md "Counters"): a missing key matches no

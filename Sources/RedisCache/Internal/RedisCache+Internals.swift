@@ -1,8 +1,13 @@
 import CacheCore
 import CacheCrypto
-import Foundation
 import RedisConnection
 import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 // The steps the public operations share: naming, sending with typed errors, the epoch, the key check and
 // opening an envelope.

@@ -1,5 +1,16 @@
-import Foundation
 import RedisConnection
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The dedicated RESP3 connection that receives the server's client-tracking messages for one
 /// namespace: `CLIENT TRACKING on BCAST PREFIX strata:v1:<namespace>: NOLOOP`, then a read loop on a
@@ -64,9 +75,7 @@ final class TrackingListener: Sendable {
     static func start(settings: Settings, onEvent: @escaping @Sendable (Event) -> Void) -> TrackingListener? {
         guard let wakePipe = WakePipe() else { return nil }
         let listener = TrackingListener(settings: settings, wakePipe: wakePipe)
-        let thread = Thread { listener.run(onEvent) }
-        thread.name = "strata.redis-tracking"
-        thread.start()
+        DetachedThread.start(name: "strata.redis-tracking") { listener.run(onEvent) }
         return listener
     }
 

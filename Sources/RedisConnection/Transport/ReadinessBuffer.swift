@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Darwin)
 import Darwin
@@ -18,7 +22,7 @@ import Glibc
 /// reply the caller is slow to read waits in the kernel, as on the socket path. Platform-free, so its rules
 /// are tested on Linux although only the Apple back end uses it (`TLSStreamState_Network.swift`).
 ///
-/// Thread safety: every method may be called from any thread; the state is guarded by one `NSCondition`,
+/// Thread safety: every method may be called from any thread; the state is guarded by one `ConditionLock` (`NSCondition`'s operations),
 /// which the waits also use. Deliveries come from the producer's queue, reads and waits from the one thread
 /// that owns the stream.
 package final class ReadinessBuffer: @unchecked Sendable {
@@ -44,7 +48,7 @@ package final class ReadinessBuffer: @unchecked Sendable {
     /// Buffered bytes at which receiving pauses until the reader takes some: 1 MiB.
     package let receiveLimit: Int
 
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var phase = Phase.connecting
     private var received: [UInt8] = []
     private var consumed = 0
@@ -233,13 +237,12 @@ package final class ReadinessBuffer: @unchecked Sendable {
 
     /// Waits on the condition until `deadline`; `false` once it has passed. The lock is held.
     ///
-    /// `NSCondition` waits until a wall-clock date; waiting at most 100 ms at a time and judging the deadline
+    /// The condition waits until a wall-clock time; waiting at most 100 ms at a time and judging the deadline
     /// on the continuous clock keeps a wall-clock jump from stretching the wait past the deadline.
     private func wait(until deadline: ContinuousClock.Instant) -> Bool {
         let left = ContinuousClock.now.duration(to: deadline)
         guard left > .zero else { return false }
-        let (seconds, attoseconds) = min(left, .milliseconds(100)).components
-        _ = condition.wait(until: Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18))
+        condition.wait(atMost: min(left, .milliseconds(100)))
         return true
     }
 

@@ -1,5 +1,10 @@
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +46,9 @@ enum Runner {
     }
 
     private static func dispatch(_ invocation: Invocation, environment: [String: String]) throws(CLIFailure) -> Int32 {
+        // Only `exec` starts commands, so only it lists the descriptors it inherited (a scan of /proc/self/fd
+        // that `get` and `set` would pay for nothing); nothing before this line opens a descriptor.
+        if case .exec = invocation.command { DescriptorHygiene.recordInherited() }
         switch invocation.command {
         case .help(let command):
             StandardStreams.printOutput(command.map(HelpText.command) ?? HelpText.general)

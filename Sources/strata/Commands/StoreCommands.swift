@@ -1,6 +1,17 @@
 import CacheCore
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `clear`, `ls`, `stats`, `trim` and `verify`: commands on the whole store.
 struct StoreCommands {

@@ -1,6 +1,17 @@
 import CacheCore
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `set`, `get` and `rm`: the key-value commands.
 struct ValueCommands {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -19,8 +23,9 @@ enum DescriptorHygiene {
     /// The descriptors open when the process started, recorded by ``recordInherited()``.
     nonisolated(unsafe) private static var inherited: Set<Int32> = []
 
-    /// Records the descriptors open now. Call once, first thing in `main`, before any other thread
-    /// exists (hence `nonisolated(unsafe)`: the one write happens before any read, on the main thread).
+    /// Records the descriptors open now. Call once, before the tool opens any descriptor of its own and before
+    /// any other thread exists (`Runner` calls it for `exec` only, before the store opens; hence
+    /// `nonisolated(unsafe)`: the one write happens before any read, on the main thread).
     static func recordInherited() {
         inherited = openDescriptors()
     }

@@ -1,6 +1,17 @@
 import CacheCore
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `strata exec`: run a command once, replay its result while fresh.
 ///
@@ -204,7 +215,7 @@ struct ExecCommand {
     /// inherited, so the refresh computes the same key.
     private func startBackgroundRefresh() {
         let program = RawProcess.programName
-        let executable = Bundle.main.executablePath.map { ByteString($0) } ?? program
+        let executable = RawProcess.executablePath ?? program
         ChildProcess.spawnDetached(
             path: executable, arguments: [program, ByteString("--background-refresh")] + RawProcess.arguments)
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The store key of one `exec` invocation: the argument list, the working directory and the
 /// environment variables named by `--key-env`, all as raw bytes.

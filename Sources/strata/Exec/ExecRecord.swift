@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What `exec` keeps for one run: its exit status, its outputs, and when it stops being fresh.
 ///

@@ -1,5 +1,16 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A failure that ends the tool with a one-line message on stderr and a documented exit status.
 ///
@@ -110,7 +121,14 @@ extension CLIFailure {
     /// - Parameter error: An error a store reported (a `CacheError`, usually with a POSIX cause).
     /// - Returns: One line.
     static func reason(of error: any Error) -> String {
-        guard let cacheError = error as? CacheError else { return oneLine(error.localizedDescription) }
+        guard let cacheError = error as? CacheError else {
+            // `localizedDescription` is Foundation proper's, not FoundationEssentials'; Apple platforms keep it.
+            #if canImport(FoundationEssentials)
+            return oneLine(String(describing: error))
+            #else
+            return oneLine(error.localizedDescription)
+            #endif
+        }
         if let posix = cacheError.cause as? POSIXError {
             return String(cString: strerror(posix.code.rawValue))
         }

@@ -1,5 +1,11 @@
 import CacheCore
+import Dispatch
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Warnings reported by the store while a command runs, held back until the command's outcome is known.
 ///

@@ -1,5 +1,10 @@
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Renders `ls` output.
 ///
@@ -29,30 +34,30 @@ enum EntryFormatting {
     /// - Parameter entries: The entries, already sorted.
     /// - Returns: A pretty-printed JSON array and a newline.
     static func json(_ entries: [DiskCacheEntryInfo<String>]) -> String {
-        let objects = entries.map { entry -> [String: Any] in
-            var object: [String: Any] = [
-                "key": entry.key,
-                "kind": "value",
-                "size": entry.size,
-                "expiresAt": entry.expiresAt.map(timestamp) ?? NSNull(),
-                "lastAccess": timestamp(entry.lastAccess),
-                "tags": entry.tags.sorted(),
+        let objects = entries.map { entry -> JSONValue in
+            var object: [String: JSONValue] = [
+                "key": .string(entry.key),
+                "kind": .string("value"),
+                "size": .integer(entry.size),
+                "expiresAt": entry.expiresAt.map { .string(timestamp($0)) } ?? .null,
+                "lastAccess": .string(timestamp(entry.lastAccess)),
+                "tags": .array(entry.tags.sorted().map(JSONValue.string)),
             ]
             if let exec = ExecKey(storeKey: entry.key) {
-                object["kind"] = "exec"
-                object["argv"] = exec.arguments.map(jsonValue)
-                object["cwd"] = exec.directory.map(jsonValue) ?? NSNull()
-                object["env"] = exec.environment.mapValues { $0.map(jsonValue) ?? NSNull() as Any }
+                object["kind"] = .string("exec")
+                object["argv"] = .array(exec.arguments.map(jsonValue))
+                object["cwd"] = exec.directory.map(jsonValue) ?? .null
+                object["env"] = .object(exec.environment.mapValues { $0.map(jsonValue) ?? .null })
             }
-            return object
+            return .object(object)
         }
-        return JSONText.render(objects)
+        return JSONText.render(.array(objects))
     }
 
     /// A JSON string for valid UTF-8; otherwise `{"base64": …}` holding the exact bytes, since a JSON
     /// string cannot carry a byte that is not part of a character.
-    private static func jsonValue(_ text: ByteString) -> Any {
-        text.validText ?? ["base64": Data(text.bytes).base64EncodedString()]
+    private static func jsonValue(_ text: ByteString) -> JSONValue {
+        text.validText.map(JSONValue.string) ?? .object(["base64": .string(Data(text.bytes).base64EncodedString())])
     }
 
     /// How a key reads in the text listing.
@@ -76,10 +81,10 @@ enum EntryFormatting {
         return "  [tags: \(tags.sorted().map { shellQuoted(ByteString($0)) }.joined(separator: " "))]"
     }
 
+    /// `2026-11-30T02:26:41Z`: ISO 8601 in UTC, whole seconds (what `ISO8601DateFormatter` wrote before; the
+    /// format style is FoundationEssentials', the formatter Foundation proper's).
     private static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
     }
 
     /// Escapes control characters, backslashes and bytes that are not UTF-8 (`\xHH`) so that text stays
@@ -140,7 +145,7 @@ enum EntryFormatting {
             return isHidden(scalar)
         }
         guard needsEscapes else {
-            return "'" + text.lossyText.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            return "'" + text.lossyText.replacing("'", with: "'\\''") + "'"
         }
         // ANSI-C quotes read `\xHH` as one byte, so a scalar past ASCII is written `\uHHHH` instead.
         let body = pieces.map { piece in
@@ -154,21 +159,144 @@ enum EntryFormatting {
     }
 }
 
-/// Pretty, key-sorted JSON through `JSONSerialization`, which writes `null` for `NSNull`.
+/// A JSON value the tool prints (`ls --json`, `stats --json`).
+enum JSONValue {
+    case string(String)
+    case integer(Int)
+    case number(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    case object([String: JSONValue])
+}
+
+/// Pretty, key-sorted JSON in the layout `JSONSerialization` wrote before (`[.prettyPrinted, .sortedKeys,
+/// .withoutEscapingSlashes]`, empty arrays and objects compacted to `[]` and `{}`): two-space indents,
+/// `"key" : value`, integral numbers without a fraction, other numbers in Swift's shortest form.
+///
+/// Written here because `JSONSerialization` is Foundation proper, not FoundationEssentials: linking it would
+/// load Foundation's internationalization (ICU) into every `strata get`.
 enum JSONText {
-    /// Renders `object`, a tree of arrays, dictionaries, strings, numbers, booleans and `NSNull`.
-    ///
-    /// - Parameter object: The value to render.
-    /// - Returns: The JSON text and a newline; `null` if the object cannot be rendered.
-    static func render(_ object: Any) -> String {
-        guard JSONSerialization.isValidJSONObject(object),
-            let data = try? JSONSerialization.data(
-                withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
-            let text = String(data: data, encoding: .utf8)
-        else { return "null\n" }
-        // The pretty printer writes an empty object or array as a brace, a blank line and a brace.
-        let compacted = text.replacingOccurrences(
-            of: "([\\[{])\\n\\s*\\n\\s*([\\]}])", with: "$1$2", options: .regularExpression)
-        return compacted + "\n"
+    /// Renders `value` and a newline.
+    static func render(_ value: JSONValue) -> String {
+        var text = ""
+        write(value, indent: 0, into: &text)
+        return text + "\n"
+    }
+
+    private static func write(_ value: JSONValue, indent: Int, into text: inout String) {
+        switch value {
+        case .string(let string): writeString(string, into: &text)
+        case .integer(let integer): text += String(integer)
+        case .number(let number):
+            if number.isFinite, number == number.rounded(), abs(number) < 1e15 {
+                text += String(Int(number))
+            } else {
+                text += number.description
+            }
+        case .bool(let bool): text += bool ? "true" : "false"
+        case .null: text += "null"
+        case .array(let items):
+            guard !items.isEmpty else {
+                text += "[]"
+                return
+            }
+            text += "[\n"
+            for (index, item) in items.enumerated() {
+                text += String(repeating: " ", count: indent + 2)
+                write(item, indent: indent + 2, into: &text)
+                text += index == items.count - 1 ? "\n" : ",\n"
+            }
+            text += String(repeating: " ", count: indent) + "]"
+        case .object(let members):
+            guard !members.isEmpty else {
+                text += "{}"
+                return
+            }
+            text += "{\n"
+            let names = members.keys.sorted(by: precedes)
+            for (index, name) in names.enumerated() {
+                text += String(repeating: " ", count: indent + 2)
+                writeString(name, into: &text)
+                text += " : "
+                write(members[name] ?? .null, indent: indent + 2, into: &text)
+                text += index == names.count - 1 ? "\n" : ",\n"
+            }
+            text += String(repeating: " ", count: indent) + "}"
+        }
+    }
+
+    /// A JSON string: `"` and `\` escaped, `\b \f \n \r \t`, other control characters as `\u00hh`; `/` and
+    /// everything past ASCII as they are.
+    private static func writeString(_ string: String, into text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{8}": text += "\\b"
+            case "\u{C}": text += "\\f"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        text += "\""
+    }
+
+    /// The order of object keys: `JSONSerialization`'s `.sortedKeys` (a numeric, case-insensitive comparison
+    /// in the root locale, ties broken lowercase first) as far as ASCII names go — punctuation before digits
+    /// before letters, runs of digits by value ("VAR2" before "VAR10"). The tool's own keys are fixed ASCII
+    /// names; only `exec` entries' environment names come from users.
+    static func precedes(_ left: String, _ right: String) -> Bool {
+        let (leftUnits, rightUnits) = (collationUnits(left), collationUnits(right))
+        for (a, b) in zip(leftUnits, rightUnits) where a != b {
+            return a.rank != b.rank ? a.rank < b.rank : a.value < b.value
+        }
+        if leftUnits.count != rightUnits.count { return leftUnits.count < rightUnits.count }
+        // Equal but for case: lowercase first, at the first difference.
+        for (a, b) in zip(left.unicodeScalars, right.unicodeScalars) where a != b {
+            let (aLower, bLower) = (a.properties.isLowercase, b.properties.isLowercase)
+            return aLower != bLower ? aLower : a.value < b.value
+        }
+        return left.unicodeScalars.count < right.unicodeScalars.count
+    }
+
+    /// One unit of the key order: punctuation (rank 0, by code point), a run of digits (rank 1, by value), a
+    /// letter (rank 2, case-folded), anything else (rank 3, by code point).
+    private struct CollationUnit: Equatable {
+        var rank: Int
+        var value: UInt64
+    }
+
+    private static func collationUnits(_ string: String) -> [CollationUnit] {
+        var units: [CollationUnit] = []
+        var digits: UInt64?
+        for scalar in string.unicodeScalars {
+            if let digit = scalar.properties.numericType == .decimal && scalar.isASCII
+                ? UInt64(scalar.value - 0x30) : nil
+            {
+                let (times, overflow) = (digits ?? 0).multipliedReportingOverflow(by: 10)
+                digits = overflow ? UInt64.max : min(UInt64.max - digit, times) + digit
+                continue
+            }
+            if let run = digits {
+                units.append(CollationUnit(rank: 1, value: run))
+                digits = nil
+            }
+            if scalar.isASCII, scalar.properties.isAlphabetic {
+                units.append(CollationUnit(rank: 2, value: UInt64(scalar.value | 0x20)))
+            } else if scalar.isASCII {
+                units.append(CollationUnit(rank: 0, value: UInt64(scalar.value)))
+            } else {
+                units.append(CollationUnit(rank: 3, value: UInt64(scalar.value)))
+            }
+        }
+        if let run = digits { units.append(CollationUnit(rank: 1, value: run)) }
+        return units
     }
 }

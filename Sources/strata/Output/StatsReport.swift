@@ -1,6 +1,19 @@
 import DiskCache
-import Foundation
 import RedisCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What `strata stats` prints.
 ///
@@ -20,6 +33,15 @@ struct StatsReport {
     private var maxBytes: Int? { configuration.byteLimit }
     private var maxEntries: Int? { configuration.countLimit }
 
+    /// `value` with three decimals, rounded as C's `printf("%.3f")` rounds (the binary value, to nearest):
+    /// `String(format:)` is Foundation proper, so the C library's formatter is called directly.
+    static func threeDecimals(_ value: Double) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let written = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.3f", $0) }
+        guard written > 0, written < buffer.count else { return String(value) }
+        return String(decoding: buffer.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Aligned `name  value` lines.
     var text: String {
         let base = statistics
@@ -32,7 +54,7 @@ struct StatsReport {
                 ("max entries", maxEntries.map(String.init) ?? "none"),
                 ("hits", String(base.hits)),
                 ("misses", String(base.misses)),
-                ("hit ratio", String(format: "%.3f", base.hitRatio)),
+                ("hit ratio", Self.threeDecimals(base.hitRatio)),
                 ("insertions", String(base.insertions)),
                 ("evictions", String(base.evictions)),
                 ("expirations", String(base.expirations)),
@@ -70,40 +92,39 @@ struct StatsReport {
     /// ``RedisCacheHealth``'s counters under their names.
     var json: String {
         let base = statistics
-        var object: [String: Any] = [
-            "store": store,
+        var object: [String: JSONValue] = [
+            "store": .string(store),
             // The library's names (Docs/Overview.md, "Vocabulary"), so a script reads what an app reads.
-            "count": count,
-            "totalBytes": totalBytes,
-            "byteLimit": maxBytes.map { $0 as Any } ?? NSNull(),
-            "countLimit": maxEntries.map { $0 as Any } ?? NSNull(),
-            "hits": base.hits,
-            "misses": base.misses,
-            "insertions": base.insertions,
-            "evictions": base.evictions,
-            "expirations": base.expirations,
-            "corruptEntriesRemoved": statistics.corruptEntriesRemoved,
-            "errors": statistics.errors,
-            "hitRatio": base.hitRatio,
+            "count": .integer(count),
+            "totalBytes": .integer(totalBytes),
+            "byteLimit": maxBytes.map(JSONValue.integer) ?? .null,
+            "countLimit": maxEntries.map(JSONValue.integer) ?? .null,
+            "hits": .integer(base.hits),
+            "misses": .integer(base.misses),
+            "insertions": .integer(base.insertions),
+            "evictions": .integer(base.evictions),
+            "expirations": .integer(base.expirations),
+            "corruptEntriesRemoved": .integer(statistics.corruptEntriesRemoved),
+            "errors": .integer(statistics.errors),
+            "hitRatio": .number(base.hitRatio),
         ]
         if let redis {
             let health = redis.health
-            object["redis"] =
-                [
-                    "address": redis.address,
-                    "namespace": redis.namespace,
-                    "state": redis.problem.map { $0.summary(host: redis.address) } ?? "answering",
-                    "isBreakerOpen": health.isBreakerOpen,
-                    "connects": health.connects,
-                    "reconnects": health.reconnects,
-                    "deadlineMisses": health.deadlineMisses,
-                    "breakerOpenings": health.breakerOpenings,
-                    "rejectedWhileOpen": health.rejectedWhileOpen,
-                    "corruptEntries": health.corruptEntries,
-                    "staleEpochEntries": health.staleEpochEntries,
-                    "pendingWrites": redis.pendingWrites.map { $0 as Any } ?? NSNull(),
-                ] as [String: Any]
+            object["redis"] = .object([
+                "address": .string(redis.address),
+                "namespace": .string(redis.namespace),
+                "state": .string(redis.problem.map { $0.summary(host: redis.address) } ?? "answering"),
+                "isBreakerOpen": .bool(health.isBreakerOpen),
+                "connects": .integer(health.connects),
+                "reconnects": .integer(health.reconnects),
+                "deadlineMisses": .integer(health.deadlineMisses),
+                "breakerOpenings": .integer(health.breakerOpenings),
+                "rejectedWhileOpen": .integer(health.rejectedWhileOpen),
+                "corruptEntries": .integer(health.corruptEntries),
+                "staleEpochEntries": .integer(health.staleEpochEntries),
+                "pendingWrites": redis.pendingWrites.map { .integer($0) } ?? .null,
+            ])
         }
-        return JSONText.render(object)
+        return JSONText.render(.object(object))
     }
 }

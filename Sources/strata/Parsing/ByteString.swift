@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -128,6 +132,20 @@ enum RawProcess {
     static var programName: ByteString {
         guard CommandLine.argc > 0, let name = CommandLine.unsafeArgv[0] else { return ByteString("strata") }
         return ByteString(cString: name)
+    }
+
+    /// This executable's path: `/proc/self/exe` resolved where FoundationEssentials stands in for Foundation
+    /// (Linux; what `Bundle.main.executablePath` reads there, but `Bundle` is Foundation proper), else
+    /// `Bundle.main.executablePath`; `nil` when unknown.
+    static var executablePath: ByteString? {
+        #if canImport(FoundationEssentials)
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return ByteString(buffer.prefix(length).map { UInt8(bitPattern: $0) })
+        #else
+        return Bundle.main.executablePath.map { ByteString($0) }
+        #endif
     }
 
     /// The value of environment variable `name`, byte for byte, or `nil` when it is unset.

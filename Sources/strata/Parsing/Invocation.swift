@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Options that apply to every command; they may appear before or after the command's name.
 struct GlobalOptions {

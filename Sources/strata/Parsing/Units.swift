@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Parsers for the tool's durations, sizes and counts.
 ///
@@ -43,7 +47,7 @@ enum Units {
     /// - Returns: The duration in seconds, zero or more.
     /// - Throws: `UnitError` when the text is empty, negative, has an unknown unit or is too large.
     static func duration(_ text: String) throws(UnitError) -> TimeInterval {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(text.trimmingWhitespace())
         if trimmed.hasPrefix("-") { throw UnitError("must not be negative") }
         if let plain = Double(trimmed), plain.isFinite, trimmed.allSatisfy({ $0.isASCII && !$0.isLetter }) {
             return try checkedDuration(plain)
@@ -80,11 +84,11 @@ enum Units {
     /// - Returns: The limit in bytes, or `nil` for `none` (unlimited). 0 is kept as 0 (keep nothing).
     /// - Throws: `UnitError` when the text is negative, has an unknown unit or overflows `Int`.
     static func size(_ text: String) throws(UnitError) -> Int? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(text.trimmingWhitespace())
         if trimmed.lowercased() == "none" { return nil }
         if trimmed.hasPrefix("-") { throw UnitError("must not be negative") }
         let number = trimmed.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-        let unit = trimmed.dropFirst(number.count).trimmingCharacters(in: .whitespaces).lowercased()
+        let unit = trimmed.dropFirst(number.count).trimmingWhitespace().lowercased()
         guard let value = Double(number), value.isFinite, let scale = sizeUnits[unit] else {
             throw UnitError("is not a size; expected e.g. 500MB, 2GiB, 4096 or none")
         }
@@ -99,7 +103,7 @@ enum Units {
     /// - Returns: The count, or `nil` for `none` (unlimited).
     /// - Throws: `UnitError` when the text is negative or not an integer.
     static func count(_ text: String) throws(UnitError) -> Int? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = String(text.trimmingWhitespace())
         if trimmed.lowercased() == "none" { return nil }
         guard let value = Int(trimmed) else { throw UnitError("is not a whole number or none") }
         guard value >= 0 else { throw UnitError("must not be negative") }
@@ -112,4 +116,25 @@ struct UnitError: Error {
     /// For example `must not be negative`.
     var reason: String
     init(_ reason: String) { self.reason = reason }
+}
+
+extension StringProtocol {
+    /// The text without leading and trailing whitespace: what `trimmingCharacters(in: .whitespaces)` (or, with
+    /// `newlines`, `.whitespacesAndNewlines`) removed. `CharacterSet` is Foundation proper, not
+    /// FoundationEssentials, so the two sets are spelled out: Unicode's space separators (`Zs`) and tab, and
+    /// with `newlines` also U+000A–U+000D, U+0085, U+2028 and U+2029.
+    func trimmingWhitespace(newlines: Bool = false) -> SubSequence {
+        func isBlank(_ character: Character) -> Bool {
+            character.unicodeScalars.allSatisfy { scalar in
+                switch scalar.value {
+                case 0x09: return true
+                case 0x0A...0x0D, 0x85, 0x2028, 0x2029: return newlines
+                default: return scalar.properties.generalCategory == .spaceSeparator
+                }
+            }
+        }
+        guard let first = firstIndex(where: { !isBlank($0) }) else { return self[endIndex...] }
+        let last = lastIndex(where: { !isBlank($0) }) ?? first
+        return self[first...last]
+    }
 }

@@ -1,7 +1,12 @@
 import CacheCore
-import Foundation
+import Dispatch
 import RedisCache
-import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The Redis tier as one `strata` run uses it: forwards to the `RedisCache` until the first failure, then
 /// fails at once for the rest of the run, after one warning line.
@@ -12,14 +17,17 @@ import Synchronization
 /// disables nothing and prints nothing; MultiCache keeps such a value locally (see
 /// ``SharedTier/storesEntry(_:)``).
 ///
-/// Thread safety: `isDisabled` is an atomic flag (ThreadSanitizer sees atomics, unlike
-/// `Synchronization.Mutex`); the warning is printed by whichever call flips it, once.
-final class RedisSessionTier: Cache {
+/// Thread safety: the flag that ends the tier's use is read and set only on a serial queue (the library's
+/// lock type is not public, `Synchronization.Atomic` needs macOS 15, and ThreadSanitizer does not see
+/// `Synchronization.Mutex`); the warning is printed by whichever call sets it, once.
+final class RedisSessionTier: Cache, @unchecked Sendable {
+    // @unchecked Sendable: `disabled` is only touched inside `flag.sync`; everything else is immutable.
     typealias Key = String
     typealias Value = Data
 
     let base: RedisCache<String, Data>
-    private let isDisabled = Atomic<Bool>(false)
+    private let flag = DispatchQueue(label: "strata.redis-session")
+    private var disabled = false
 
     init(_ base: RedisCache<String, Data>) {
         self.base = base
@@ -28,7 +36,15 @@ final class RedisSessionTier: Cache {
     var clock: any CacheClock { base.clock }
 
     /// Whether a failure has ended the tier's use for this run.
-    var hasFailed: Bool { isDisabled.load(ordering: .acquiring) }
+    var hasFailed: Bool { flag.sync { disabled } }
+
+    /// Ends the tier's use; `true` for the call that ended it.
+    private func disable() -> Bool {
+        flag.sync {
+            defer { disabled = true }
+            return !disabled
+        }
+    }
 
     func entry(forKey key: String) async throws -> CacheEntry<Data>? {
         try await forward { try await $0.entry(forKey: key) }
@@ -74,7 +90,7 @@ final class RedisSessionTier: Cache {
         } catch let error as CancellationError {
             throw error
         } catch {
-            if !isDisabled.exchange(true, ordering: .acquiringAndReleasing) {
+            if disable() {
                 let host = "\(base.configuration.host):\(base.configuration.port)"
                 StandardStreams.printError(
                     SharedTier.Problem(error, host: host, namespace: base.configuration.namespace).warning(host: host))

@@ -1,9 +1,21 @@
 import CacheCore
 import CacheCrypto
 import DiskCache
-import Foundation
+import Dispatch
 import MultiCache
 import RedisCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The tiers a command reads and writes through: the local store alone, or with `--redis URL` (or
 /// `STRATA_REDIS_URL`) a `MultiCache` of the store and the Redis tier under it, whose last tier is its
@@ -267,8 +279,8 @@ struct SharedTier {
             // server's own words, so control characters are escaped and its length is capped.
             let reason = EntryFormatting.outsideText(
                 oneLine(redisError?.message ?? cacheError?.message ?? "\(error)")
-                    .replacingOccurrences(of: " to \(host)", with: "")
-                    .replacingOccurrences(of: "Redis at \(host): ", with: ""))
+                    .replacing(" to \(host)", with: "")
+                    .replacing("Redis at \(host): ", with: ""))
             if cacheError?.code == .wrongMasterKey {
                 self = .wrongMasterKey(namespace: namespace)
             } else if redisError?.code == .protocolViolation {

@@ -1,6 +1,11 @@
 import CacheCore
 import DiskCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
 import Glibc
@@ -104,7 +109,7 @@ struct StoreLocation {
     }
 
     private static func masterKey(fromBase64 text: String, store: String) throws(CLIFailure) -> Data {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = String(text.trimmingWhitespace(newlines: true))
         guard let key = Data(base64Encoded: trimmed) else {
             throw .store("store \(store): STRATA_MASTER_KEY is not valid base64 (expected base64 of 32 random bytes)")
         }
@@ -159,8 +164,27 @@ struct StoreLocation {
         return (resolvedParent == "/" ? "" : resolvedParent) + "/" + url.lastPathComponent
     }
 
+    /// `path` with a leading `~` or `~user` replaced by that home folder, as `NSString.expandingTildeInPath`
+    /// does (`NSString` is Foundation proper, not FoundationEssentials); unchanged for an unknown user.
+    static func expandingTilde(in path: String) -> String {
+        #if !canImport(FoundationEssentials)
+        // Apple platforms: Foundation's own (FileManager's home folders below are macOS-only there).
+        return NSString(string: path).expandingTildeInPath
+        #else
+        guard path.hasPrefix("~") else { return path }
+        let slash = path.firstIndex(of: "/") ?? path.endIndex
+        let user = path[path.index(after: path.startIndex)..<slash]
+        let home =
+            user.isEmpty
+            ? FileManager.default.homeDirectoryForCurrentUser : FileManager.default.homeDirectory(forUser: String(user))
+        guard let home else { return path }
+        let folder = home.path
+        return (folder.hasSuffix("/") && slash < path.endIndex ? String(folder.dropLast()) : folder) + path[slash...]
+        #endif
+    }
+
     private static func absoluteURL(forPath path: String) -> URL {
-        let expanded = NSString(string: path).expandingTildeInPath
+        let expanded = expandingTilde(in: path)
         let base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         return URL(fileURLWithPath: expanded, isDirectory: true, relativeTo: base).absoluteURL.standardizedFileURL
     }
@@ -171,7 +195,7 @@ struct StoreLocation {
     /// negative) so that tests can expire entries without waiting.
     private static func clock(environment: [String: String]) throws(CLIFailure) -> any CacheClock {
         guard let text = environment["STRATA_CLOCK_OFFSET"] else { return SystemClock() }
-        guard let offset = Double(text.trimmingCharacters(in: .whitespaces)), offset.isFinite else {
+        guard let offset = Double(text.trimmingWhitespace()), offset.isFinite else {
             throw .usage("STRATA_CLOCK_OFFSET must be a number of seconds (it is a test-only setting)", command: nil)
         }
         return OffsetClock(offset: offset)

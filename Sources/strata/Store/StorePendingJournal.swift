@@ -1,8 +1,14 @@
 import CacheCore
 import CacheCrypto
 import DiskCache
-import Foundation
+import Dispatch
 import MultiCache
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The writes the Redis tier missed (an outage), kept beside the store so that a later `strata` run, in
 /// any process, replays them once Redis answers (`MultiCache.Authority.Replay`).

@@ -1,6 +1,10 @@
 #if canImport(Security)
 import CacheCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Security
 
 /// Keeps master keys in the Keychain on Apple platforms: one generic-password item per store.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension DiskCache {
     /// The file store under this cache, for tests that look at its files (epochs, paths, the hooks that

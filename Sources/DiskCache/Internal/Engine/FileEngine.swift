@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The file-per-entry engine: one sealed file per record under `entries/`, named by the key's HMAC,
 /// replaced by rename, recency in the file's modification time, totals in an in-process index built by a

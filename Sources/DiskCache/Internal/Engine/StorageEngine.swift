@@ -1,5 +1,10 @@
 import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The storage under a ``DiskCache``: where sealed records live, how they are found by their key, replaced
 /// atomically, listed, counted, trimmed and wiped. `DiskCache` and its extensions talk to their storage

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 #if canImport(SQLite3)
 import SQLite3
@@ -111,7 +121,7 @@ struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// `errno` it keeps is the retry's `ENOENT`, not the `EROFS` or `EACCES` that refused the creation. Asks
     /// the folder itself (`access(W_OK)`), and when it refuses writing, takes that `errno` and kind.
     mutating func explainCreationFailure() {
-        let folder = (path as NSString).deletingLastPathComponent
+        let folder = FileSystem.parentPath(of: path)
         guard access(folder.isEmpty ? "." : folder, W_OK) != 0 else { return }
         let reason = errno
         let kind = Self.kind(resultCode: resultCode, systemErrno: reason)

@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// The I/O thread of one connection: connects, writes queued requests together, reads and matches
 /// replies in FIFO order, enforces deadlines, reconnects with backoff, and sends keep-alive pings.
@@ -55,9 +65,7 @@ final class IOLoop: @unchecked Sendable {
     /// Starts the I/O thread.
     static func start(core: ConnectionCore) {
         let loop = IOLoop(core: core)
-        let thread = Thread { loop.run() }
-        thread.name = "strata.redis-io"
-        thread.start()
+        DetachedThread.start(name: "strata.redis-io") { loop.run() }
     }
 
     // MARK: - The loop

@@ -1,6 +1,10 @@
 #if canImport(Network)
 import CacheCore
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Network
 import Security
 

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads back the fixed form ``ExecKey/storeKey`` writes: `{"argv":[…],"cwd":…,"env":{…}}` (the `cwd`
 /// field left out under `--key-cwd none`) with the
