@@ -79,7 +79,7 @@ let package = Package(
             dependencies: ["CacheCore", "CacheCrypto", "MemoryCache", "DiskCache", "MultiCache", "RedisCache"]),
         .executableTarget(
             name: "strata",
-            dependencies: ["CacheCore", "DiskCache", "RedisCache"]
+            dependencies: ["CacheCore", "CacheCrypto", "DiskCache", "MultiCache", "RedisCache"]
         ),
         .testTarget(name: "CacheCoreTests", dependencies: ["CacheCore", "CacheTesting", "StrataTestSupport"]),
         .testTarget(

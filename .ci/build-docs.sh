@@ -40,4 +40,33 @@ for catalog in Sources/*/*.docc; do
         status=1
     fi
 done
+# The guides in Docs/ as one more archive, then every archive merged into one site with a landing page
+# that lists the modules and the guides (Docs/Documentation.md tells how to serve it).
+python3 .ci/guides-catalog.py .build/docs/guides/Guides.docc
+if docc convert .build/docs/guides/Guides.docc \
+    --fallback-display-name "Strata Guides" --fallback-bundle-identifier org.strata.Guides \
+    --output-dir .build/docs/Guides.doccarchive --warnings-as-errors >.build/docs/Guides.log 2>&1; then
+    echo "build-docs: the guides ok"
+else
+    echo "build-docs: the guides have documentation warnings:" >&2
+    grep -E "warning|error" .build/docs/Guides.log >&2 || cat .build/docs/Guides.log >&2
+    status=1
+fi
+rm -rf .build/docs/site && mkdir -p .build/docs/site
+if docc merge .build/docs/*.doccarchive --synthesized-landing-page-name Strata \
+    --output-path .build/docs/site/Strata.doccarchive >.build/docs/merge.log 2>&1; then
+    # The site's root has no page of its own: send it to the landing page (each page has its own
+    # index.html under documentation/, so the root's copy is not needed by any other route).
+    cat >.build/docs/site/Strata.doccarchive/index.html <<'HTML'
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Strata</title>
+<meta http-equiv="refresh" content="0; url=documentation/"></head>
+<body><a href="documentation/">Strata's documentation</a></body></html>
+HTML
+    echo "build-docs: the combined site ok (.build/docs/site/Strata.doccarchive)"
+else
+    echo "build-docs: docc merge failed:" >&2
+    cat .build/docs/merge.log >&2
+    status=1
+fi
 exit "$status"

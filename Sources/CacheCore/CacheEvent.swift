@@ -29,6 +29,12 @@ public struct CacheEvent: Sendable, CustomStringConvertible {
         /// A tier of a composite cache threw while entries another tier had invalidated (changed
         /// elsewhere) were removed from it; it may serve them until they expire or change again.
         public static let invalidationFailed = Kind("invalidationFailed")
+        /// A write, removal or clear that an authoritative tier missed (it could not be reached) was kept
+        /// as pending, to be replayed to it when it answers again.
+        public static let writePending = Kind("writePending")
+        /// A pending write was replayed to the authoritative tier, or dropped because that tier holds a
+        /// newer write of the key.
+        public static let pendingWriteReplayed = Kind("pendingWriteReplayed")
         /// Leftover temporary files from an interrupted write were removed.
         public static let staleFilesRemoved = Kind("staleFilesRemoved")
         /// Maintenance that is not part of the caller's request failed (for example the folder scan

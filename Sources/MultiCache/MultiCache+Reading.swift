@@ -17,6 +17,9 @@ extension MultiCache {
         // first tier answers with the value alone. Inlinable for the same reason; not
         // `valueThroughEntry(forKey:)`, whose unspecialized async frame more than doubled a tier-0 hit.
         let sequenceSeen = changeSequenceBeforeRead()
+        if let authority {
+            return try await readThroughAuthority(authority, forKey: key, sequenceSeen: sequenceSeen)?.value
+        }
         guard let valueAtOnce = tiers[0].handle.valueAtOnce else {
             return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)?.value
         }
@@ -50,6 +53,9 @@ extension MultiCache {
         // costs the tier's read, one lock-free load of the change sequence and one atomic add, and no async
         // call, task allocation or executor check. Everything else is the slow loop.
         let sequenceSeen = changeSequenceBeforeRead()
+        if let authority {
+            return try await readThroughAuthority(authority, forKey: key, sequenceSeen: sequenceSeen)
+        }
         guard let entryAtOnce = tiers[0].handle.entryAtOnce else {
             return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)
         }
@@ -154,7 +160,7 @@ extension MultiCache {
 
     /// Copies `entry`, found in tier `hitTier`, into tiers `0..<hitTier`, keeping its expiry and cost,
     /// unless the key changed since the read noted `sequenceSeen`.
-    private func writeBack(
+    func writeBack(
         _ entry: CacheEntry<Value>,
         forKey key: Key,
         intoTiersBefore hitTier: Int,

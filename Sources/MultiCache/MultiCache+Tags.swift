@@ -36,8 +36,11 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll(taggedWith tag: String) async throws {
+        await replayPendingWritesIfNeeded()
         try await coordinator.fenced(nil) {
-            let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAllTagged(tag) }
+            let failures = await keepPending(
+                .removeAllTagged(tag), base: nil,
+                failures: await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAllTagged(tag) })
             try throwIfFailed(failures, "remove the entries tagged \"\(tag)\"")
         }
     }

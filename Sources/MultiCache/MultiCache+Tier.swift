@@ -34,7 +34,7 @@ extension MultiCache {
         ///   - name: A readable name; `nil` uses the cache's type name (for example `MemoryCache<String, Data>`).
         ///   - maximumLifetime: A cap on the lifetime of copies written into this tier (a fast tier holding
         ///     only recent data, for example), or `nil` for none. Must be positive; checked by
-        ///     ``MultiCache/init(tiers:clock:observer:)``.
+        ///     ``MultiCache/init(tiers:clock:observer:authority:)``.
         @inlinable
         public init<TierCache: Cache<Key, Value>>(
             _ cache: TierCache,
@@ -51,7 +51,7 @@ extension MultiCache {
         ///   - cache: The tier's cache.
         ///   - name: A readable name; `nil` uses the cache's type name (for example `MemoryCache<String, Data>`).
         ///   - maximumLifetime: A cap on the lifetime of copies written into this tier, or `nil` for none.
-        ///     Must be positive; checked by ``MultiCache/init(tiers:clock:observer:)``.
+        ///     Must be positive; checked by ``MultiCache/init(tiers:clock:observer:authority:)``.
         @inlinable
         public init<TierCache: SynchronousCache<Key, Value>>(
             _ cache: TierCache,

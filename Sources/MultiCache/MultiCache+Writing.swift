@@ -19,8 +19,12 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
+        await replayPendingWritesIfNeeded()
+        let base = await pendingBase(forKey: key)
         try await coordinator.fenced(key) {
-            let failures = await setEntry(entry, forKey: key, inTiers: tiers.indices, now: clock.now)
+            let failures = await keepPending(
+                .set(key), base: base,
+                failures: await setEntry(entry, forKey: key, inTiers: tiers.indices, now: clock.now))
             guard !failures.isEmpty else { return }
             // A tier that kept its old entry would serve a value older than the other tiers now hold.
             for failure in failures {
@@ -61,8 +65,12 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
+        await replayPendingWritesIfNeeded()
+        let base = await pendingBase(forKey: key)
         try await coordinator.fenced(key) {
-            let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeEntry(key) }
+            let failures = await keepPending(
+                .remove(key), base: base,
+                failures: await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeEntry(key) })
             try throwIfFailed(failures, "remove the entry")
         }
     }
@@ -78,8 +86,11 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
+        await replayPendingWritesIfNeeded()
         try await coordinator.fenced(nil) {
-            let failures = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAll() }
+            let failures = await keepPending(
+                .removeAll, base: nil,
+                failures: await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAll() })
             try throwIfFailed(failures, "remove every entry")
         }
     }

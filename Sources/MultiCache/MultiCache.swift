@@ -91,6 +91,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     public let tiers: [Tier]
     /// The clock that resolves relative expiries and maximum lifetimes: the first tier's unless given.
     public let clock: any CacheClock
+    /// The rules by which the last tier decides what reads see, or `nil` when the first hit wins.
+    public let authority: Authority?
 
     let observer: CacheObserver?
     /// Load-once, the stores of write-backs and loaded values, and the fences of writes and removals.
@@ -100,6 +102,8 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     let tierZeroHits = HitCounter()
     /// The subscriptions to tiers that publish invalidations, and the removals they queued.
     let relay = InvalidationRelay<Key, Value>()
+    /// Whether writes the authority missed may wait to be replayed, and the replay running.
+    let replayGate = Locked(ReplayGate())
 
     /// Creates a cache over `tiers`, fastest first.
     ///
@@ -108,12 +112,20 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///   - clock: The clock for relative expiries and maximum lifetimes; `nil` uses the first tier's clock.
     ///   - observer: Receives events for skipped tiers and failed write-backs; called outside any lock,
     ///     on the task that noticed the event.
-    /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty or a tier's maximum lifetime is
-    ///   zero or negative.
+    ///   - authority: Makes the last tier decide what reads see while it answers (see ``Authority``);
+    ///     `nil`, the default, lets the first hit win.
+    /// - Throws: ``CacheError/Code/invalidArgument`` when `tiers` is empty, a tier's maximum lifetime is
+    ///   zero or negative, or an authority is given with fewer than two tiers.
     /// - Complexity: O(number of tiers).
-    public init(tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil) throws {
+    public init(
+        tiers: [Tier], clock: (any CacheClock)? = nil, observer: CacheObserver? = nil, authority: Authority? = nil
+    ) throws {
         guard let first = tiers.first else {
             throw CacheError(.invalidArgument, "a MultiCache needs at least one tier")
+        }
+        if authority != nil, tiers.count < 2 {
+            throw CacheError(
+                .invalidArgument, "an authoritative tier needs a tier above it: give at least two tiers")
         }
         for (index, tier) in tiers.enumerated() {
             if let lifetime = tier.maximumLifetime, lifetime <= .zero {
@@ -125,6 +137,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.tiers = tiers
         self.clock = clock ?? first.cache.clock
         self.observer = observer
+        self.authority = authority
         counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
         subscribeToInvalidations()
     }
@@ -146,14 +159,17 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     ///   - caches: The tiers in lookup order; at least one.
     ///   - clock: The clock for relative expiries; `nil` uses the first tier's clock.
     ///   - observer: Receives events for skipped tiers and failed write-backs.
-    /// - Throws: ``CacheError/Code/invalidArgument`` when `caches` is empty.
+    ///   - authority: Makes the last tier decide what reads see while it answers (see ``Authority``).
+    /// - Throws: ``CacheError/Code/invalidArgument`` when `caches` is empty, or an authority is given with
+    ///   fewer than two caches.
     /// - Complexity: O(number of tiers).
     public convenience init(
         _ caches: [any Cache<Key, Value>],
         clock: (any CacheClock)? = nil,
-        observer: CacheObserver? = nil
+        observer: CacheObserver? = nil,
+        authority: Authority? = nil
     ) throws {
-        try self.init(tiers: caches.map(Self.tier(for:)), clock: clock, observer: observer)
+        try self.init(tiers: caches.map(Self.tier(for:)), clock: clock, observer: observer, authority: authority)
     }
 
     /// A tier over `cache` that keeps its synchronous read when its dynamic type has one: the array's

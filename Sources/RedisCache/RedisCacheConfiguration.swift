@@ -90,6 +90,9 @@ public struct RedisCacheConfiguration: Sendable {
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.
     package var trackingPort: Int?
+    /// Added to every server-side TTL; for tests whose injected clock stands still while the server's
+    /// runs (the sealed expiry, judged by ``clock``, still decides what a read returns). Default zero.
+    package var serverTimeToLivePadding: Duration = .zero
 
     /// The longest namespace, in characters.
     public static let maximumNamespaceLength = 64

@@ -143,7 +143,8 @@ struct ClusterConnectionTests {
         #expect(ask?.address == .init(host: "::1", port: 7000))
         // An empty host means the node that was asked
         #expect(
-            ClusterRedirect("MOVED 1 :7001", queriedHost: "10.0.0.9")?.address == .init(host: "10.0.0.9", port: 7001))
+            ClusterRedirect("MOVED 1 :7001", queriedHost: "127.0.0.29")?.address
+                == .init(host: "127.0.0.29", port: 7001))
     }
 
     @Test(arguments: [

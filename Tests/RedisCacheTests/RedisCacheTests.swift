@@ -31,7 +31,7 @@ struct RedisCacheTests {
 
         let profiles = try RedisCache<ProfileKey, Profile>(configuration: configuration)
         let key = ProfileKey(tenant: "acme", id: 7)
-        try await profiles.setValue(Profile(name: "Ada", scores: [3, 1, 4]), forKey: key, expiry: .minutes(5))
+        try await profiles.setValue(Profile(name: "Ada", scores: [3, 1, 4]), forKey: key, expiry: .hours(1))
         #expect(try await profiles.value(forKey: key) == Profile(name: "Ada", scores: [3, 1, 4]))
         #expect(try await profiles.value(forKey: ProfileKey(tenant: "acme", id: 8)) == nil)
         #expect(profiles.statistics.hits == 1)

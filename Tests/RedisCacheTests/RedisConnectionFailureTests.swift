@@ -91,11 +91,12 @@ struct RedisConnectionFailureTests {
     @Test func aCancelledCallerGetsCancellationAtOnceAndTheConnectionStays() async throws {
         let server = try RedisServer()
         // A read deadline far beyond the test's own waits: on a starved pool (the whole suite under
-        // ThreadSanitizer on two cores) the pop must still be pending when the test looks for it.
+        // ThreadSanitizer on two cores) the pop must still be pending when the test looks for it; CI once
+        // left this test unscheduled past an earlier 120 s, and the pop failed by its deadline first.
         // Connect and write deadlines as loose: a starved pool must not fail the setup or reconnect (the
         // test counts one connect).
         let connection = try RedisTesting.connection(
-            port: server.port, readTimeout: .seconds(120), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
+            port: server.port, readTimeout: .seconds(3_600), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
         let observer = try RedisTesting.connection(
             port: server.port, readTimeout: .seconds(30), writeTimeout: .seconds(30), connectTimeout: .seconds(30))
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout)
@@ -106,7 +107,7 @@ struct RedisConnectionFailureTests {
         }
         // Waited for as long as the pop may be pending (a stalled machine has taken over 30 s to run the
         // task), unless the pop ended first, which no wait could mend
-        let seen = await Self.waitForBlockedClients(1, observer, timeout: .seconds(120)) { popEnded.value }
+        let seen = await Self.waitForBlockedClients(1, observer, timeout: .seconds(3_600)) { popEnded.value }
         guard seen else {
             Issue.record("the pop was never seen blocked on the server: \(String(describing: await blocked.result))")
             return

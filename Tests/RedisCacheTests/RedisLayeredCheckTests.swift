@@ -124,25 +124,24 @@ struct RedisLayeredCheckTests {
     }
 
     @Test func aPausedServerFailsARequestByTheReadDeadlineNotTheWriteDeadline() async throws {
-        // Given a connection whose read deadline (200 ms) is far below its write deadline (60 s), set up
+        // Given a connection whose read deadline (200 ms) is far below its write deadline (an hour), set up
         let server = try RedisServer()
         let connection = try RedisTesting.connection(
-            port: server.port, readTimeout: .milliseconds(200), writeTimeout: .seconds(60))
+            port: server.port, readTimeout: .milliseconds(200), writeTimeout: .seconds(3_600))
         _ = try await RedisTesting.settingUp { try await connection.send(RESPCommand("PING")) }
 
         // When the server stops answering (SIGSTOP) and a request is written
         server.signal(SIGSTOP)
         defer { server.signal(SIGCONT) }
-        let start = ContinuousClock.now
-        let (result, failedAt) = await withCheckedContinuation { continuation in
-            connection.send(RESPCommand("GET", "k")) { continuation.resume(returning: ($0, ContinuousClock.now)) }
+        let result = await withCheckedContinuation { continuation in
+            connection.send(RESPCommand("GET", "k")) { continuation.resume(returning: $0) }
         }
 
-        // Then it fails with the deadline error well before the write deadline could have ended it (the bound
-        // is a quarter of the write deadline: room for a loaded machine, not a speed measurement)
+        // Then it fails with the read deadline's error (its message names the deadline that ended it; a
+        // clock bound here would measure the machine's speed)
         let error = #expect(throws: ConnectionError.self) { try result.get() }
         #expect(error?.code == .deadlineExceeded)
-        #expect(failedAt - start < .seconds(15))
+        #expect(error?.message.contains("no reply within the read deadline of") == true, "\(error?.message ?? "")")
         server.signal(SIGCONT)
         await connection.close()
     }

@@ -81,6 +81,66 @@ struct RedisSharingTests {
         #expect(served.errorText == "")
     }
 
+    @Test func aHitOfACurrentLocalCopyWritesNothingToTheStore() throws {
+        let server = try CLIRedisServer()
+        let first = try StrataHarness()
+        let second = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-current"
+        let run = { (harness: StrataHarness, arguments: [String]) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", harness.store.path, "--redis", url] + arguments, stdin: nil,
+                environment: harness.environment(key: first.key, extra: [:]), directory: first.root
+            ).wait()
+        }
+        let insertions = { (harness: StrataHarness) throws -> Int? in
+            let stats = try run(harness, ["stats", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(stats.outputText.utf8)) as? [String: Any]
+            return object?["insertions"] as? Int
+        }
+        // Given a value set through the first store (so both it and Redis hold it)
+        #expect(try run(first, ["set", "k", "v"]).status == 0)
+        let firstBefore = try insertions(first)
+        // When the first store reads it twice, and the second store (which lacks it) reads it twice
+        for _ in 0..<2 { #expect(try run(first, ["get", "k"]).outputText == "v") }
+        for _ in 0..<2 { #expect(try run(second, ["get", "k"]).outputText == "v") }
+        // Then the first store wrote nothing, and the second wrote its copy once
+        #expect(try insertions(first) == firstBefore)
+        #expect(try insertions(second) == 1)
+    }
+
+    @Test func aSetDuringAnOutageIsReplayedOnceRedisAnswersAgain() throws {
+        let server = try CLIRedisServer()
+        let first = try StrataHarness()
+        let second = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-outage"
+        let run = { (harness: StrataHarness, arguments: [String]) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", harness.store.path, "--redis", url] + arguments, stdin: nil,
+                environment: harness.environment(key: first.key, extra: [:]), directory: first.root
+            ).wait()
+        }
+        let pending = { (harness: StrataHarness) throws -> Int? in
+            let stats = try run(harness, ["stats", "--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(stats.outputText.utf8)) as? [String: Any]
+            return (object?["redis"] as? [String: Any])?["pendingWrites"] as? Int
+        }
+        // Given a value both stores read through Redis
+        #expect(try run(first, ["set", "k", "before"]).status == 0)
+        #expect(try run(second, ["get", "k"]).outputText == "before")
+        // When the first store writes while Redis does not answer
+        server.pause()
+        let offline = try run(first, ["set", "k", "during"])
+        #expect(offline.status == 0)
+        #expect(offline.errorLines.count == 1)
+        #expect(try pending(first) == 1)
+        // And Redis answers again
+        server.resume()
+        // Then the write is replayed by the first store's next run, and both stores read it
+        #expect(try run(first, ["get", "k"]).outputText == "during")
+        #expect(try pending(first) == 0)
+        #expect(try run(second, ["get", "k"]).outputText == "during")
+    }
+
     @Test func aDeadServerCostsOneWarningAndTheLocalStoreKeepsWorking() throws {
         let server = try CLIRedisServer()
         let port = server.port
@@ -188,6 +248,16 @@ final class CLIRedisServer: Sendable {
     }
 
     deinit { stop() }
+
+    /// Freezes the server (SIGSTOP): connections are still accepted by the kernel, nothing is answered.
+    func pause() {
+        kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a frozen server run again (SIGCONT).
+    func resume() {
+        kill(process.processIdentifier, SIGCONT)
+    }
 
     /// Stops the server (SIGKILL by pid) and reaps it.
     func stop() {

@@ -1,5 +1,5 @@
+internal import CacheCore
 import Foundation
-import Synchronization
 
 #if canImport(Darwin)
 import Darwin
@@ -16,7 +16,9 @@ import Glibc
 /// value and a `maxmemory 1mb` server full before its first write. Every port any test target uses goes
 /// through here, so no port serves two tests in one process.
 public enum LoopbackPorts {
-    private static let handedOut = Mutex<Set<Int>>([])
+    // CacheCore's `Locked`, not `Synchronization.Mutex`, whose locking ThreadSanitizer does not see
+    // (DESIGN.md): CI fails on any ThreadSanitizer warning.
+    private static let handedOut = Locked<Set<Int>>([])
 
     /// Records `port` as used by the caller; `false` if some other part of this process already had it.
     public static func claim(_ port: Int) -> Bool {

@@ -45,3 +45,23 @@ public enum MasterKeySource: Sendable {
         #endif
     }
 }
+
+extension MasterKeySource {
+    /// The key file that ``defaultMasterKeyFile`` names for a store called `storeName`, so that another
+    /// tier can share that store's master key.
+    ///
+    /// ```swift
+    /// // A Redis tier sealed under the key of the disk store named "thumbnails":
+    /// let source = MasterKeySource.masterKeyFile(try MasterKeySource.defaultMasterKeyFileURL(forStoreNamed: "thumbnails"))
+    /// ```
+    ///
+    /// Reads the environment (`XDG_DATA_HOME`, `HOME`) on Linux; touches no file. Thread-safe.
+    ///
+    /// - Parameter storeName: The store's name; the file is `<storeName>.key`.
+    /// - Returns: The file URL, whether or not the file exists yet.
+    /// - Throws: `CacheError` `.invalidArgument` when `storeName` cannot be a file name; `.io` when no home
+    ///   folder can be found.
+    public static func defaultMasterKeyFileURL(forStoreNamed storeName: String) throws -> URL {
+        try MasterKeyLoader.defaultMasterKeyFileURL(storeName: storeName)
+    }
+}

@@ -57,10 +57,11 @@ extension RedisCache {
     /// entry the envelope still calls live), capped by the maximum TTL; `nil` when already expired.
     func timeToLive(for expiresAt: Date?) -> Int64? {
         let cap = configuration.maximumTimeToLive.timeInterval * 1000
-        guard let expiresAt else { return Int64(cap.rounded(.up)) }
+        let padding = configuration.serverTimeToLivePadding.timeInterval * 1000
+        guard let expiresAt else { return Int64((cap + padding).rounded(.up)) }
         let remaining = expiresAt.timeIntervalSince(clock.now) * 1000
         guard remaining > 0 else { return nil }
-        return Int64(min(remaining, cap).rounded(.up))
+        return Int64((min(remaining, cap) + padding).rounded(.up))
     }
 
     /// Records an epoch read from the server and returns the effective one: never lower than one seen

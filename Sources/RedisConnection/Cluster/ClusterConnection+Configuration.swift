@@ -20,6 +20,14 @@ extension ClusterConnection {
         /// The first wait before retrying `TRYAGAIN`, `CLUSTERDOWN` or `LOADING`, doubled after each retry
         /// and never past the operation's deadline. Default 5 ms.
         package var retryDelay: Duration
+        /// The shortest time between two reads of the slot map that a redirect or a node's failure starts
+        /// (a read the next command cannot do without is never held back). Default 1 s: a failover is
+        /// found within about a second of the new primary's promotion, and a resharding that answers
+        /// thousands of commands with `MOVED` costs one read a second, not one per redirect.
+        package var minimumRefreshInterval: Duration
+        /// The time source of ``minimumRefreshInterval``; tests replace it to step past the interval without
+        /// waiting. Default `ContinuousClock.now`.
+        package var now: @Sendable () -> ContinuousClock.Instant
 
         /// Creates a configuration.
         ///
@@ -32,6 +40,8 @@ extension ClusterConnection {
             self.maximumRedirects = 5
             self.operationTimeout = node.writeTimeout + node.readTimeout
             self.retryDelay = .milliseconds(5)
+            self.minimumRefreshInterval = .seconds(1)
+            self.now = { ContinuousClock.now }
         }
     }
 
@@ -45,6 +55,8 @@ extension ClusterConnection {
         package var retries = 0
         /// Slot maps read from a node.
         package var topologyRefreshes = 0
+        /// Map reads started in the background by a redirect or a failure (``ClusterConnection/refreshSoon()``).
+        package var backgroundRefreshes = 0
 
         /// Creates zeroed counters.
         package init() {}

@@ -2,8 +2,9 @@ extension ClusterConnection {
     /// Reads the slot map from the cluster and puts it in use; concurrent callers share one read.
     ///
     /// Asks the known primaries, then the seeds, one node at a time until one answers: `CLUSTER SHARDS`,
-    /// or `CLUSTER SLOTS` where the server does not know it (before 7.0). Not rate-limited yet: it runs
-    /// when there is no map or the map names no primary for a slot, never once per redirect.
+    /// or `CLUSTER SLOTS` where the server does not know it (before 7.0). Commands call it when there is no
+    /// map or the map names no primary for a slot; redirects and failures read it in the background instead
+    /// (``refreshSoon()``, rate-limited).
     ///
     /// - Returns: The map now in use.
     /// - Throws: ``ConnectionError``: the first node's failure when no node answered with a map (a
@@ -12,6 +13,11 @@ extension ClusterConnection {
     @discardableResult
     package func refreshTopology() async throws -> ClusterTopology {
         try await sharedRefresh { Task { try await self.readTopology() } }.value
+    }
+
+    /// ``readTopology()`` for ``refreshSoon()``, which installed the task itself.
+    func readTopologyInBackground() async throws -> ClusterTopology {
+        try await readTopology()
     }
 
     /// Asks each candidate node in turn; the first map read wins.

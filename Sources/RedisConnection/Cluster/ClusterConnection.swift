@@ -15,8 +15,13 @@ import CacheCore
 /// - **Limits.** At most ``Configuration/maximumRedirects`` redirections, and no attempt starts after
 ///   ``Configuration/operationTimeout``; then the last error is thrown.
 ///
-/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): rate-limited topology refresh on
-/// redirects and failures, per-node breakers in the statistics, tracking per primary.
+/// - **Refresh.** A `MOVED`, a `CLUSTERDOWN` or a node's failure (no connection, no reply in time, a
+///   replica's refusal) starts one background read of the whole map, at most one per
+///   ``Configuration/minimumRefreshInterval`` and never two at once, so a failover is found by the next
+///   commands and a resharding does not turn every redirect into a read of the map.
+///
+/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): per-node breakers in the statistics,
+/// tracking per primary.
 ///
 /// Thread safety: every method may be called from any task; the map and the connections sit behind one
 /// lock held only to read or swap them.
@@ -31,6 +36,8 @@ package final class ClusterConnection: Sendable {
         var isClosed = false
         /// The map read in flight, which concurrent callers await instead of reading their own.
         var refresh: Task<ClusterTopology, any Error>?
+        /// When the last map read started (see ``Configuration/minimumRefreshInterval``).
+        var lastRefreshStart: ContinuousClock.Instant?
     }
     private let state = Locked(State())
 
@@ -77,11 +84,14 @@ package final class ClusterConnection: Sendable {
                 switch Self.disposition(of: error, queriedHost: target.host) {
                 case .redirect(let redirect):
                     redirects += 1
+                    // A MOVED slot says the map is out of date for more slots than this one.
+                    if redirect.kind == .moved { refreshSoon() }
                     guard redirects <= configuration.maximumRedirects, ContinuousClock.now < deadline else {
                         throw error
                     }
                     asked = follow(redirect)
                 case .retry:
+                    if error.message.hasPrefix("CLUSTERDOWN") { refreshSoon() }
                     let wait = configuration.retryDelay * (1 << min(retries, 16))
                     guard ContinuousClock.now + wait < deadline else { throw error }
                     retries += 1
@@ -89,6 +99,9 @@ package final class ClusterConnection: Sendable {
                     try await Task.sleep(for: wait)
                     asked = nil
                 case .fail:
+                    // A node that is gone, stalled or no longer a primary: a failover may have moved its
+                    // slots, which the next command should find.
+                    if Self.suggestsFailover(error) { refreshSoon() }
                     throw error
                 }
             }
@@ -122,6 +135,15 @@ package final class ClusterConnection: Sendable {
             return .retry
         default:
             return .fail
+        }
+    }
+
+    /// Whether `error` is what a failed or demoted primary gives: no connection, no reply in time, or a
+    /// replica's refusal to write.
+    private static func suggestsFailover(_ error: ConnectionError) -> Bool {
+        switch error.code {
+        case .connectFailed, .connectionClosed, .unavailable, .deadlineExceeded, .readOnly, .replica: true
+        default: false
         }
     }
 
@@ -173,7 +195,28 @@ package final class ClusterConnection: Sendable {
             // before it was filled.
             let task = start()
             state.refresh = task
+            state.lastRefreshStart = configuration.now()
             return task
+        }
+    }
+
+    /// Waits for the read of the map in flight, if any, to end (whether it read a map or not).
+    package func waitForRefresh() async {
+        _ = try? await state.withLock { $0.refresh }?.value
+    }
+
+    /// Starts a read of the map in the background, unless one is in flight, the connection is closed, or
+    /// one started less than ``Configuration/minimumRefreshInterval`` ago. Nothing waits for it: commands
+    /// keep following redirects meanwhile, and a failed read is retried by the next trigger.
+    func refreshSoon() {
+        state.withLock { state in
+            guard !state.isClosed, state.refresh == nil else { return }
+            let now = configuration.now()
+            if let last = state.lastRefreshStart, now < last + configuration.minimumRefreshInterval { return }
+            state.lastRefreshStart = now
+            state.statistics.backgroundRefreshes += 1
+            // Made under the lock, as in `sharedRefresh`.
+            state.refresh = Task { try await self.readTopologyInBackground() }
         }
     }
 

@@ -65,7 +65,7 @@ enum Runner {
             settings: RedisConnectionSettings(globals: invocation.globals, environment: environment),
             location: location)
         let store = try location.open(applyingLimits: invocation.command.appliesLimits)
-        let shared = try SharedTier(configuration: sharedConfiguration)
+        let shared = try SharedTier(store: store, configuration: sharedConfiguration)
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
         defer { try? store.flushStatistics() }
         let path = location.displayPath

@@ -9,8 +9,8 @@ struct StoreCommands {
     /// The configuration whose limits `stats` shows: the invocation's, even when the store was opened
     /// without them.
     var limits: DiskCacheConfiguration? = nil
-    /// The Redis tier under the store, if any.
-    var shared = SharedTier.disabled
+    /// The store's tiers, for the Redis tier under the store if any.
+    var shared: SharedTier? = nil
     /// Seconds `verify` and `clear` run before their progress line appears on a terminal
     /// (`STRATA_PROGRESS_DELAY`, a test-only setting; 1 by default).
     var progressDelay: Double = 1
@@ -25,7 +25,7 @@ struct StoreCommands {
         let progress = progressLine(verb: "clearing")
         defer { progress.finish() }
         try storeCall { try store.removeAll(progress: progress.update) }
-        shared.removeAll()
+        try storeCall { try shared?.removeAllInRedis() }
         return ExitStatus.success
     }
 
@@ -50,7 +50,7 @@ struct StoreCommands {
     func stats(json: Bool) throws(CLIFailure) -> Int32 {
         let report = StatsReport(
             store: storePath, statistics: store.statistics, count: store.count, totalBytes: store.totalBytes,
-            configuration: limits ?? store.configuration, redis: shared.report())
+            configuration: limits ?? store.configuration, redis: shared?.report())
         try printOutput(json ? report.json : report.text)
         return ExitStatus.success
     }

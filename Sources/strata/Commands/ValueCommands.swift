@@ -6,8 +6,8 @@ import Foundation
 struct ValueCommands {
     var store: DiskCache<String, Data>
     var storePath: String
-    /// The Redis tier under the store, if any.
-    var shared = SharedTier.disabled
+    /// The store, and the Redis tier under it if any: what values are read from and written to.
+    var shared: SharedTier
 
     /// The line `set` prints on stderr before it reads a value from a terminal, so that a `strata set KEY`
     /// typed without a value does not seem to hang; `nil` when stdin is a pipe or a file (scripts see
@@ -39,7 +39,7 @@ struct ValueCommands {
             // More than the store can hold (its size limit, or the format's largest entry without one):
             // refused as soon as the input passed that, so an endless stdin cannot grow memory. The earlier
             // value goes, as for any value too large.
-            try? store.removeEntry(forKey: key)
+            try? shared.removeEntry(forKey: key)
             throw .store(
                 "store \(storePath): the value (more than \(limit) bytes) does not fit the size limit of \(limit) "
                     + "bytes and was not stored; '\(key)' now has no value")
@@ -47,8 +47,7 @@ struct ValueCommands {
         let expiry: Expiry = timeToLive.map { .seconds($0) } ?? .never
         do {
             let entry = CacheEntry(value: bytes, expiresAt: expiry.expirationDate(from: store.clock.now), tags: tags)
-            try store.setEntry(entry, forKey: key)
-            shared.setEntry(entry, forKey: key)
+            try shared.setEntry(entry, forKey: key)
         } catch let error as CacheError where error.code == .entryTooLarge {
             // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
             // the sentence holds whether or not there was one.
@@ -80,7 +79,7 @@ struct ValueCommands {
     func get(key: String) throws(CLIFailure) -> Int32 {
         let value: Data?
         do {
-            value = try shared.value(forKey: key, in: store)
+            value = try shared.value(forKey: key)
         } catch {
             throw CLIFailure.read(error, store: storePath)
         }
@@ -97,11 +96,10 @@ struct ValueCommands {
     /// - Throws: `CLIFailure.store` when the store cannot remove the file.
     func remove(key: String) throws(CLIFailure) -> Int32 {
         do {
-            try store.removeEntry(forKey: key)
+            try shared.removeEntry(forKey: key)
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
-        shared.removeEntry(forKey: key)
         return ExitStatus.success
     }
 
@@ -113,11 +111,10 @@ struct ValueCommands {
     func remove(taggedWith tags: Set<String>) throws(CLIFailure) -> Int32 {
         for tag in tags.sorted() {
             do {
-                try store.removeAll(taggedWith: tag)
+                try shared.removeAll(taggedWith: tag)
             } catch {
                 throw CLIFailure.store(error, store: storePath)
             }
-            shared.removeAll(taggedWith: tag)
         }
         return ExitStatus.success
     }

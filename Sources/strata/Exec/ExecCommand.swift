@@ -16,8 +16,9 @@ struct ExecCommand {
     var options: ExecOptions
     var store: DiskCache<String, Data>
     var storePath: String
-    /// The Redis tier under the store, if any: results are shared through it.
-    var shared = SharedTier.disabled
+    /// The store, and the Redis tier under it if any: results are read and kept through it, and shared
+    /// through Redis.
+    var shared: SharedTier
 
     /// The default cap on collected output when `--max-output` is not given: 1 GiB (2^30 bytes).
     static let defaultOutputLimit = 1 << 30
@@ -114,7 +115,7 @@ struct ExecCommand {
         let data: Data?
         do {
             // Redis decides while it answers (another machine's result is kept locally); see SharedTier.
-            data = try shared.value(forKey: key, in: store)
+            data = try shared.value(forKey: key)
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
@@ -161,8 +162,7 @@ struct ExecCommand {
         let expiry: Expiry = freshUntil.map { .at($0.addingTimeInterval(options.staleWindow ?? 0)) } ?? .never
         do {
             let entry = CacheEntry(value: serialized, expiresAt: expiry.expirationDate(from: now), tags: options.tags)
-            try store.setEntry(entry, forKey: key)
-            shared.setEntry(entry, forKey: key)
+            try shared.setEntry(entry, forKey: key)
         } catch {
             if warns {
                 if case .store(let message) = CLIFailure.store(error, store: storePath) {

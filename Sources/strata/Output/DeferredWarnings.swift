@@ -8,20 +8,24 @@ import Foundation
 /// observer adds its events here, and the runner prints them when the command succeeds and drops them
 /// when it fails. `verify` takes the `readFailed` events itself to count and name unreadable files.
 ///
-/// Thread safety: the observer may run on any thread; the list is guarded by `Locked`.
+/// Thread safety: the observer may run on any thread; the list is only touched on a serial queue (the
+/// library's lock type is not public, and ThreadSanitizer does not see `Synchronization.Mutex`'s locking;
+/// warnings are rare, so a queue costs nothing that matters).
 enum DeferredWarnings {
-    private static let pending = Locked<[CacheEvent]>([])
+    private static let queue = DispatchQueue(label: "strata.deferred-warnings")
+    /// Guarded by `queue`: read and written only inside `queue.sync`.
+    nonisolated(unsafe) private static var pending: [CacheEvent] = []
 
     /// Holds `event` back until ``flush()`` or ``discard()``.
     static func add(_ event: CacheEvent) {
-        pending.withLock { $0.append(event) }
+        queue.sync { pending.append(event) }
     }
 
     /// Removes and returns the events held back so far, oldest first.
     static func take() -> [CacheEvent] {
-        pending.withLock { events in
-            defer { events = [] }
-            return events
+        queue.sync {
+            defer { pending = [] }
+            return pending
         }
     }
 

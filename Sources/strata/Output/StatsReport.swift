@@ -61,6 +61,7 @@ struct StatsReport {
             ("redis rejected while open", String(health.rejectedWhileOpen)),
             ("redis corrupt entries", String(health.corruptEntries)),
             ("redis stale epoch entries", String(health.staleEpochEntries)),
+            ("redis pending writes", redis.pendingWrites.map(String.init) ?? "unreadable"),
         ]
     }
 
@@ -100,6 +101,7 @@ struct StatsReport {
                     "rejectedWhileOpen": health.rejectedWhileOpen,
                     "corruptEntries": health.corruptEntries,
                     "staleEpochEntries": health.staleEpochEntries,
+                    "pendingWrites": redis.pendingWrites.map { $0 as Any } ?? NSNull(),
                 ] as [String: Any]
         }
         return JSONText.render(object)

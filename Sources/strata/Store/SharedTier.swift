@@ -2,30 +2,36 @@ import CacheCore
 import CacheCrypto
 import DiskCache
 import Foundation
+import MultiCache
 import RedisCache
 
-/// The Redis tier `--redis URL` (or `STRATA_REDIS_URL`) beside the local store: writes, removals and
-/// `clear` go to both. Every machine with the same server, namespace and master key shares `set`/`get`
-/// values and `exec` results.
+/// The tiers a command reads and writes through: the local store alone, or with `--redis URL` (or
+/// `STRATA_REDIS_URL`) a `MultiCache` of the store and the Redis tier under it, whose last tier is its
+/// authority (`MultiCache.Authority`). Every machine with the same server, namespace and master key shares
+/// `set`/`get` values and `exec` results.
 ///
-/// While Redis answers it is authoritative for reads (``value(forKey:in:)``): a hit refreshes the local
-/// copy, a miss is a miss and drops the local copy, so a value another machine replaced, removed or
-/// cleared is never served from an old local copy. The one exception is a local value over the tier's
-/// maximum (1 MiB), which could only ever live locally: it is served. A Redis that cannot be reached,
-/// answers too late or refuses a write costs one warning line on stderr, once per run; the rest of the run
-/// uses the local store alone. Values over the maximum stay local without a warning.
+/// While Redis answers it decides what `get` and `exec` see: a hit is served and written into the store
+/// only when the store's copy is missing or differs; a miss is a miss and drops the store's copy, so a
+/// value another machine replaced, removed or cleared is never served from an old local copy. The one
+/// exception is a local value over the tier's maximum (1 MiB), which could only ever live locally: it is
+/// served. A Redis that cannot be reached, answers too late or refuses a write costs one warning line on
+/// stderr, once per run (``RedisSessionTier``); the rest of the run uses the store alone. Writes, removals
+/// and tag removals go to both tiers.
 ///
 /// The master key is the store's own: `STRATA_MASTER_KEY`, the `--store` folder's key file, or the default
 /// store's key file.
 ///
-/// Thread safety: the tool calls it from its main thread; the tier's `async` calls run on the cooperative
-/// pool while the main thread waits on a semaphore (the main thread is not a pool thread).
+/// Thread safety: the tool calls it from its main thread; the `MultiCache`'s `async` calls run on the
+/// cooperative pool while the main thread waits (``waitFor(_:)``; the main thread is not a pool thread).
 struct SharedTier {
-    /// No Redis: every call does nothing.
-    static let disabled = SharedTier(cache: nil)
-
-    private let cache: RedisCache<String, Data>?
-    private let isHealthy = Locked(true)
+    /// The local store, the first tier.
+    let store: DiskCache<String, Data>
+    /// The Redis tier for this run; `nil` without `--redis`, or when it could not be created.
+    let redis: RedisSessionTier?
+    /// The store over Redis; `nil` without a Redis tier (the store is then called directly).
+    private let tiers: MultiCache<String, Data>?
+    /// Where writes Redis missed wait for a run that reaches it; `nil` without a Redis tier.
+    let journal: StorePendingJournal?
 
     /// Parses the URL and resolves the master key; `nil` when no URL is given.
     ///
@@ -51,7 +57,8 @@ struct SharedTier {
         switch location.configuration.masterKeySource {
         case .defaultMasterKeyFile:
             // The default store's key file, not a separate `redis.<namespace>.key`: one key per store.
-            guard let file = try? MasterKeyLoader.defaultMasterKeyFileURL(storeName: location.configuration.name) else {
+            guard let file = try? MasterKeySource.defaultMasterKeyFileURL(forStoreNamed: location.configuration.name)
+            else {
                 throw .badSetting("cannot locate the default key file for the Redis tier")
             }
             configuration.masterKeySource = .masterKeyFile(file)
@@ -76,90 +83,108 @@ struct SharedTier {
                 + "/ns\(namespace), or leave the path out for the namespace \"default\"")
     }
 
-    private init(cache: RedisCache<String, Data>?) {
-        self.cache = cache
-    }
-
-    /// Opens the tier; a tier that cannot be created is reported once and left out, unless its TLS files
-    /// are what failed: a CA file or client certificate OpenSSL cannot use is the user's setting to fix,
-    /// and going on without Redis would hide it.
+    /// Opens the Redis tier over `store`; a tier that cannot be created is reported once and left out,
+    /// unless its TLS files are what failed: a CA file or client certificate OpenSSL cannot use is the
+    /// user's setting to fix, and going on without Redis would hide it.
     ///
     /// - Throws: `CLIFailure.store` (3) with OpenSSL's reason when the TLS files cannot be used.
-    init(configuration: RedisCacheConfiguration?) throws(CLIFailure) {
-        guard let configuration else {
-            cache = nil
+    init(store: DiskCache<String, Data>, configuration: RedisCacheConfiguration?) throws(CLIFailure) {
+        self.store = store
+        var redis: RedisSessionTier?
+        if let configuration {
+            do {
+                redis = RedisSessionTier(try RedisCache<String, Data>(configuration: configuration))
+            } catch {
+                if let cacheError = error as? CacheError, (cacheError.cause as? RedisError)?.code == .tlsFailed {
+                    throw .store(oneLine(cacheError.message))
+                }
+                Self.warn(
+                    about: error, host: "\(configuration.host):\(configuration.port)",
+                    namespace: configuration.namespace)
+            }
+        }
+        self.redis = redis
+        guard let redis else {
+            tiers = nil
+            journal = nil
             return
         }
+        let maximumValueSize = redis.base.configuration.maximumValueSize
+        let journal = StorePendingJournal(store: store, masterKeySource: redis.base.configuration.masterKeySource)
+        self.journal = journal
         do {
-            cache = try RedisCache<String, Data>(configuration: configuration)
+            tiers = try MultiCache(
+                tiers: [.init(store, name: "store"), .init(redis, name: "redis")],
+                authority: .init(
+                    storesEntry: { $0.value.count <= maximumValueSize }, replay: .init(journal: journal)))
         } catch {
-            if let cacheError = error as? CacheError, (cacheError.cause as? RedisError)?.code == .tlsFailed {
-                throw .store(oneLine(cacheError.message))
-            }
-            cache = nil
-            Self.warn(
-                about: error, host: "\(configuration.host):\(configuration.port)", namespace: configuration.namespace)
+            throw .store("cannot compose the store with Redis: \(oneLine("\(error)"))")
         }
     }
 
-    /// What Redis answered for one key.
-    enum Lookup {
-        /// Redis holds the entry.
-        case hit(CacheEntry<Data>)
-        /// Redis answered: no such entry.
-        case miss
-        /// No Redis for this run (none given, or it failed and was warned about).
-        case unavailable
-    }
-
-    /// Asks Redis for `key`.
-    func lookUp(_ key: String) -> Lookup {
-        switch call({ try await $0.entry(forKey: key) }) {
-        case .some(.some(let entry)): .hit(entry)
-        case .some(.none): .miss
-        case .none: .unavailable
-        }
-    }
-
-    /// The value `get` and `exec` serve for `key`: Redis's while it answers (a hit is written into `store`
-    /// with its remaining lifetime, a miss removes the local copy unless that copy is over the tier's
-    /// maximum value size), the store's own otherwise.
+    /// The value `get` and `exec` serve for `key` (see the type's rules).
     ///
-    /// - Throws: What reading `store` throws.
-    func value(forKey key: String, in store: DiskCache<String, Data>) throws -> Data? {
-        switch lookUp(key) {
-        case .unavailable:
-            return try store.value(forKey: key)
-        case .hit(let entry):
-            try? store.setEntry(entry, forKey: key)
-            return entry.value
-        case .miss:
-            guard let local = try store.value(forKey: key) else { return nil }
-            if let limit = cache?.configuration.maximumValueSize, local.count > limit { return local }
-            // Another machine removed or cleared it (or it expired there): the local copy is out of date.
-            try? store.removeEntry(forKey: key)
-            return nil
+    /// - Throws: What reading the store throws, when the store fails and Redis does not answer.
+    func value(forKey key: String) throws -> Data? {
+        guard let tiers else { return try store.value(forKey: key) }
+        return try storeOutcome(waitFor { try await tiers.value(forKey: key) }) ?? nil
+    }
+
+    /// Stores `entry` in the store and in Redis. A failure of Redis alone was warned about and is not an
+    /// error: the store holds the entry. When the store refuses or fails the write, Redis drops its copy
+    /// too, so the key has no value anywhere, as the store's error says.
+    ///
+    /// - Throws: The store's own error.
+    func setEntry(_ entry: CacheEntry<Data>, forKey key: String) throws {
+        guard let tiers else { return try store.setEntry(entry, forKey: key) }
+        do {
+            try storeOutcome(waitFor { try await tiers.setEntry(entry, forKey: key) })
+        } catch {
+            _ = waitFor { try await tiers.removeEntry(forKey: key) }
+            throw error
         }
     }
 
-    /// Stores `entry` in Redis; failures are warned about, values too large skipped.
-    func setEntry(_ entry: CacheEntry<Data>, forKey key: String) {
-        _ = call { try await $0.setEntry(entry, forKey: key) }
+    /// Removes `key` from the store and from Redis.
+    ///
+    /// - Throws: The store's error; a failure of Redis alone was warned about.
+    func removeEntry(forKey key: String) throws {
+        guard let tiers else { return try store.removeEntry(forKey: key) }
+        try storeOutcome(waitFor { try await tiers.removeEntry(forKey: key) })
     }
 
-    /// Removes `key` from Redis.
-    func removeEntry(forKey key: String) {
-        _ = call { try await $0.removeEntry(forKey: key) }
+    /// Makes every entry carrying `tag` a miss in the store and, for every machine sharing the namespace,
+    /// in Redis (one counter write each).
+    ///
+    /// - Throws: The store's error; a failure of Redis alone was warned about.
+    func removeAll(taggedWith tag: String) throws {
+        guard let tiers else { return try store.removeAll(taggedWith: tag) }
+        try storeOutcome(waitFor { try await tiers.removeAll(taggedWith: tag) })
     }
 
-    /// Clears the namespace for every machine sharing it (one `INCR`).
-    func removeAll() {
-        _ = call { try await $0.removeAll() }
+    /// Clears the namespace in Redis for every machine sharing it (one `INCR`), through the tiers so that
+    /// a clear Redis misses is kept as pending; `clear` wipes the store itself first, with its progress
+    /// line, so the store's part here finds it empty. A failure of Redis alone was warned about.
+    ///
+    /// - Throws: The store's error.
+    func removeAllInRedis() throws {
+        guard let tiers else { return }
+        try storeOutcome(waitFor { try await tiers.removeAll() })
     }
 
-    /// Makes every entry carrying `tag` a miss for every machine sharing the namespace (one `INCR`).
-    func removeAll(taggedWith tag: String) {
-        _ = call { try await $0.removeAll(taggedWith: tag) }
+    /// The outcome of a `MultiCache` call as the tool sees it: a failure of the Redis tier alone is no error
+    /// (``RedisSessionTier`` warned, or the value is over its size limit and lives locally); the store's
+    /// failure is thrown as the store's own error, so its message is the one the tool has always printed.
+    private func storeOutcome<Success>(_ outcome: Result<Success, any Error>) throws -> Success? {
+        switch outcome {
+        case .success(let value):
+            return value
+        case .failure(let error as CacheError) where error.code == .tierFailure:
+            if let storeFailure = error.tierFailures.first(where: { $0.index == 0 }) { throw storeFailure.error }
+            return nil
+        case .failure(let error):
+            throw error
+        }
     }
 
     /// What `strata stats` shows of the tier.
@@ -172,6 +197,9 @@ struct SharedTier {
         /// The tier's connection and integrity counters after the probe (this process's: the tier's
         /// counters start at zero with each `strata` run).
         var health: RedisCacheHealth
+        /// Writes Redis missed that wait for a run that reaches it (``StorePendingJournal``); `nil` when
+        /// the journal cannot be read.
+        var pendingWrites: Int?
     }
 
     /// Probes the tier with one round trip that also checks the master key against the namespace's
@@ -181,55 +209,36 @@ struct SharedTier {
     /// - Returns: The report; `nil` without a tier (none given, or it could not be created, which was
     ///   warned about).
     func report() -> Report? {
-        guard let cache else { return nil }
+        guard let cache = redis?.base else { return nil }
         let address = "\(cache.configuration.host):\(cache.configuration.port)"
         var problem: Problem?
-        if case .failure(let error) = attempt(on: cache, { _ = try await $0.tagVersions(for: []) }) {
+        if case .failure(let error) = waitFor({ _ = try await cache.tagVersions(for: []) }) {
             problem = Problem(error, host: address, namespace: cache.configuration.namespace)
         }
         return Report(
-            address: address, namespace: cache.configuration.namespace, problem: problem, health: cache.health)
+            address: address, namespace: cache.configuration.namespace, problem: problem, health: cache.health,
+            pendingWrites: journal?.pendingCount())
     }
 
-    /// Runs `body` against `cache` and waits for it.
-    private func attempt<Result: Sendable>(
-        on cache: RedisCache<String, Data>,
-        _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result
-    ) -> Swift.Result<Result, any Error> {
-        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+    /// Runs `body` on a task and waits for it on the calling thread, the tool's main thread (never a
+    /// thread of the cooperative pool, which the task needs).
+    private func waitFor<Success: Sendable>(
+        _ body: @escaping @Sendable () async throws -> Success
+    ) -> Result<Success, any Error> {
+        let outcome = Outcome<Success>()
         let done = DispatchSemaphore(value: 0)
         Task {
-            let result = await Swift.Result { try await body(cache) }
-            outcome.withLock { $0 = result }
+            outcome.result = await Result { try await body() }
             done.signal()
         }
         done.wait()
-        return outcome.value ?? .failure(CancellationError())
-    }
-
-    /// Runs `body` against the tier and waits for it; `nil` when there is no healthy tier or it failed.
-    private func call<Result: Sendable>(
-        _ body: @escaping @Sendable (RedisCache<String, Data>) async throws -> Result
-    ) -> Result? {
-        guard let cache, isHealthy.value else { return nil }
-        switch attempt(on: cache, body) {
-        case .success(let value):
-            return value
-        case .failure(let error as CacheError) where error.code == .entryTooLarge:
-            return nil
-        case .failure(let error):
-            isHealthy.withLock { $0 = false }
-            Self.warn(
-                about: error, host: "\(cache.configuration.host):\(cache.configuration.port)",
-                namespace: cache.configuration.namespace)
-            return nil
-        }
+        return outcome.result ?? .failure(CancellationError())
     }
 
     /// The one warning line for a tier that failed: a master key other than the namespace's and a server
     /// that does not speak RESP get their own words, since waiting would fix neither; anything else reads
     /// as the passing outage it is.
-    private static func warn(about error: any Error, host: String, namespace: String) {
+    static func warn(about error: any Error, host: String, namespace: String) {
         StandardStreams.printError(Problem(error, host: host, namespace: namespace).warning(host: host))
     }
 
@@ -298,4 +307,13 @@ extension Result where Failure == any Error {
             self = .failure(error)
         }
     }
+}
+
+/// The result of a task, handed to the thread that waits for it.
+///
+/// `@unchecked Sendable`: ``SharedTier/waitFor(_:)`` writes `result` once, on the task, before it signals
+/// the semaphore, and reads it only after `wait()` returns; the semaphore orders the write before the read,
+/// and nothing else touches it.
+private final class Outcome<Success>: @unchecked Sendable {
+    var result: Result<Success, any Error>?
 }

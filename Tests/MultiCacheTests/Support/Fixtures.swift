@@ -18,7 +18,10 @@ struct TwoTiers {
     let events = CoordinatorEventLog()
 
     /// The fast tier named "memory", the slow one "disk".
-    init(fastMaximumLifetime: Duration? = nil, observer: CacheObserver? = nil) throws {
+    init(
+        fastMaximumLifetime: Duration? = nil, observer: CacheObserver? = nil,
+        authority: MultiCache<String, Data>.Authority? = nil
+    ) throws {
         let clock = ManualClock()
         self.clock = clock
         fast = FaultInjectingCache(wrapping: try makeMemoryTier(clock: clock))
@@ -28,7 +31,7 @@ struct TwoTiers {
                 .init(fast, name: "memory", maximumLifetime: fastMaximumLifetime),
                 .init(slow, name: "disk"),
             ],
-            observer: observer)
+            observer: observer, authority: authority)
         cache.coordinator.observe(events.observer)
     }
 }

@@ -1,0 +1,85 @@
+import CacheCore
+import Foundation
+import RedisCache
+import Synchronization
+
+/// The Redis tier as one `strata` run uses it: forwards to the `RedisCache` until the first failure, then
+/// fails at once for the rest of the run, after one warning line.
+///
+/// A run is a few calls long. Without this, each call after an outage would wait for its own connect
+/// deadline (the tier's breaker opens only after several failures), and each failure would print a
+/// warning. A value over the tier's maximum size (`entryTooLarge`) is the size rule, not a failure: it
+/// disables nothing and prints nothing; MultiCache keeps such a value locally (see
+/// ``SharedTier/storesEntry(_:)``).
+///
+/// Thread safety: `isDisabled` is an atomic flag (ThreadSanitizer sees atomics, unlike
+/// `Synchronization.Mutex`); the warning is printed by whichever call flips it, once.
+final class RedisSessionTier: Cache {
+    typealias Key = String
+    typealias Value = Data
+
+    let base: RedisCache<String, Data>
+    private let isDisabled = Atomic<Bool>(false)
+
+    init(_ base: RedisCache<String, Data>) {
+        self.base = base
+    }
+
+    var clock: any CacheClock { base.clock }
+
+    /// Whether a failure has ended the tier's use for this run.
+    var hasFailed: Bool { isDisabled.load(ordering: .acquiring) }
+
+    func entry(forKey key: String) async throws -> CacheEntry<Data>? {
+        try await forward { try await $0.entry(forKey: key) }
+    }
+
+    func value(forKey key: String) async throws -> Data? {
+        try await entry(forKey: key)?.value
+    }
+
+    func setEntry(_ entry: CacheEntry<Data>, forKey key: String) async throws {
+        try await forward { try await $0.setEntry(entry, forKey: key) }
+    }
+
+    func setValue(_ value: Data, forKey key: String, expiry: Expiry?) async throws {
+        let expiresAt = (expiry ?? .never).expirationDate(from: clock.now)
+        try await setEntry(CacheEntry(value: value, expiresAt: expiresAt), forKey: key)
+    }
+
+    func removeEntry(forKey key: String) async throws {
+        try await forward { try await $0.removeEntry(forKey: key) }
+    }
+
+    func removeAll() async throws {
+        try await forward { try await $0.removeAll() }
+    }
+
+    func removeAll(taggedWith tag: String) async throws {
+        try await forward { try await $0.removeAll(taggedWith: tag) }
+    }
+
+    /// Runs `body` on the tier unless it failed earlier in the run; a failure other than the size rule or
+    /// a cancellation disables the tier and prints the warning.
+    private func forward<Result>(
+        _ body: (RedisCache<String, Data>) async throws -> Result
+    ) async throws -> Result {
+        guard !hasFailed else {
+            throw CacheError(.unavailable, "Redis is not used for the rest of this run")
+        }
+        do {
+            return try await body(base)
+        } catch let error as CacheError where error.code == .entryTooLarge {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            if !isDisabled.exchange(true, ordering: .acquiringAndReleasing) {
+                let host = "\(base.configuration.host):\(base.configuration.port)"
+                StandardStreams.printError(
+                    SharedTier.Problem(error, host: host, namespace: base.configuration.namespace).warning(host: host))
+            }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import CacheCore
+import Testing
+
+@testable import RedisConnection
+
+/// The slot map read again after redirects and failures: once per burst, never more often than the
+/// minimum interval, against two scripted nodes whose map the test moves (time stepped by hand).
+@Suite struct ClusterRefreshTests {
+    @Test func aBurstOfMovedRepliesReadsTheMapOnceAndOnlyAfterTheInterval() async throws {
+        // Given two nodes, A serving every slot, and a connection that has read that map
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        #expect(
+            try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8)) == .bulkString(Array("a".utf8)))
+        #expect(connection.statistics.topologyRefreshes == 1)
+
+        // When every slot moves to B and 50 keys are read at once, inside the interval since the first read
+        cluster.moveEverySlotToB()
+        let keys = (1...50).map { "k\($0)" }
+        try await readAll(keys, through: connection, expecting: "b")
+        // Then each read followed its MOVED, and none read the map again
+        #expect(connection.statistics.movedRedirects == 50)
+        #expect(connection.statistics.backgroundRefreshes == 0)
+        #expect(connection.statistics.topologyRefreshes == 1)
+
+        // When the interval has passed and another 50 keys are read at once
+        now.withLock { $0 += .seconds(11) }
+        let more = (51...100).map { "k\($0)" }
+        try await readAll(more, through: connection, expecting: "b")
+        // Then the burst of MOVED replies started one read of the map, not one per redirect
+        #expect(connection.statistics.backgroundRefreshes == 1)
+        await connection.waitForRefresh()
+        #expect(connection.statistics.topologyRefreshes == 2)
+        // And that read put B in the map for slots no command had been redirected from: the next key goes
+        // straight to B
+        let redirectsBefore = connection.statistics.movedRedirects
+        let untouched = try #require(
+            (101...10_000).lazy.map { "k\($0)" }.first { key in
+                ![keys, more].joined().contains { HashSlot(key: Array($0.utf8)) == HashSlot(key: Array(key.utf8)) }
+            })
+        #expect(
+            try await connection.send(RESPCommand("GET", untouched), key: Array(untouched.utf8))
+                == .bulkString(Array("b".utf8)))
+        #expect(connection.statistics.movedRedirects == redirectsBefore)
+        await connection.close()
+    }
+
+    @Test func aNodeThatStopsAnsweringStartsAReadOfTheMap() async throws {
+        // Given two nodes, A serving every slot, and a connection that read that map long ago
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+        now.withLock { $0 += .seconds(11) }
+
+        // When B takes over (a failover) and A refuses connections
+        cluster.moveEverySlotToB()
+        cluster.stopA()
+        // Then a read fails, and starts a read of the map, from B, which names B
+        await #expect(throws: ConnectionError.self) {
+            _ = try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8))
+        }
+        #expect(connection.statistics.backgroundRefreshes == 1)
+        await connection.waitForRefresh()
+        #expect(connection.statistics.topologyRefreshes == 2)
+        // And the next read goes to B
+        #expect(
+            try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8)) == .bulkString(Array("b".utf8)))
+        await connection.close()
+    }
+
+    // MARK: - Support
+
+    private func readAll(
+        _ keys: [String], through connection: ClusterConnection, expecting value: String
+    )
+        async throws
+    {
+        try await withThrowingTaskGroup(of: RESPValue.self) { group in
+            for key in keys {
+                group.addTask { try await connection.send(RESPCommand("GET", key), key: Array(key.utf8)) }
+            }
+            for try await reply in group { #expect(reply == .bulkString(Array(value.utf8))) }
+        }
+    }
+}
+
+/// Two scripted cluster nodes on loopback. Both answer `CLUSTER SHARDS` with the current map (A serves every
+/// slot until ``moveEverySlotToB()``); `GET` on A answers `a`, or `MOVED` to B once the slots moved; `GET` on B
+/// answers `b`.
+private final class TwoNodeCluster: Sendable {
+    private let a: ScriptedServer
+    private let b: ScriptedServer
+    private let moved = Locked(false)
+    private let down = Locked(false)
+
+    init() throws {
+        let ports = Locked((a: 0, b: 0))
+        let moved = self.moved
+        let down = self.down
+        @Sendable func shards() -> String {
+            let owner = moved.withLock { $0 } ? ports.withLock { $0.b } : ports.withLock { $0.a }
+            return "*1\r\n%2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n%3\r\n"
+                + "$4\r\nport\r\n:\(owner)\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+        }
+        func node(
+            isDown: @escaping @Sendable () -> Bool = { false }, _ get: @escaping @Sendable (String) -> String
+        ) throws -> ScriptedServer {
+            try ScriptedServer { command in
+                // An empty reply makes the scripted server hang up.
+                if isDown() { return "" }
+                switch command.first?.uppercased() {
+                case "HELLO": return "%2\r\n$4\r\nmode\r\n$7\r\ncluster\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+                case "CLUSTER": return shards()
+                case "GET": return get(command.count > 1 ? command[1] : "")
+                default: return "+OK\r\n"
+                }
+            }
+        }
+        let a = try node(isDown: { down.withLock { $0 } }) { key in
+            guard moved.withLock({ $0 }) else { return "$1\r\na\r\n" }
+            let slot = HashSlot(key: Array(key.utf8)).rawValue
+            return "-MOVED \(slot) 127.0.0.1:\(ports.withLock { $0.b })\r\n"
+        }
+        let b = try node { _ in "$1\r\nb\r\n" }
+        ports.withLock { $0 = (a.port, b.port) }
+        self.a = a
+        self.b = b
+    }
+
+    func moveEverySlotToB() { moved.withLock { $0 = true } }
+
+    /// Makes A hang up on every command, its handshake included, as a node that died mid-connection.
+    func stopA() { down.withLock { $0 = true } }
+
+    /// A connection seeded with both nodes (A first), whose refresh interval is 10 s of `now`.
+    func connection(now: Locked<ContinuousClock.Instant>) -> ClusterConnection {
+        var configuration = ClusterConnection.Configuration(
+            seeds: [.init(host: "127.0.0.1", port: a.port), .init(host: "127.0.0.1", port: b.port)],
+            node: .init(
+                connectTimeout: .seconds(5), readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600),
+                keepAliveInterval: .seconds(3_600)))
+        configuration.operationTimeout = .seconds(3_600)
+        configuration.minimumRefreshInterval = .seconds(10)
+        configuration.now = { now.withLock { $0 } }
+        return ClusterConnection(configuration: configuration)
+    }
+}
