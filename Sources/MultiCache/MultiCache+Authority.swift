@@ -110,9 +110,8 @@ extension MultiCache {
     /// The read of ``entry(forKey:)`` when the cache has an ``Authority``: the local tiers, then the
     /// authority (the last tier), whose answer wins (see ``Authority`` for the rules).
     @usableFromInline
-    func readThroughAuthority(
-        _ authority: Authority, forKey key: Key, sequenceSeen: UInt64
-    ) async throws -> CacheEntry<Value>? {
+    func readThroughAuthority(forKey key: Key, sequenceSeen: UInt64) async throws -> CacheEntry<Value>? {
+        guard let authority else { return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen) }
         // A pending write of this key must reach the authority before its answer is judged: a miss there
         // would otherwise remove the only copy of the write.
         let inSync = await replayPendingWritesIfNeeded()

@@ -37,7 +37,7 @@ extension MultiCache: BulkReadingCache {
     @inlinable
     public func values(forKeys keys: [Key]) async throws -> [Key: Value] {
         let sequenceSeen = changeSequenceBeforeRead()
-        guard authority == nil, let valuesAtOnce = tiers[0].handle.valuesAtOnce else {
+        guard !hasAuthority, let valuesAtOnce = tiers[0].handle.valuesAtOnce else {
             return try await readTiersInBulk(keys, from: 0, sequenceSeen: sequenceSeen).mapValues(\.value)
         }
         // Inlined like `value(forKey:)`: the first tier's hits cost its bulk read and one atomic add.
@@ -67,12 +67,12 @@ extension MultiCache: BulkReadingCache {
     ) async throws -> [Key: CacheEntry<Value>] {
         var seen = Set<Key>()
         var missing = keys.filter { seen.insert($0).inserted }
-        if let authority {
+        if hasAuthority {
             // Every key's answer is the authority's, and each may need its local copies replaced or
             // removed: one authoritative read per key.
             var found: [Key: CacheEntry<Value>] = [:]
             for key in missing {
-                found[key] = try await readThroughAuthority(authority, forKey: key, sequenceSeen: sequenceSeen)
+                found[key] = try await readThroughAuthority(forKey: key, sequenceSeen: sequenceSeen)
             }
             return found
         }

@@ -22,8 +22,8 @@ extension MultiCache {
         // first tier answers with the value alone. Inlinable for the same reason; not
         // `valueThroughEntry(forKey:)`, whose unspecialized async frame more than doubled a tier-0 hit.
         let sequenceSeen = changeSequenceBeforeRead()
-        if let authority {
-            return try await readThroughAuthority(authority, forKey: key, sequenceSeen: sequenceSeen)?.value
+        if hasAuthority {
+            return try await readThroughAuthority(forKey: key, sequenceSeen: sequenceSeen)?.value
         }
         guard let valueAtOnce = tiers[0].handle.valueAtOnce else {
             return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)?.value
@@ -58,8 +58,8 @@ extension MultiCache {
         // costs the tier's read, one lock-free load of the change sequence and one atomic add, and no async
         // call, task allocation or executor check. Everything else is the slow loop.
         let sequenceSeen = changeSequenceBeforeRead()
-        if let authority {
-            return try await readThroughAuthority(authority, forKey: key, sequenceSeen: sequenceSeen)
+        if hasAuthority {
+            return try await readThroughAuthority(forKey: key, sequenceSeen: sequenceSeen)
         }
         guard let entryAtOnce = tiers[0].handle.entryAtOnce else {
             return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen)

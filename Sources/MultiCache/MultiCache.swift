@@ -98,6 +98,9 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
     public let clock: any CacheClock
     /// The rules by which the last tier decides what reads see, or `nil` when the first hit wins.
     public let authority: Authority?
+    /// Whether ``authority`` is set, for the inlined read paths: testing the optional itself there copies
+    /// its closures (three retains and releases), which cost a tier-0 hit about 8 %.
+    @usableFromInline let hasAuthority: Bool
 
     let observer: CacheObserver?
     /// Load-once, the stores of write-backs and loaded values, and the fences of writes and removals.
@@ -143,6 +146,7 @@ public final class MultiCache<Key: Hashable & Sendable, Value: Sendable>: Cache 
         self.clock = clock ?? first.cache.clock
         self.observer = observer
         self.authority = authority
+        hasAuthority = authority != nil
         counters = Locked(MultiCacheCounters(tiers: tiers.map { MultiCacheTierStatistics(name: $0.name) }))
         subscribeToInvalidations()
     }
