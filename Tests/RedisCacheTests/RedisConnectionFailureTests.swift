@@ -132,7 +132,11 @@ struct RedisConnectionFailureTests {
         let server = try RedisServer()
         let proxy = try FaultProxy(upstreamPort: server.port)
         defer { proxy.stop() }
-        let connection = try RedisTesting.connection(port: proxy.port)
+        // Deadlines of an hour: the cut is an event the connection must notice, and a stalled scheduler (CI
+        // under ThreadSanitizer, every suite at once) once let a 2 s read deadline fire before the proxy's
+        // close arrived, and the test saw a deadline where it checks for a dropped connection.
+        let connection = try RedisTesting.connection(
+            port: proxy.port, readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600))
         let value = [UInt8](repeating: 0x41, count: 100_000)
         var set = RESPCommand("SET", "big")
         set.append(value)

@@ -323,8 +323,10 @@ struct RedisTLSWireTests {
         let endpoint = try RedisEndpoint(.tls)
         let proxy = try FaultProxy(upstreamPort: endpoint.port)
         var configuration = RedisConnection.Configuration(
-            port: proxy.port, connectTimeout: .seconds(5), readTimeout: .seconds(5), writeTimeout: .seconds(5),
-            keepAliveInterval: .seconds(60))
+            port: proxy.port, connectTimeout: .seconds(60), readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600),
+            keepAliveInterval: .seconds(3_600))
+        // Deadlines of an hour: the cut is an event to notice, not a deadline to wait for (a stalled scheduler
+        // let a short read deadline fire first in the plain-TCP twin of this test).
         configuration.tls = try TLSContext(
             TLSOptions(certificateAuthorityFile: try #require(endpoint.certificates).certificateAuthority))
         let connection = try RedisConnection(configuration: configuration)
