@@ -221,16 +221,7 @@ extension MultiCache {
         let failures = await coordinator.writeBack(key: key, sequenceSeen: sequenceSeen) {
             await forEachTier(in: 0..<(tiers.count - 1)) { tier in try await tier.handle.removeEntry(key) }
         }
-        guard let failures, !failures.isEmpty else { return }
-        counters.withLock { statistics in
-            for failure in failures { statistics.tiers[failure.index].errors += 1 }
-        }
-        for failure in failures {
-            observer?(
-                CacheEvent(
-                    .invalidationFailed,
-                    "the authoritative tier missed; removing the copy in tier \(failure.index) (\(failure.name)) failed",
-                    tierIndex: failure.index, error: failure.error))
-        }
+        // Removing copies the authority's miss showed out of date is an invalidation like a published one.
+        reportInvalidationFailures(failures ?? [])
     }
 }

@@ -94,7 +94,9 @@ extension MultiCache {
         }
     }
 
-    private func reportInvalidationFailures(_ failures: [CacheError.TierFailure]) {
+    /// Counts and reports tiers that failed to remove entries another tier (or the authority's miss) showed
+    /// to be out of date.
+    func reportInvalidationFailures(_ failures: [CacheError.TierFailure]) {
         guard !failures.isEmpty else { return }
         counters.withLock { statistics in
             for failure in failures { statistics.tiers[failure.index].errors += 1 }
