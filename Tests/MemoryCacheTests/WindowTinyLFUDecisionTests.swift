@@ -38,17 +38,27 @@ import Testing
     }
 
     @Test func aCandidateAsFrequentAsTheVictimDoesNotDisplaceIt() throws {
-        // Given a full cache whose entries were used once each
-        let cache = try fullCache()
+        // One set of key names is one draw of the sketch's collisions and of the ghosts' false positives (a
+        // false ghost hit resizes the window partway through the stream); a rule that admits on a tie kept 44
+        // or more of 50 in 41 of 3,000 draws. The median of five draws is the verdict: all five are checked
+        // for consistency, and the broken rule would have to win three of them.
+        var keptPerDraw: [Int] = []
+        for draw in 0..<5 {
+            // Given a full cache whose entries were used once each
+            let cache = try MemoryCache<String, Int>(countLimit: 50, policy: .windowTinyLFU, clock: ManualClock())
+            for key in 0..<50 { try cache.setValue(key, forKey: "d\(draw)-fill\(key)") }
 
-        // When 25 keys that are also used once stream through
-        for key in 0..<25 { try cache.setValue(key, forKey: "new\(key)") }
+            // When 25 keys that are also used once stream through
+            for key in 0..<25 { try cache.setValue(key, forKey: "d\(draw)-new\(key)") }
 
-        // Then the residents stay: a candidate is admitted only when strictly more frequent than the victim
-        // (the last one stored left the window first and lost its tie; a rare one is displaced where the
-        // sketch overestimates a newcomer; a rule that admits on a tie displaces about 25)
-        let kept = (0..<50).filter { cache["fill\($0)"] != nil }.count
-        #expect(kept >= 44, "kept \(kept) of 50")
-        #expect(cache.statistics.evictions == 25)
+            // Then the residents stay: a candidate is admitted only when strictly more frequent than the
+            // victim (the last one stored left the window first and lost its tie; a rare one is displaced
+            // where the sketch overestimates a newcomer; a rule that admits on a tie displaces about 25)
+            keptPerDraw.append((0..<50).filter { cache["d\(draw)-fill\($0)"] != nil }.count)
+            #expect(cache.statistics.evictions == 25)
+            #expect(cache.checkInvariants())
+        }
+        let median = keptPerDraw.sorted()[2]
+        #expect(median >= 44, "kept per draw: \(keptPerDraw)")
     }
 }
