@@ -38,7 +38,7 @@ public enum DiskCacheLocation {
     ///   the process environment by default.
     /// - Returns: The caches folder (it may not exist yet).
     public static func cachesFolder(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.variables
     ) -> URL {
         #if canImport(Darwin)
         if let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first {
@@ -60,7 +60,7 @@ public enum DiskCacheLocation {
     /// - Throws: `CacheError` with code `.io` when no home folder can be found (no absolute `XDG_DATA_HOME`
     ///   or `HOME`, and no home in the user database), or, on Apple platforms, no Application Support folder.
     public static func keysFolder(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessEnvironment.variables
     ) throws -> URL {
         try MasterKeyLocation.keysFolder(environment: environment)
     }

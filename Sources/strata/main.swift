@@ -16,4 +16,4 @@ import Darwin
 // commands started by `exec` get the default disposition back (see ChildProcess).
 signal(SIGPIPE, SIG_IGN)
 // Raw argv bytes: CommandLine.arguments would turn every byte that is not UTF-8 into U+FFFD.
-exit(Runner.run(arguments: RawProcess.arguments, environment: ProcessInfo.processInfo.environment))
+exit(Runner.run(arguments: RawProcess.arguments, environment: RawProcess.environment))

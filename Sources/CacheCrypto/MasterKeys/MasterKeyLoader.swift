@@ -111,7 +111,7 @@ package enum MasterKeyLoader {
     /// - Throws: `CacheError` `.invalidArgument` when `storeName` cannot be a file name; `.io` when no home
     ///   folder can be found.
     package static func defaultMasterKeyFileURL(
-        storeName: String, environment: [String: String] = ProcessInfo.processInfo.environment
+        storeName: String, environment: [String: String] = ProcessEnvironment.variables
     ) throws -> URL {
         try MasterKeyLocation.keysFolder(environment: environment)
             .appendingPathComponent(MasterKeyLocation.fileName(forStoreName: storeName), isDirectory: false)

@@ -148,6 +148,33 @@ enum RawProcess {
         #endif
     }
 
+    /// The environment as names and values, the first definition of a name winning as it does for
+    /// `getenv(3)`; bytes that are not UTF-8 are repaired, as `ProcessInfo.environment` does.
+    ///
+    /// - Complexity: O(*n*) in the environment's bytes.
+    static var environment: [String: String] {
+        #if canImport(Glibc) || canImport(Musl)
+        // Read from `environ` directly: FoundationEssentials' `ProcessInfo.environment` searches each entry
+        // for "=" through generic String indexing, 1.9 million instructions for a 41-variable environment,
+        // 7 % of a whole `strata get` (callgrind).
+        var result: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            if let separator = strchr(pointer, 61) {  // "="
+                let nameLength = pointer.distance(to: separator)
+                let name = pointer.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: nameLength), as: UTF8.self)
+                }
+                if result[name] == nil { result[name] = String(cString: separator + 1) }
+            }
+            entry += 1
+        }
+        return result
+        #else
+        return ProcessInfo.processInfo.environment
+        #endif
+    }
+
     /// The value of environment variable `name`, byte for byte, or `nil` when it is unset.
     static func environmentValue(_ name: String) -> ByteString? {
         getenv(name).map { ByteString(cString: $0) }
