@@ -9,7 +9,10 @@ builds its baselines with this machine's `swiftc -O` in a temporary folder:
 - `empty-swift`: a Swift program with an empty `main.swift` (the Swift runtime's own start-up);
 - `essentials-read`: a Swift program that imports only FoundationEssentials, reads the 5-byte file with
   `Data(contentsOf:)` and writes it to standard output (the figure the targets are set against);
-- `foundation-read`: the same program importing all of Foundation (what loading ICU costs).
+- `foundation-read`: the same program importing all of Foundation (what loading ICU costs);
+- `crypto-read`: `essentials-read` plus what any reader of a sealed value pays to libcrypto: one
+  HKDF-SHA256 derivation and one AES-256-GCM encryption of the bytes read, through the EVP interface the
+  library uses (the floor a `strata get` cannot go below while its cryptography is OpenSSL's).
 
 and times, on a fresh default store under the temporary folder (`XDG_CACHE_HOME`, `XDG_DATA_HOME`):
 
@@ -26,7 +29,8 @@ lib_FoundationICU.so was loaded (`LD_DEBUG=libs`, one extra run). Ratios and the
 No pass/fail: figures only.
 
 Usage: Benchmarks/startup_rows.py [--strata PATH] [--before PATH] [--runs N] [--json FILE]
-(without --strata it runs `swift build -c release --product strata` in the package root first).
+(without --strata it runs `swift build -c release --static-swift-stdlib --product strata` in the package root
+first: the build Docs/CLI.md's installation section gives).
 """
 
 import argparse
@@ -60,18 +64,48 @@ _ = data.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 
 FOUNDATION_SOURCE = ESSENTIALS_SOURCE.replace("import FoundationEssentials", "import Foundation")
 
+# What opening a sealed entry costs in libcrypto alone: the first EVP fetch of a KDF and of a cipher initializes
+# OpenSSL (configuration, providers, name maps), which no reader of an AES-GCM file can skip.
+CRYPTO_SOURCE = ESSENTIALS_SOURCE + """\
+import COpenSSL
+_ = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil)
+var key = [UInt8](repeating: 0, count: 32)
+var secret = [UInt8](repeating: 7, count: 32)
+let kdf = EVP_KDF_CTX_new(EVP_KDF_fetch(nil, "HKDF", nil))
+"SHA256".withCString { digest in
+    secret.withUnsafeMutableBytes { input in
+        let parameters = [
+            OSSL_PARAM_construct_utf8_string("digest", UnsafeMutablePointer(mutating: digest), 0),
+            OSSL_PARAM_construct_octet_string("key", input.baseAddress, 32), OSSL_PARAM_construct_end(),
+        ]
+        precondition(EVP_KDF_derive(kdf, &key, 32, parameters) == 1)
+    }
+}
+let cipher = EVP_CIPHER_CTX_new()
+let nonce = [UInt8](repeating: 1, count: 12)
+precondition(EVP_EncryptInit_ex(cipher, EVP_CIPHER_fetch(nil, "AES-256-GCM", nil), nil, key, nonce) == 1)
+var sealed = [UInt8](repeating: 0, count: data.count + 16)
+var length: Int32 = 0
+data.withUnsafeBytes { bytes in
+    precondition(EVP_EncryptUpdate(cipher, &sealed, &length, bytes.baseAddress, Int32(bytes.count)) == 1)
+}
+"""
+
 
 def build_baselines(folder):
     """Compiles the empty and the reading programs with `swiftc -O`; returns their paths."""
     programs = {}
     for name, source in [("empty-swift", ""), ("essentials-read", ESSENTIALS_SOURCE),
-                         ("foundation-read", FOUNDATION_SOURCE)]:
+                         ("foundation-read", FOUNDATION_SOURCE), ("crypto-read", CRYPTO_SOURCE)]:
         directory = os.path.join(folder, name)
         os.makedirs(directory)
         with open(os.path.join(directory, "main.swift"), "w") as handle:
             handle.write(source)
         binary = os.path.join(directory, name)
-        subprocess.run(["swiftc", "-O", "-o", binary, os.path.join(directory, "main.swift")], check=True)
+        # The package's own module map for libcrypto (Sources/COpenSSL), as the library imports it.
+        search = ["-I", os.path.join(ROOT, "Sources", "COpenSSL")] if name == "crypto-read" else []
+        subprocess.run(["swiftc", "-O", *search, "-o", binary, os.path.join(directory, "main.swift")],
+                       check=True)
         programs[name] = binary
     return programs
 
@@ -152,9 +186,12 @@ def main():
 
     strata = arguments.strata
     if not strata:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "strata"], cwd=ROOT, check=True)
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "strata"],
+                       cwd=ROOT, check=True)
         strata = os.path.join(ROOT, ".build", "release", "strata")
     strata = os.path.abspath(strata)
+    # Resolved before the runs change into their own working directory.
+    before = os.path.abspath(arguments.before) if arguments.before else None
 
     folder = tempfile.mkdtemp(prefix="strata-startup-")
     try:
@@ -187,14 +224,14 @@ def main():
             ("empty-swift", [programs["empty-swift"]]),
             ("essentials-read", [programs["essentials-read"], value_file]),
             ("foundation-read", [programs["foundation-read"], value_file]),
+            ("crypto-read", [programs["crypto-read"], value_file]),
             ("strata get", [strata, "get", "greeting"]),
             ("strata get, Cyrillic key", [strata, "get", NFC_KEY]),
             ("strata exec replay", [strata, "exec", "--ttl", "1d", "--", "/bin/echo", "hello"]),
             ("strata --version", [strata, "--version"]),
             ("strata set", [strata, "set", "other", VALUE.decode()]),
         ]
-        if arguments.before:
-            before = os.path.abspath(arguments.before)
+        if before:
             rows += [
                 ("before: strata get", [before, "get", "greeting"]),
                 ("before: strata get, Cyrillic key", [before, "get", NFC_KEY_COMPOSED]),
@@ -205,7 +242,7 @@ def main():
 
         # Every row must do what it claims before it is timed: the hit prints the value, the replay echoes.
         expected = {"strata get": VALUE, "strata get, Cyrillic key": VALUE, "strata exec replay": VALUE + b"\n",
-                    "cat": VALUE, "essentials-read": VALUE, "foundation-read": VALUE}
+                    "cat": VALUE, "essentials-read": VALUE, "foundation-read": VALUE, "crypto-read": VALUE}
         for name, argv in rows:
             _, _, status, output = run_once(argv, env)
             want = expected.get(name.removeprefix("before: "))
@@ -238,11 +275,11 @@ def main():
             })
         by_name = {row["row"]: row for row in results}
 
-        header = f"{'row':34} {'median ms':>10} {'p10–p90 ms':>14} {'CPU ms':>7} {'peak RSS MB':>12}"
+        header = f"{'row':40} {'median ms':>10} {'p10–p90 ms':>14} {'CPU ms':>7} {'peak RSS MB':>12}"
         print(header + "  libFoundation  ICU")
         for row in results:
             spread = f"{row['p10_ms']:.1f}–{row['p90_ms']:.1f}"
-            print(f"{row['row']:34} {row['median_ms']:10.1f} {spread:>14} {row['cpu_median_ms']:7.1f} "
+            print(f"{row['row']:40} {row['median_ms']:10.1f} {spread:>14} {row['cpu_median_ms']:7.1f} "
                   f"{row['peak_rss_mb']:12.1f}  {'yes' if row['loads']['libFoundation'] else 'no':>13}  "
                   f"{'yes' if row['loads']['ICU'] else 'no'}")
 
@@ -253,15 +290,18 @@ def main():
             ("strata get / essentials-read", "strata get", "essentials-read", "≤ 1.3"),
             ("strata exec replay / strata get", "strata exec replay", "strata get", "≤ 1.1"),
             ("strata --version / essentials-read", "strata --version", "essentials-read", "≤ 1.2"),
+            ("crypto-read / essentials-read (libcrypto's floor)", "crypto-read", "essentials-read", "—"),
+            ("strata get / crypto-read", "strata get", "crypto-read", "—"),
         ]
-        print(f"\n{'ratio (wall, then CPU)':40} {'wall':>6} {'CPU':>6}")
+        print(f"\n{'ratio (wall, then CPU)':50} {'wall':>6} {'CPU':>6}")
         for name, row, base, target in targets:
-            print(f"{name:40} {ratio(row, base):5.2f}× {ratio(row, base, 'cpu_median_ms'):5.2f}×   target {target}")
-        print(f"{'strata get peak RSS':40} {by_name['strata get']['peak_rss_mb']:5.1f} MB  target ≤ 16 MB")
+            print(f"{name:50} {ratio(row, base):5.2f}× {ratio(row, base, 'cpu_median_ms'):5.2f}×   target {target}")
+        print(f"{'strata get peak RSS':50} {by_name['strata get']['peak_rss_mb']:5.1f} MB  target ≤ 16 MB "
+              f"(crypto-read {by_name['crypto-read']['peak_rss_mb']:.1f} MB)")
         if arguments.before:
             for command in ("strata get", "strata get, Cyrillic key", "strata exec replay", "strata --version",
                             "strata set"):
-                print(f"{command + ': before / after':40} {ratio('before: ' + command, command):5.2f}× "
+                print(f"{command + ': before / after':50} {ratio('before: ' + command, command):5.2f}× "
                       f"{ratio('before: ' + command, command, 'cpu_median_ms'):5.2f}×")
 
         if arguments.json:
