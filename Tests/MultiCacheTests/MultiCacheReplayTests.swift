@@ -275,6 +275,39 @@ import Testing
         #expect(journal.pendingWrites.isEmpty)
     }
 
+    @Test func aReadWaitsForAWriteKeptAsPendingWhileTheReplayItWaitedForRan() async throws {
+        // Given a key both tiers hold, and a removal of it whose call to the authority is in flight (it
+        // passed the replay check while nothing was pending)
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("w0"), forKey: "w", expiry: .seconds(3_600))
+        tiers.slow.hold(.removeEntry)
+        let removal = Task { try await tiers.cache.removeEntry(forKey: "w") }
+        await tiers.slow.waitUntilHeld(.removeEntry)
+        // And another write the authority missed, so a replay is due
+        tiers.slow.failNext(.setEntry, with: CacheError(.unavailable, "outage"))
+        try await tiers.cache.setValue(bytes("p"), forKey: "p", expiry: .seconds(3_600))
+        #expect(journal.pendingWrites.map(\.operation) == [.set("p")])
+
+        // When a read of the key starts that replay and waits for it, and while the replay runs the removal
+        // fails at the authority and is kept as pending too
+        tiers.slow.hold(.setEntry)
+        let read = Task { try await tiers.cache.value(forKey: "w") }
+        await tiers.slow.waitUntilHeld(.setEntry)
+        tiers.slow.failNext(.removeEntry, with: CacheError(.unavailable, "outage"))
+        tiers.slow.release(.removeEntry)
+        try await removal.value
+        #expect(journal.pendingWrites.map(\.operation) == [.remove("w")])
+        tiers.slow.release(.setEntry)
+
+        // Then the read waited for a second replay, which took the removal to the authority, before asking
+        // it: the removed value is not served (a read judged by the authority after the first replay alone
+        // would get "w0" back)
+        #expect(try await read.value == nil)
+        #expect(try await tiers.slow.value(forKey: "w") == nil)
+        #expect(try await tiers.slow.value(forKey: "p") == bytes("p"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
     @Test func pendingWritesSurviveEncodingForAJournalFile() throws {
         let writes: [PendingWrite<String>] = [
             PendingWrite(id: 1, operation: .set("k"), base: 42),
