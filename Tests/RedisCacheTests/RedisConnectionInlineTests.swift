@@ -45,7 +45,8 @@ struct RedisConnectionInlineTests {
         let server = try RedisServer()
         // A read deadline beyond the test's own waits: the pop must still be pending when the test looks.
         let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(60))
-        let observer = try RedisTesting.connection(port: server.port, readTimeout: .seconds(30))
+        let observer = try RedisTesting.connection(
+            port: server.port, readTimeout: .seconds(60), keepAlive: .seconds(3_600))
         // (the first request connects through the I/O thread, which then parks the idle socket unclaimed)
         _ = try await connection.send(RESPCommand("PING"))
         let inlineBefore = connection.statistics.inlineReplies
@@ -82,9 +83,11 @@ struct RedisConnectionInlineTests {
         await observer.close()
     }
 
+    /// Polls until the server reports `count` blocked clients. The bound is one only a hang reaches: under
+    /// ThreadSanitizer beside other work, 30 s once passed before the pop was sent.
     private static func waitForBlockedClients(_ count: Int, _ observer: RedisConnection) async -> Bool {
         let start = ContinuousClock.now
-        while ContinuousClock.now - start < .seconds(30) {
+        while ContinuousClock.now - start < .seconds(300) {
             if let text = try? await observer.send(RESPCommand("INFO", "clients")).string,
                 text.split(whereSeparator: \.isNewline).contains(where: { $0 == "blocked_clients:\(count)" })
             {
