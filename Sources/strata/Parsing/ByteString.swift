@@ -148,31 +148,27 @@ enum RawProcess {
         #endif
     }
 
-    /// The environment as names and values, the first definition of a name winning as it does for
-    /// `getenv(3)`; bytes that are not UTF-8 are repaired, as `ProcessInfo.environment` does.
+    /// The variables the tool reads: its own settings and the ones the library derives the store's and
+    /// the key's folders from. A command's `--env` selection reads its variables itself
+    /// (``environmentValue(_:)``), byte for byte.
+    static let variableNames = [
+        "STRATA_CLOCK_OFFSET", "STRATA_MASTER_KEY", "STRATA_PROGRESS_DELAY", "STRATA_REDIS_CA_FILE",
+        "STRATA_REDIS_CLIENT_CERT", "STRATA_REDIS_CLIENT_KEY", "STRATA_REDIS_CONNECT_TIMEOUT", "STRATA_REDIS_URL",
+        "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME",
+    ]
+
+    /// ``variableNames`` that are set, with their values as `getenv(3)` gives them (bytes that are not UTF-8
+    /// repaired).
     ///
-    /// - Complexity: O(*n*) in the environment's bytes.
+    /// Looked up by name rather than through `ProcessInfo.environment`, which on Linux splits every entry
+    /// of the environment through generic `String` indexing: 1.2 million instructions for 41 variables, a
+    /// twentieth of a whole `strata get` (callgrind, Docs/Performance.md).
     static var environment: [String: String] {
-        #if canImport(Glibc) || canImport(Musl)
-        // Read from `environ` directly: FoundationEssentials' `ProcessInfo.environment` searches each entry
-        // for "=" through generic String indexing, 1.9 million instructions for a 41-variable environment,
-        // 7 % of a whole `strata get` (callgrind).
-        var result: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            if let separator = strchr(pointer, 61) {  // "="
-                let nameLength = pointer.distance(to: separator)
-                let name = pointer.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
-                    String(decoding: UnsafeBufferPointer(start: $0, count: nameLength), as: UTF8.self)
-                }
-                if result[name] == nil { result[name] = String(cString: separator + 1) }
-            }
-            entry += 1
+        var variables: [String: String] = [:]
+        for name in variableNames {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
         }
-        return result
-        #else
-        return ProcessInfo.processInfo.environment
-        #endif
+        return variables
     }
 
     /// The value of environment variable `name`, byte for byte, or `nil` when it is unset.
