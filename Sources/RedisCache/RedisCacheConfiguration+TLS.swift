@@ -17,7 +17,8 @@ extension RedisCacheConfiguration {
     /// - **Protocol.** TLS 1.2 at least; TLS 1.3 is offered first.
     /// - **Verified.** The chain up to a trusted CA (``certificateAuthorityFile`` or the system's store),
     ///   the validity period, and the name: ``serverName`` or else the host, as a DNS name (with SNI) or an
-    ///   IP address (without SNI, which carries names only). A failure is
+    ///   IP address (without SNI, which carries names only), matched against the certificate's subject
+    ///   alternative names only, never its common name (RFC 6125, section 6.4.4). A failure is
     ///   ``RedisError/Code/certificateRejected`` and nothing — no `HELLO`, no password — is sent.
     /// - **Mutual TLS.** ``clientCertificateFile`` and ``clientKeyFile`` together (PEM; the key unencrypted).
     /// - **Files** are read once, when the cache is created; a file that cannot be loaded fails
@@ -64,7 +65,8 @@ extension RedisCacheConfiguration {
             self.insecureSkipVerification = false
         }
 
-        /// Checks that the client certificate and key come together and no setting is empty.
+        /// Checks that the client certificate and key come together, no setting is empty and the server
+        /// name holds no NUL byte.
         ///
         /// - Throws: `CacheError` `.invalidArgument` naming the setting.
         func validate() throws(CacheError) {
@@ -77,6 +79,10 @@ extension RedisCacheConfiguration {
                 ("clientCertificateFile", clientCertificateFile), ("clientKeyFile", clientKeyFile),
             ] where value?.isEmpty == true {
                 throw CacheError(.invalidArgument, "tls.\(name) must not be empty (nil for none)")
+            }
+            // OpenSSL reads the name as a C string, so "\0…" would check no name at all.
+            if serverName?.utf8.contains(0) == true {
+                throw CacheError(.invalidArgument, "tls.serverName must not contain a NUL byte")
             }
         }
 

@@ -150,6 +150,10 @@ public struct RedisCacheConfiguration: Sendable {
             throw CacheError(.invalidArgument, "the Redis port must be 1...65535, got \(port)")
         }
         guard !host.isEmpty else { throw CacheError(.invalidArgument, "the Redis host must not be empty") }
+        // A C string ends at NUL: the resolver and OpenSSL's name check would see another host than this one.
+        guard !([host] + fallbackAddresses.map(\.host)).contains(where: { $0.utf8.contains(0) }) else {
+            throw CacheError(.invalidArgument, "a Redis host must not contain a NUL byte")
+        }
         guard maximumValueSize > 0, maximumValueSize <= 512 << 20 else {
             throw CacheError(
                 .invalidArgument, "maximumValueSize must be 1 byte to 512 MiB, got \(maximumValueSize)")

@@ -51,6 +51,21 @@ import Testing
         #expect(error?.message.contains("clientKeyFile") == true)
     }
 
+    @Test(arguments: ["\0localhost", "redis.example.org\0localhost"])
+    func aServerNameOrHostWithANulByteIsRefused(name: String) {
+        // OpenSSL would read "\0localhost" as "", which checks no name at all
+        var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
+        configuration.tls = RedisCacheConfiguration.TLS(serverName: name)
+        let named = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(named?.code == .invalidArgument)
+        #expect(named?.message.contains("tls.serverName") == true, "\(String(describing: named))")
+        configuration.tls = RedisCacheConfiguration.TLS()
+        configuration.host = name
+        let hosted = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(hosted?.code == .invalidArgument)
+        #expect(hosted?.message.contains("NUL") == true, "\(String(describing: hosted))")
+    }
+
     @Test func aMissingCAFileIsRefusedWhenTheCacheIsCreated() {
         var configuration = RedisCacheConfiguration(namespace: "n", masterKeySource: .masterKey(Data(count: 32)))
         configuration.tls = RedisCacheConfiguration.TLS(certificateAuthorityFile: "/nonexistent/strata-ca.pem")

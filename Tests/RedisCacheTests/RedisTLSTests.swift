@@ -95,6 +95,35 @@ struct RedisTLSTests {
         await connection.close()
     }
 
+    @Test func aCertificateNamingTheHostOnlyInItsSubjectIsRejected() async throws {
+        // Given a certificate from the trusted CA whose only "localhost" is its subject's common name
+        let server = try RedisServer(
+            tls: .init(
+                certificate: certificates.subjectOnlyCertificate, key: certificates.subjectOnlyKey,
+                certificateAuthority: certificates.certificateAuthority))
+        // When a connection to localhost checks it, then the name is not found: subject alternative names only
+        let connection = try connection(port: server.tlsPort, host: "localhost")
+        let error = await failure(of: connection)
+        #expect(error?.code == .certificateRejected, "\(String(describing: error))")
+        #expect(error?.message.contains("mismatch") == true, "\(String(describing: error))")
+        await connection.close()
+    }
+
+    @Test(arguments: ["\0localhost", "redis.example.org\0localhost", "\0"])
+    func aNameWithANulByteIsRefusedBeforeTheHandshake(name: String) async throws {
+        // Given a name OpenSSL would cut at the NUL ("\0localhost" would reach it as "", which checks no name),
+        // against a server whose certificate the CA signed for localhost and 127.0.0.1
+        let server = try server()
+        let connection = try connection(
+            port: server.tlsPort,
+            options: TLSOptions(certificateAuthorityFile: certificates.certificateAuthority, serverName: name))
+        // Then the connection refuses it rather than connect unchecked
+        let error = await failure(of: connection)
+        #expect(error?.code == .tlsFailed, "\(String(describing: error))")
+        #expect(error?.message.contains("NUL") == true, "\(String(describing: error))")
+        await connection.close()
+    }
+
     @Test func anExpiredCertificateIsRejected() async throws {
         let server = try server(expired: true)
         let connection = try connection(port: server.tlsPort)

@@ -2,10 +2,10 @@ import Foundation
 
 /// Certificates for the TLS suites (RedisCacheTests, StrataCLITests), made by the `openssl` command into a
 /// temporary folder removed with this value: a CA, a server certificate it signed for 127.0.0.1 and
-/// localhost (and an RSA one), a client certificate it signed, a second CA that signed nothing the server
+/// localhost (and an RSA one, and one naming localhost in its subject only), a client certificate it signed, a second CA that signed nothing the server
 /// uses, and a server certificate that expired in 2020.
 ///
-/// EC P-256 keys but for the RSA server's. Tests use ``shared()``, one set per test process: eight `openssl` runs once, not per test
+/// EC P-256 keys but for the RSA server's. Tests use ``shared()``, one set per test process: nine `openssl` runs once, not per test
 /// (dozens of tests starting at once on two loaded cores made per-test sets slow). Thread safety: immutable
 /// after `init`; the files are only read.
 public final class TestCertificates: Sendable {
@@ -40,6 +40,10 @@ public final class TestCertificates: Sendable {
     /// TLS 1.2 minimum keeps out.
     public var rsaServerCertificate: String { folder.path("rsa-server.crt") }
     public var rsaServerKey: String { folder.path("rsa-server.key") }
+    /// A certificate signed by the CA that names localhost only in its subject's common name, with no subject
+    /// alternative names (which RFC 6125 says a client must not fall back from), and its key.
+    public var subjectOnlyCertificate: String { folder.path("subject-only.crt") }
+    public var subjectOnlyKey: String { folder.path("subject-only.key") }
     /// The client's certificate and key, for mutual TLS.
     public var clientCertificate: String { folder.path("client.crt") }
     public var clientKey: String { folder.path("client.key") }
@@ -65,6 +69,10 @@ public final class TestCertificates: Sendable {
         try run(
             ["req", "-x509"] + key + ["-keyout", serverKey, "-out", serverCertificate, "-subj", "/CN=localhost"]
                 + names + signedByCA)
+        try run(
+            ["req", "-x509"] + key + [
+                "-keyout", subjectOnlyKey, "-out", subjectOnlyCertificate, "-subj", "/CN=localhost",
+            ] + signedByCA)
         try run(
             ["req", "-x509"] + key + ["-keyout", clientKey, "-out", clientCertificate, "-subj", "/CN=strata-client"]
                 + signedByCA)

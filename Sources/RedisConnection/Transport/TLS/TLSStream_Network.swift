@@ -55,6 +55,10 @@ package final class TLSStream {
         guard let number = UInt16(exactly: port), number > 0, let endpointPort = NWEndpoint.Port(rawValue: number)
         else { throw ConnectionError(.connectFailed, "invalid port \(port) for \(host)") }
         let name = context.serverName ?? host
+        // The same rule as the OpenSSL back end, where a C string would cut the name at a NUL byte.
+        guard !name.isEmpty, !name.utf8.contains(0) else {
+            throw ConnectionError(.tlsFailed, "cannot verify against an empty name or one containing a NUL byte")
+        }
         let rejection = Locked<String?>(nil)
         let queue = DispatchQueue(label: "strata.redis-tls")
         let tcp = NWProtocolTCP.Options()

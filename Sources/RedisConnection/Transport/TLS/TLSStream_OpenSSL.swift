@@ -54,6 +54,12 @@ package final class TLSStream {
         // reports.
         SSL_set_read_ahead(ssl, 1)
         let name = context.serverName ?? host
+        // OpenSSL reads the name as a C string: "\0x" would reach it as "", which checks no name at all, and
+        // "a.example\0b" as "a.example". A name can come from a server's reply (a cluster's node list), so the
+        // connection refuses such names itself rather than rely on the configuration's check.
+        guard !name.isEmpty, !name.utf8.contains(0) else {
+            throw ConnectionError(.tlsFailed, "cannot verify against an empty name or one containing a NUL byte")
+        }
         let isAddress = Self.isIPAddress(name)
         // SNI carries host names only (RFC 6066, section 3).
         if !isAddress { _ = strata_SSL_set_tlsext_host_name(ssl, name) }
@@ -61,6 +67,9 @@ package final class TLSStream {
             let named =
                 isAddress
                 ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 : SSL_set1_host(ssl, name) == 1
+            // RFC 6125 (section 6.4.4): a name is checked against the certificate's subject alternative names
+            // only; OpenSSL would otherwise fall back to the subject's common name when there are none.
+            SSL_set_hostflags(ssl, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT))
             guard named else {
                 throw ConnectionError(
                     .tlsFailed, "cannot verify against the name \(name): \(TLSContext.errorQueueText())")
