@@ -107,6 +107,15 @@ struct RedisTLSCommandTests {
             ["--redis", "rediss://127.0.0.1:1/ns", "get", "k"], ["STRATA_REDIS_CONNECT_TIMEOUT": "soon"], 2,
             "strata: STRATA_REDIS_CONNECT_TIMEOUT 'soon'"
         ),
+        (["--redis-timeout", "2s", "get", "k"], [:], 2, "strata: option --redis-timeout needs a Redis URL"),
+        (
+            ["--redis", "redis://127.0.0.1:1/ns", "--redis-timeout", "0ms", "get", "k"], [:], 2,
+            "strata: option --redis-timeout must be more than 0"
+        ),
+        (
+            ["--redis", "redis://127.0.0.1:1/ns", "get", "k"], ["STRATA_REDIS_TIMEOUT": "-1s"], 2,
+            "strata: STRATA_REDIS_TIMEOUT '-1s'"
+        ),
         (
             ["--redis", "rediss://127.0.0.1:1/ns", "--redis-ca-file", "/nonexistent/ca.pem", "get", "k"], [:], 3,
             "strata: cannot read the Redis CA file /nonexistent/ca.pem (--redis-ca-file): No such file or directory"

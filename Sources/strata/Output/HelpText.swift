@@ -118,6 +118,8 @@ enum HelpText {
               --redis-client-cert FILE  rediss://: client certificate (PEM) for servers that require one
               --redis-client-key FILE   rediss://: its private key (PEM, unencrypted)
               --redis-connect-timeout D  deadline to connect, TLS handshake included (default 250ms)
+              --redis-timeout D    deadline for each request's write and reply (default 100ms and 50ms);
+                                   raise it for a server across a slow or distant link
               -h, --help           show help;  strata help COMMAND for one command
               -V, --version        print the version
 
@@ -128,7 +130,7 @@ enum HelpText {
               STRATA_MASTER_KEY           master key, base64 of 32 bytes (default: a key file created on first use)
               STRATA_REDIS_URL            the --redis URL when the option is not given
               STRATA_REDIS_CA_FILE, STRATA_REDIS_CLIENT_CERT, STRATA_REDIS_CLIENT_KEY,
-              STRATA_REDIS_CONNECT_TIMEOUT
+              STRATA_REDIS_CONNECT_TIMEOUT, STRATA_REDIS_TIMEOUT
                                           the --redis-... options when not given (ignored without a Redis URL)
 
             exit status:

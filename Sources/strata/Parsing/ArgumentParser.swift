@@ -36,6 +36,7 @@ struct ArgumentParser {
         "redis-client-cert": OptionSpec(takesValue: true, scope: .global),
         "redis-client-key": OptionSpec(takesValue: true, scope: .global),
         "redis-connect-timeout": OptionSpec(takesValue: true, scope: .global),
+        "redis-timeout": OptionSpec(takesValue: true, scope: .global),
         "help": OptionSpec(takesValue: false, scope: .global),
         "version": OptionSpec(takesValue: false, scope: .global),
         "background-refresh": OptionSpec(takesValue: false, scope: .global),
@@ -265,8 +266,8 @@ struct ArgumentParser {
             case "redis-ca-file", "redis-client-cert", "redis-client-key":
                 guard !text.isEmpty else { throw .usage("option --\(name) needs a file", command: nil) }
                 globals.redisFiles[name] = text
-            case "redis-connect-timeout":
-                globals.redisConnectTimeout = try unit(name, nil, text) { () throws(UnitError) in
+            case "redis-connect-timeout", "redis-timeout":
+                globals.redisDeadlines[name] = try unit(name, nil, text) { () throws(UnitError) in
                     try Units.duration(text)
                 }
             case "max-size":

@@ -17,8 +17,9 @@ struct GlobalOptions {
     /// `--redis-ca-file`, `--redis-client-cert`, `--redis-client-key`: the TLS files given on the command
     /// line, by option name (their environment variables are read in ``RedisConnectionSettings``).
     var redisFiles: [String: String] = [:]
-    /// `--redis-connect-timeout`: seconds for connecting (TCP and the TLS handshake), or `nil`.
-    var redisConnectTimeout: TimeInterval?
+    /// `--redis-connect-timeout` (seconds for connecting, TCP and the TLS handshake) and `--redis-timeout`
+    /// (seconds for each request's write and reply), by option name.
+    var redisDeadlines: [String: TimeInterval] = [:]
     /// Hidden `--background-refresh`: this process is a detached `exec --stale` refresh.
     var isBackgroundRefresh = false
 }

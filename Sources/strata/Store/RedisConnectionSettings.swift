@@ -15,8 +15,8 @@ import Darwin
 #endif
 
 /// How `strata` connects to Redis beyond the URL: the TLS files of a `rediss://` server (a private CA, a
-/// client certificate and key for mutual TLS) and the connect deadline, each from its option or else its
-/// environment variable (Docs/CLI.md, "Sharing through Redis").
+/// client certificate and key for mutual TLS), the connect deadline and the per-request deadline, each from its
+/// option or else its environment variable (Docs/CLI.md, "Sharing through Redis").
 ///
 /// Rules, checked before the store opens so that a mistake changes nothing:
 /// - An option needs a Redis URL (`--redis` or `STRATA_REDIS_URL`); without one it is a usage error (2). An
@@ -47,11 +47,18 @@ struct RedisConnectionSettings {
 
     /// The CA file, client certificate and client key, in ``files``' order; `nil` where not given.
     private var tlsFiles: [Setting<String>?]
-    /// The connect deadline in seconds, from the option.
-    private var connectTimeout: Setting<TimeInterval>?
-    /// `STRATA_REDIS_CONNECT_TIMEOUT`'s text when the option is absent: parsed only when there is a Redis URL,
-    /// since a variable without one is ignored, whatever it holds.
-    private var connectTimeoutVariable: String?
+    /// The deadlines by what they bound: (option name, environment variable, how it sets the configuration).
+    private static let deadlines: [(String, String, @Sendable (inout RedisCacheConfiguration, Duration) -> Void)] = [
+        ("redis-connect-timeout", "STRATA_REDIS_CONNECT_TIMEOUT", { $0.connectTimeout = $1 }),
+        // A server across a slow link needs more than the library's cache-grade 50 ms reply deadline.
+        ("redis-timeout", "STRATA_REDIS_TIMEOUT", { $0.setRequestDeadline($1) }),
+    ]
+
+    /// The deadlines in seconds from their options, in ``deadlines``' order; `nil` where not given.
+    private var deadlineOptions: [Setting<TimeInterval>?]
+    /// The deadlines' environment variables' texts where their options are absent: parsed only when there is
+    /// a Redis URL, since a variable without one is ignored, whatever it holds.
+    private var deadlineVariables: [String?]
 
     /// Collects the settings from `globals` (options win) and `environment`; an empty variable counts as unset.
     ///
@@ -63,10 +70,14 @@ struct RedisConnectionSettings {
             guard let value = environment[variable], !value.isEmpty else { return nil }
             return Setting(value: value, source: variable, isOption: false)
         }
-        if let seconds = globals.redisConnectTimeout {
-            connectTimeout = Setting(value: seconds, source: "--redis-connect-timeout", isOption: true)
-        } else if let text = environment["STRATA_REDIS_CONNECT_TIMEOUT"], !text.isEmpty {
-            connectTimeoutVariable = text
+        deadlineOptions = Self.deadlines.map { option, _, _ in
+            globals.redisDeadlines[option].map { Setting(value: $0, source: "--\(option)", isOption: true) }
+        }
+        deadlineVariables = Self.deadlines.map { option, variable, _ in
+            guard globals.redisDeadlines[option] == nil, let text = environment[variable], !text.isEmpty else {
+                return nil
+            }
+            return text
         }
     }
 
@@ -79,24 +90,24 @@ struct RedisConnectionSettings {
         guard var updated = configuration else {
             let options =
                 tlsFiles.compactMap { $0 }.filter(\.isOption).map(\.source)
-                + [connectTimeout].compactMap { $0 }.filter(\.isOption).map(\.source)
+                + deadlineOptions.compactMap { $0 }.map(\.source)
             if let option = options.first {
                 throw .usage("option \(option) needs a Redis URL (--redis or STRATA_REDIS_URL)", command: nil)
             }
             return
         }
-        var connectTimeout = self.connectTimeout
-        if connectTimeout == nil, let text = connectTimeoutVariable {
-            do {
-                connectTimeout = Setting(
-                    value: try Units.duration(text), source: "STRATA_REDIS_CONNECT_TIMEOUT", isOption: false)
-            } catch {
-                throw .badSetting("STRATA_REDIS_CONNECT_TIMEOUT '\(text)' \(error.reason)")
+        for (index, (_, variable, set)) in Self.deadlines.enumerated() {
+            var deadline = deadlineOptions[index]
+            if deadline == nil, let text = deadlineVariables[index] {
+                do {
+                    deadline = Setting(value: try Units.duration(text), source: variable, isOption: false)
+                } catch {
+                    throw .badSetting("\(variable) '\(text)' \(error.reason)")
+                }
             }
-        }
-        if let timeout = connectTimeout {
-            guard timeout.value > 0 else { throw Self.mistake(timeout, "must be more than 0") }
-            updated.connectTimeout = .milliseconds(Int64((timeout.value * 1000).rounded(.up)))
+            guard let deadline else { continue }
+            guard deadline.value > 0 else { throw Self.mistake(deadline, "must be more than 0") }
+            set(&updated, .milliseconds(Int64((deadline.value * 1000).rounded(.up))))
         }
         let present = tlsFiles.compactMap { $0 }
         if updated.tls == nil, let first = present.first {
@@ -142,5 +153,13 @@ struct RedisConnectionSettings {
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             throw .store("the Redis \(what) \(path) (\(setting.source)) is not a regular file")
         }
+    }
+}
+
+extension RedisCacheConfiguration {
+    /// `--redis-timeout`: one deadline for each request's write and its reply.
+    fileprivate mutating func setRequestDeadline(_ deadline: Duration) {
+        readTimeout = deadline
+        writeTimeout = deadline
     }
 }
