@@ -229,6 +229,18 @@ struct RedisTLSTests {
         #expect(error?.message.contains("must be unencrypted PEM") == true, "\(String(describing: error))")
     }
 
+    @Test func aClientKeyOfAnotherCertificateIsNamedAsAMismatch() throws {
+        // Given the client certificate with the server's key (both valid PEM, not a pair)
+        let options = TLSOptions(
+            clientCertificateFile: certificates.clientCertificate, clientKeyFile: certificates.serverKey)
+        // When the context loads them, then the message says they do not match, not that the format is wrong
+        let error = #expect(throws: ConnectionError.self) { try TLSContext(options) }
+        #expect(error?.code == .tlsFailed)
+        #expect(
+            error?.message == "the client key \(certificates.serverKey) does not match the client certificate",
+            "\(String(describing: error))")
+    }
+
     @Test func aCAFileThatIsAFIFOIsRefusedWithoutBlocking() throws {
         // Given a FIFO where the CA file should be (opening it for reading would wait for a writer forever)
         let folder = TemporaryFolder(label: "tls-fifo")

@@ -77,9 +77,13 @@ package final class TLSContext: @unchecked Sendable {
         if let key = options.clientKeyFile {
             try Self.requireRegularFile(key, holding: "client key")
             guard SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
+                let reason = Self.errorQueueText()
+                // Loading a key already compares it with the certificate; say so rather than blame the format.
+                if reason.contains("key values mismatch") {
+                    throw ConnectionError(.tlsFailed, "the client key \(key) does not match the client certificate")
+                }
                 throw ConnectionError(
-                    .tlsFailed,
-                    "cannot load the client key \(key) (it must be unencrypted PEM): \(Self.errorQueueText())")
+                    .tlsFailed, "cannot load the client key \(key) (it must be unencrypted PEM): \(reason)")
             }
             guard SSL_CTX_check_private_key(context) == 1 else {
                 throw ConnectionError(
