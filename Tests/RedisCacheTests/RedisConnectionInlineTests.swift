@@ -45,15 +45,20 @@ struct RedisConnectionInlineTests {
         let server = try RedisServer()
         // A read deadline beyond the test's own waits: the pop must still be pending when the test looks.
         let connection = try RedisTesting.connection(port: server.port, readTimeout: .seconds(60))
+        // Every deadline of the observer is an hour's worth: CI once saw neither its polls nor its push answered
+        // while ThreadSanitizer and other suites held both cores.
         let observer = try RedisTesting.connection(
-            port: server.port, readTimeout: .seconds(60), keepAlive: .seconds(3_600))
+            port: server.port, readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600),
+            connectTimeout: .seconds(3_600), keepAlive: .seconds(3_600))
+        #expect(try await observer.send(RESPCommand("PING")) == .simpleString("PONG"))
         // (the first request connects through the I/O thread, which then parks the idle socket unclaimed)
         _ = try await connection.send(RESPCommand("PING"))
         let inlineBefore = connection.statistics.inlineReplies
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout),
         // sent on the idle connection: its reply cannot come within the inline wait
         let slow = Task { try await connection.send(RESPCommand("BLPOP", "queue", "0")) }
-        #expect(await Self.waitForBlockedClients(1, observer))
+        let blocked = await Self.waitForBlockedClients(1, observer)
+        #expect(blocked.seen, "the observer's last failure: \(String(describing: blocked.lastError))")
         // When more requests are sent while it waits, and then the pop is answered
         let incrs = Task {
             try await withThrowingTaskGroup(of: RESPValue.self) { group in
@@ -83,18 +88,25 @@ struct RedisConnectionInlineTests {
         await observer.close()
     }
 
-    /// Polls until the server reports `count` blocked clients. The bound is one only a hang reaches: under
-    /// ThreadSanitizer beside other work, 30 s once passed before the pop was sent.
-    private static func waitForBlockedClients(_ count: Int, _ observer: RedisConnection) async -> Bool {
+    /// Polls until the server reports `count` blocked clients; whether it did, and the last failure of a poll
+    /// (a poll that fails is tried again). The bound is one only a hang reaches: under ThreadSanitizer beside
+    /// other work, 30 s once passed before the pop was sent.
+    private static func waitForBlockedClients(
+        _ count: Int, _ observer: RedisConnection
+    ) async -> (seen: Bool, lastError: (any Error)?) {
         let start = ContinuousClock.now
+        var lastError: (any Error)?
         while ContinuousClock.now - start < .seconds(300) {
-            if let text = try? await observer.send(RESPCommand("INFO", "clients")).string,
-                text.split(whereSeparator: \.isNewline).contains(where: { $0 == "blocked_clients:\(count)" })
-            {
-                return true
+            do {
+                let text = try await observer.send(RESPCommand("INFO", "clients")).string ?? ""
+                if text.split(whereSeparator: \.isNewline).contains(where: { $0 == "blocked_clients:\(count)" }) {
+                    return (true, lastError)
+                }
+            } catch {
+                lastError = error
             }
             try? await Task.sleep(for: .milliseconds(2))
         }
-        return false
+        return (false, lastError)
     }
 }
