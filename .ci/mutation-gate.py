@@ -142,8 +142,8 @@ class Interrupted(Exception):
     """The gate was told to stop (SIGINT, SIGTERM) or its test runner was killed by a signal."""
 
 
-def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int]:
-    """Returns ("passed" | "failed" | "timeout", number of tests run).
+def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int, str]:
+    """Returns ("passed" | "failed" | "timeout", number of tests run, the runner's output).
 
     The run gets a process group of its own, so that a time limit ends the test binary and every process a
     test started (the `strata` tool, servers), not only `swift test`.
@@ -156,14 +156,14 @@ def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int]:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         kill_group(process)
-        return "timeout", 0
+        return "timeout", 0, ""
     except BaseException:
         kill_group(process)
         raise
     if process.returncode < 0:
         raise Interrupted(f"the test runner was killed by signal {-process.returncode}")
     counts = [int(n) for n in TEST_RUN.findall(output)]
-    return ("passed" if process.returncode == 0 else "failed"), sum(counts)
+    return ("passed" if process.returncode == 0 else "failed"), sum(counts), output
 
 
 def kill_group(process: subprocess.Popen) -> None:
@@ -229,8 +229,10 @@ def main() -> int:
         sys.exit("mutation gate: the unmutated copy does not build")
 
     for pattern in dict.fromkeys(m.filter for m in mutants):
-        result, count = run_tests(args.scratch, pattern, 600)
+        result, count, output = run_tests(args.scratch, pattern, 600)
         if result != "passed" or count == 0:
+            # The failing tests' own lines, so that a flaky baseline names its test in CI's log.
+            print("\n".join(line for line in output.splitlines() if "\u2718" in line)[-6000:], flush=True)
             sys.exit(f"mutation gate: the filter {pattern!r} {result} on the unmutated copy with {count} tests run "
                      f"(it must pass and run at least one test)")
     print(f"mutation gate: baseline filters pass ({time.monotonic() - started:.0f} s)", flush=True)
@@ -252,7 +254,7 @@ def main() -> int:
                 verdict = "DOES NOT COMPILE (fix the list)"
                 print(built.stdout[-2000:], built.stderr[-2000:], sep="\n")
             else:
-                result, count = run_tests(args.scratch, mutant.filter, mutant.timeout)
+                result, count, _ = run_tests(args.scratch, mutant.filter, mutant.timeout)
                 verdict = {"failed": "killed", "timeout": "killed (time limit)", "passed": "SURVIVED"}[result]
                 if result == "passed":
                     survivors.append(mutant)

@@ -76,41 +76,58 @@ import Testing
     }
 
     @Test func newlyPopularKeyGetsInOnceUsedMoreThanTheVictims() throws {
-        // Given a full cache of 100 keys, each used twice
-        let cache = try makeCache(countLimit: 100)
-        for _ in 0..<2 {
-            for key in 0..<100 { try access("old\(key)", in: cache) }
+        // Key hashes are seeded per process, so one set of key names is one draw of the sketch's and the
+        // ghosts' collisions. About 1 draw in 70 (2,000 drawn) goes the other way: a collision admits "new" on
+        // its first return, or turned-away returns grow the window, the main region shrinks and evicts its
+        // oldest probation entry, "new", without a duel (as Caffeine's climber does). Five sets of names are
+        // five draws and most must hold; a policy that admits by recency alone fails all five.
+        var turnedAwayThenAdmitted = 0
+        var keptThroughOneHitKeys = 0
+        for trial in 0..<5 {
+            // Given a full cache of 100 keys, each used twice
+            let cache = try makeCache(countLimit: 100)
+            for _ in 0..<2 {
+                for key in 0..<100 { try access("t\(trial)-old\(key)", in: cache) }
+            }
+            // When a new key is used again and again, with a one-hit key between its uses pushing it out of
+            // the window each time
+            var hits = 0
+            for use in 0..<12 {
+                if try access("t\(trial)-new", in: cache) { hits += 1 }
+                try access("t\(trial)-once\(use)", in: cache)
+            }
+            // Then it was first turned away (used less than the victims), and is held once its frequency
+            // beats theirs; more one-hit keys do not push it out again
+            if hits > 0 && hits < 11 { turnedAwayThenAdmitted += 1 }
+            for key in 0..<200 { try access("t\(trial)-later\(key)", in: cache) }
+            if cache["t\(trial)-new"] != nil { keptThroughOneHitKeys += 1 }
+            #expect(cache.checkInvariants())
         }
-        // When a new key is used again and again, with a one-hit key between its uses pushing it out of the
-        // window each time
-        var hits = 0
-        for use in 0..<12 {
-            if try access("new", in: cache) { hits += 1 }
-            try access("once\(use)", in: cache)
-        }
-        // Then it was first turned away (used less than the victims), and is held once its frequency beats
-        // theirs; more one-hit keys do not push it out again
-        #expect(hits > 0 && hits < 11)
-        for key in 0..<200 { try access("later\(key)", in: cache) }
-        #expect(cache["new"] != nil)
-        #expect(cache.checkInvariants())
+        #expect(turnedAwayThenAdmitted >= 3, "\(turnedAwayThenAdmitted) of 5")
+        #expect(keptThroughOneHitKeys >= 3, "\(keptThroughOneHitKeys) of 5")
     }
 
     @Test func repeatedScansDoNotEvictTheWorkingSetOfAShardedCache() throws {
-        // Given a sharded cache whose working set (200 keys, used five times each) fills half of it
-        let cache = try makeCache(countLimit: 400, shardCount: 4)
-        for _ in 0..<5 {
-            for key in 0..<200 { try access("hot\(key)", in: cache) }
+        // One set of key names is one draw of the hash seed's shard placement and sketch collisions: 592 of
+        // 600 draws kept at least 190 of the 200 keys, the worst 165. The median of five draws must keep 190;
+        // LRU keeps none in every draw.
+        var keptPerTrial: [Int] = []
+        for trial in 0..<5 {
+            // Given a sharded cache whose working set (200 keys, used five times each) fills half of it
+            let cache = try makeCache(countLimit: 400, shardCount: 4)
+            for _ in 0..<5 {
+                for key in 0..<200 { try access("t\(trial)-hot\(key)", in: cache) }
+            }
+            // When three scans of 2,000 keys each pass, with the working set used between them
+            for scan in 0..<3 {
+                for key in 0..<2_000 { try access("t\(trial)-scan\(scan)-\(key)", in: cache) }
+                for key in 0..<200 { try access("t\(trial)-hot\(key)", in: cache) }
+            }
+            keptPerTrial.append((0..<200).filter { cache["t\(trial)-hot\($0)"] != nil }.count)
+            #expect(cache.checkInvariants())
         }
-        // When three scans of 2,000 keys each pass, with the working set used between them
-        for scan in 0..<3 {
-            for key in 0..<2_000 { try access("scan\(scan)-\(key)", in: cache) }
-            for key in 0..<200 { try access("hot\(key)", in: cache) }
-        }
-        // Then at least 95% of the working set hits on its last pass
-        let kept = (0..<200).filter { cache["hot\($0)"] != nil }.count
-        #expect(kept >= 190)
-        #expect(cache.checkInvariants())
+        // Then at least 95% of the working set hits on its last pass, in the median draw
+        #expect(keptPerTrial.sorted()[2] >= 190, "kept \(keptPerTrial)")
     }
 
     // MARK: - Cost-aware admission
