@@ -13,7 +13,7 @@ extension RedisCache {
     /// Removes, in one full `SCAN` of the namespace, every entry sealed under an epoch older than the
     /// current one, and returns how many keys it removed.
     ///
-    /// Steps of `SCAN <cursor> MATCH strata:v1:<namespace>:k:* COUNT 100`; for each name found, a
+    /// Steps of `SCAN <cursor> MATCH strata:v2:<namespace>:k:* COUNT 100`; for each name found, a
     /// `GETRANGE` of the envelope's first 10 bytes (format version, flags and epoch are plaintext, so no
     /// value is read or opened), then one `UNLINK` of those whose header is this format's and whose epoch
     /// is older than the one read at the start of the step. Never `KEYS` or `FLUSHDB`; values of another
@@ -109,11 +109,13 @@ extension RedisCache {
         return bytes[2..<10].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    /// Whether `name` is `<prefix>k:` and 22 base64url characters: an entry name this tier makes.
+    /// Whether `name` is `<prefix>k:{`, 22 base64url characters and `}`: an entry name this tier makes.
     static func isEntryName(_ name: [UInt8], prefix: String) -> Bool {
-        let head = Array((prefix + "k:").utf8)
-        guard name.count == head.count + 22, name.starts(with: head) else { return false }
-        return name[head.count...].allSatisfy { byte in
+        let head = Array((prefix + "k:{").utf8)
+        guard name.count == head.count + 23, name.starts(with: head), name.last == UInt8(ascii: "}") else {
+            return false
+        }
+        return name[head.count..<(name.count - 1)].allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):

@@ -10,7 +10,7 @@ import Foundation
 
 extension RedisCache: TagVersioningCache {
     /// Makes every entry carrying `tag` a miss, for every process sharing the namespace: one `INCR` of the
-    /// tag's version key (`strata:v1:<namespace>:t:<HMAC of the tag's canonical bytes>`), or, when the key is
+    /// tag's version key (`strata:v2:<namespace>:{<namespace>}:t:<HMAC of the tag's canonical bytes>`), or, when the key is
     /// missing, its creation at a fresh random base (one `EVAL`; Docs/RedisCache.md, "Counters").
     ///
     /// The tag is known by its canonical bytes (NFC): "é" composed and decomposed name one version key.

@@ -20,8 +20,8 @@ import Foundation
 /// let cached = try await redis.value(forKey: "avatar:42")
 /// ```
 ///
-/// - **What Redis sees.** Key names are `strata:v1:<namespace>:k:` and a 128-bit keyed HMAC of the key's
-///   canonical bytes; values are sealed envelopes (epoch, expiry, cost, nonce, ciphertext, tag) whose
+/// - **What Redis sees.** Key names are `strata:v2:<namespace>:k:{…}` around a 128-bit keyed HMAC of the
+///   key's canonical bytes (the braces a Redis Cluster hash tag); values are sealed envelopes (epoch, expiry, cost, nonce, ciphertext, tag) whose
 ///   ciphertext holds the full key and the value. Nothing of a key or value is in plaintext.
 /// - **Reads** are one `MGET` of the epoch counter and the entry. A value that does not open (tampered,
 ///   copied to another key or namespace, given another expiry) is a miss, counted in
@@ -90,7 +90,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         let tls = try Self.tlsContext(configuration.tls)
         invalidations = InvalidationHub(
             settings: Self.trackingSettings(configuration, prefix: keys.prefix, tls: tls), epochKey: keys.epochKey,
-            trackedKeyLimit: configuration.trackedKeyLimit)
+            entryPrefix: keys.entryPrefix, tagPrefix: keys.tagPrefix, trackedKeyLimit: configuration.trackedKeyLimit)
         var connectionConfiguration = RedisConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, clientName: "strata",

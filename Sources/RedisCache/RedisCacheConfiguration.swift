@@ -28,7 +28,7 @@ public struct RedisCacheConfiguration: Sendable {
     public var username: String?
     /// The password; `nil` sends no credentials.
     public var password: String?
-    /// The namespace: every Redis key this cache writes starts with `strata:v1:<namespace>:`. 1 to 64
+    /// The namespace: every Redis key this cache writes starts with `strata:v2:<namespace>:`. 1 to 64
     /// characters from `A-Z a-z 0-9 . _ -`, checked when the cache is created.
     public var namespace: String
     /// Where the master key comes from (the same sources as the disk tier). A generated key file is
@@ -77,7 +77,7 @@ public struct RedisCacheConfiguration: Sendable {
     public var connectionCount = 1
     /// How often a background task removes a batch of entries sealed under an older epoch (left by
     /// ``RedisCache/removeAll()``), or `nil` for never. Each tick runs one `SCAN … MATCH
-    /// strata:v1:<namespace>:k:* COUNT 100` step and `UNLINK`s what it found of older epochs: bounded
+    /// strata:v2:<namespace>:k:* COUNT 100` step and `UNLINK`s what it found of older epochs: bounded
     /// work, about 100 keys looked at per tick, resuming where the last tick stopped. Entries of older
     /// epochs are never served either way; the purge only frees their memory before their TTL or
     /// eviction does. Timed by ``clock``. Must be positive. Default `nil`; see

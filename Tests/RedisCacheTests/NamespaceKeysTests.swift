@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import RedisCache
+@testable import RedisConnection
 
 @Suite struct NamespaceKeysTests {
     /// RFC 4648 section 10's test vectors, in base64url without the padding the key names leave out.
@@ -56,8 +57,40 @@ import Testing
     @Test func namespacesHaveTheirOwnEpochCounterAndEntryNames() throws {
         let alpha = try Self.keys(1, namespace: "alpha")
         let bravo = try Self.keys(1, namespace: "bravo")
-        #expect(alpha.epochKey == Array("strata:v1:alpha:epoch".utf8))
+        #expect(alpha.epochKey == Array("strata:v2:alpha:{alpha}:epoch".utf8))
+        #expect(alpha.checkKey == Array("strata:v2:alpha:{alpha}:check".utf8))
         #expect(alpha.epochKey != bravo.epochKey)
         #expect(try alpha.entryKey(for: Data("k".utf8)) != bravo.entryKey(for: Data("k".utf8)))
+    }
+
+    /// Layout v2 on a Redis Cluster: a namespace's counters (epoch, key check, every tag's version) hash to one
+    /// slot, so an entry's fences are one `MGET` there too; each entry hashes by its MAC alone (between the
+    /// braces), so entries spread over the slots; every name is under the one tracked prefix.
+    @Test func countersShareTheNamespacesSlotAndEntriesSpreadByTheirMAC() throws {
+        let keys = try Self.keys(1, namespace: "alpha")
+        let slot = HashSlot(key: Array("alpha".utf8))
+        #expect(HashSlot(key: keys.epochKey) == slot)
+        #expect(HashSlot(key: keys.checkKey) == slot)
+        for tag in ["a", "é", "user:42", ""] {
+            let name = try keys.tagKey(for: tag)
+            #expect(HashSlot(key: name) == slot, "\(tag)")
+            #expect(name.starts(with: Array("strata:v2:alpha:{alpha}:t:".utf8)))
+        }
+        var entrySlots = Set<HashSlot>()
+        for index in 0..<1_000 {
+            let name = try keys.entryKey(for: Data("key \(index)".utf8))
+            let head = Array("strata:v2:alpha:k:{".utf8)
+            #expect(name.starts(with: head) && name.last == UInt8(ascii: "}") && name.count == head.count + 23)
+            // the slot is the MAC's: only the 22 characters between the braces are hashed
+            #expect(HashSlot(key: name) == HashSlot(key: Array(name[head.count..<(name.count - 1)])))
+            #expect(RedisCache<Int, Int>.isEntryName(name, prefix: keys.prefix))
+            entrySlots.insert(HashSlot(key: name))
+        }
+        // 1,000 MACs over 16,384 slots: about 970 distinct when spread, 1 when a tag pinned them
+        #expect(entrySlots.count > 900)
+        for name in [keys.epochKey, keys.checkKey, try keys.tagKey(for: "a"), try keys.entryKey(for: Data("k".utf8))] {
+            #expect(name.starts(with: Array(keys.prefix.utf8)))
+        }
+        #expect(keys.prefix == "strata:v2:alpha:")
     }
 }

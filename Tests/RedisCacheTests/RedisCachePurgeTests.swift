@@ -45,10 +45,10 @@ struct RedisCachePurgeTests {
         try await cache.removeAll()
         for key in 1000..<1010 { try await cache.setValue(Data("new \(key)".utf8), forKey: key) }
         // A value of another format under an entry-shaped name, and a key of another namespace.
-        let prefix = "strata:v1:\(configuration.namespace):"
-        let foreign = Array((prefix + "k:" + String(repeating: "A", count: 22)).utf8)
+        let prefix = "strata:v2:\(configuration.namespace):"
+        let foreign = Array((prefix + "k:{" + String(repeating: "A", count: 22) + "}").utf8)
         _ = try await raw.send([Array("SET".utf8), foreign, Array("not an envelope, left alone".utf8)])
-        _ = try await raw.send("SET", "strata:v1:other:k:AAAAAAAAAAAAAAAAAAAAAA", "x")
+        _ = try await raw.send("SET", "strata:v2:other:k:{AAAAAAAAAAAAAAAAAAAAAA}", "x")
         #expect(try await raw.allKeys().count == 250 + 10 + 2 + 2)
 
         #expect(try await cache.purgeOldEpochs() == 250)
@@ -56,8 +56,8 @@ struct RedisCachePurgeTests {
         let left = Set(try await raw.allKeys().map { String(decoding: $0, as: UTF8.self) })
         #expect(left.count == 10 + 2 + 2)
         #expect(left.contains(String(decoding: foreign, as: UTF8.self)))
-        #expect(left.contains("strata:v1:other:k:AAAAAAAAAAAAAAAAAAAAAA"))
-        #expect(left.contains(prefix + "epoch"))
+        #expect(left.contains("strata:v2:other:k:{AAAAAAAAAAAAAAAAAAAAAA}"))
+        #expect(left.contains(prefix + "{\(configuration.namespace)}:epoch"))
         for key in 1000..<1010 { #expect(try await cache.value(forKey: key) == Data("new \(key)".utf8)) }
         // A second pass finds nothing; never KEYS or FLUSHDB.
         #expect(try await cache.purgeOldEpochs() == 0)

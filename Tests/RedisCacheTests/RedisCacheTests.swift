@@ -81,7 +81,7 @@ struct RedisCacheTests {
         let server = try RedisServer()
         let raw = try RawRedis(port: server.port)
         let cache = try RedisCache<String, Data>(configuration: try RedisTier.configuration(port: server.port))
-        let epochKey = "strata:v1:\(cache.configuration.namespace):epoch"
+        let epochKey = "strata:v2:\(cache.configuration.namespace):{\(cache.configuration.namespace)}:epoch"
         for _ in 0..<3 { try await cache.removeAll() }
         try await cache.setValue(Data("three".utf8), forKey: "k", expiry: .never)
         let sealedUnder = try #require(try await Self.counter(raw, epochKey))
@@ -164,10 +164,11 @@ struct RedisCacheTests {
         #expect(keys.count == 52)  // 50 entries, the epoch counter, the key-check record
         for key in keys {
             let name = String(decoding: key, as: UTF8.self)
-            #expect(name.hasPrefix("strata:v1:plain:"))
-            if name.hasPrefix("strata:v1:plain:k:") {
-                // 128 bits in base64url without padding
-                let hashed = name.dropFirst("strata:v1:plain:k:".count)
+            #expect(name.hasPrefix("strata:v2:plain:"))
+            if name.hasPrefix("strata:v2:plain:k:{") {
+                // 128 bits in base64url without padding, in a cluster hash tag
+                #expect(name.hasSuffix("}"))
+                let hashed = name.dropFirst("strata:v2:plain:k:{".count).dropLast()
                 #expect(hashed.count == 22)
                 #expect(hashed.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
             }
@@ -188,7 +189,7 @@ struct RedisCacheTests {
             configuration: try RedisTier.configuration(port: server.port, namespace: "shared"))
         try await owner.setValue(Data("v".utf8), forKey: "k", expiry: .never)
         let keysBefore = try await raw.allKeys().count
-        let epochBefore = try await raw.send("GET", "strata:v1:shared:epoch")
+        let epochBefore = try await raw.send("GET", "strata:v2:shared:{shared}:epoch")
         let stranger = try RedisCache<String, Data>(
             configuration: try RedisTier.configuration(port: server.port, namespace: "shared"))
         // Every operation of the other key's holder fails with wrongMasterKey
@@ -202,7 +203,7 @@ struct RedisCacheTests {
         }
         // And nothing was deleted or advanced: the owner still reads its entry
         #expect(try await raw.allKeys().count == keysBefore)
-        #expect(try await raw.send("GET", "strata:v1:shared:epoch") == epochBefore)
+        #expect(try await raw.send("GET", "strata:v2:shared:{shared}:epoch") == epochBefore)
         #expect(try await owner.value(forKey: "k") == Data("v".utf8))
         #expect(owner.health.corruptEntries == 0)
         await owner.close()
@@ -265,7 +266,7 @@ struct RedisCacheTests {
         // The header's epoch (bytes 2..<10, big-endian) rewritten to the current one: epochs start at a
         // random base, so flipping a bit could as well make it an older epoch (a stale miss, not a failure
         // to open)
-        let epochBytes = try #require(try await raw.get(Array("strata:v1:tamper:epoch".utf8)))
+        let epochBytes = try #require(try await raw.get(Array("strata:v2:tamper:{tamper}:epoch".utf8)))
         let currentEpoch = try #require(UInt64(String(decoding: epochBytes, as: UTF8.self)))
         var reEpoched = sealedA
         reEpoched.replaceSubrange(2..<10, with: withUnsafeBytes(of: currentEpoch.bigEndian) { Array($0) })
@@ -332,7 +333,7 @@ struct RedisCacheTests {
         let raw = try RawRedis(port: server.port)
         // The ACL of Docs/RedisCache.md, "Running Redis for it"
         let rule =
-            "on >secret ~strata:v1:* resetchannels -@all +hello +auth +client|setname +client|tracking +ping +get "
+            "on >secret ~strata:v2:* resetchannels -@all +hello +auth +client|setname +client|tracking +ping +get "
             + "+mget +set +unlink +incr +incrby +eval +scan +getrange"
         let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
         #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
@@ -355,7 +356,7 @@ struct RedisCacheTests {
         #expect(try await cache.value(forKey: "tagged") == nil)
         // And a lost epoch counter is created again (EVAL) by the next write rather than failing every later read
         try await cache.setValue(Data("old".utf8), forKey: "old", expiry: .hours(1))
-        _ = try await raw.send("DEL", "strata:v1:\(configuration.namespace):epoch")
+        _ = try await raw.send("DEL", "strata:v2:\(configuration.namespace):{\(configuration.namespace)}:epoch")
         #expect(try await cache.value(forKey: "k") == nil)
         try await cache.setValue(Data("again".utf8), forKey: "k", expiry: .hours(1))
         #expect(try await cache.value(forKey: "k") == Data("again".utf8))

@@ -54,12 +54,14 @@ struct RedisCounterLossTests {
         await cache.close()
 
         // When the epoch key is lost, and a client that never saw the old epochs clears some number of times
-        _ = try await raw.send("DEL", "strata:v1:\(cache.configuration.namespace):epoch")
+        let namespace = cache.configuration.namespace
+        let epochName = "strata:v2:\(namespace):{\(namespace)}:epoch"
+        _ = try await raw.send("DEL", epochName)
         let fresh = try RedisCache<String, String>(configuration: cache.configuration)
         for _ in 0..<clearsAfterTheLoss { try await fresh.removeAll() }
         // (a clear of the missing counter starts it at a fresh base, never at 1)
         if clearsAfterTheLoss > 0 {
-            let epoch = try await RedisCacheTests.counter(raw, "strata:v1:\(cache.configuration.namespace):epoch")
+            let epoch = try await RedisCacheTests.counter(raw, epochName)
             #expect(epoch.map { $0 >= UInt64(1) << 62 } == true)
         }
 
@@ -76,7 +78,7 @@ struct RedisCounterLossTests {
         let raw = try RawRedis(port: server.port)
         let cache = try RedisCache<String, String>(configuration: RedisTier.configuration(port: server.port))
         try await cache.setValue("before", forKey: "before")
-        let epochKey = "strata:v1:\(cache.configuration.namespace):epoch"
+        let epochKey = "strata:v2:\(cache.configuration.namespace):{\(cache.configuration.namespace)}:epoch"
         _ = try await raw.send("DEL", epochKey)
 
         // Then a client that never read the epoch serves nothing sealed before the loss

@@ -12,7 +12,7 @@ import Testing
 struct RedisLayeredCheckTests {
     /// The entry names (`…:k:…`) of `namespace` on the server.
     static func entryNames(_ raw: RawRedis, namespace: String) async throws -> [[UInt8]] {
-        try await raw.allKeys().filter { $0.starts(with: Array("strata:v1:\(namespace):k:".utf8)) }
+        try await raw.allKeys().filter { $0.starts(with: Array("strata:v2:\(namespace):k:{".utf8)) }
     }
 
     @Test func removeAllInOneNamespaceLeavesAnotherNamespacesEntriesReadable() async throws {
@@ -103,7 +103,7 @@ struct RedisLayeredCheckTests {
 
         // When the namespace is re-keyed behind its back (the check record deleted, another master key's
         // holder writes its own record) and an envelope of the new key lands under the owner's entry name
-        _ = try await raw.send("DEL", "strata:v1:\(namespace):check")
+        _ = try await raw.send("DEL", "strata:v2:\(namespace):{\(namespace)}:check")
         let holder = try RedisCache<String, Data>(
             configuration: try RedisTier.configuration(port: server.port, namespace: namespace))
         try await holder.setValue(Data("theirs".utf8), forKey: "k", expiry: .never)

@@ -304,7 +304,7 @@ struct RedisTLSWireTests {
         // Then with TLS neither the password, the command names nor the key prefix is on the wire; in plain
         // TCP (the control: the search finds them when they are there) all three are
         let wire = proxy.recorded
-        let found = [Self.password, "HELLO", "strata:v1:wire-namespace"].map { contains(wire, $0) }
+        let found = [Self.password, "HELLO", "strata:v2:wire-namespace"].map { contains(wire, $0) }
         #expect(found == (kind == .tls ? [false, false, false] : [true, true, true]), "\(kind)")
         #expect(!wire.isEmpty)
     }

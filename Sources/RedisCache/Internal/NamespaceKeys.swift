@@ -8,13 +8,23 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// The Redis key names of one namespace and the subkeys that seal and name its entries.
+/// The Redis key names of one namespace (layout v2) and the subkeys that seal and name its entries.
 ///
 /// ```
-/// strata:v1:<namespace>:k:<base64url(first 128 bits of HMAC-SHA-256(naming subkey, canonical key bytes))>
-/// strata:v1:<namespace>:epoch     the epoch counter (INCR on removeAll)
-/// strata:v1:<namespace>:check     the key-check record (tells a wrong master key from damage)
+/// strata:v2:<namespace>:k:{<base64url(first 128 bits of HMAC-SHA-256(naming subkey, canonical key bytes))>}
+/// strata:v2:<namespace>:{<namespace>}:epoch        the epoch counter (INCR on removeAll)
+/// strata:v2:<namespace>:{<namespace>}:check        the key-check record (tells a wrong master key from damage)
+/// strata:v2:<namespace>:{<namespace>}:t:<tag MAC>  a tag's version counter
 /// ```
+///
+/// The braces are Redis Cluster hash tags (only the bytes between the first `{` and the next `}` choose the
+/// slot): a namespace's counters share one slot, so an entry's fences (epoch and tag versions) are one `MGET`
+/// on a cluster too, while entries spread by their MAC, and whatever a later step keeps beside one entry (a
+/// lease, a removal counter) can name the same MAC in braces to share its slot. A namespace holds no brace
+/// (`RedisCacheConfiguration` allows `[A-Za-z0-9._-]`), so the first `{` is always the layout's. Every name
+/// starts with `strata:v2:<namespace>:`, the one prefix tracking follows. v1 (`strata:v1:<namespace>:k:<MAC>`,
+/// `…:epoch`, `…:check`, `…:t:<MAC>`, no braces) hashed a namespace's counters to unrelated slots; a v2 tier
+/// neither reads nor removes v1 keys (Docs/RedisCache.md, "Key layout").
 ///
 /// Subkeys come from ``StoreSubkeys/derive(master:epochSalt:)`` with the salt `strata redis v1 <namespace>`:
 /// fixed per namespace, so every process with the master key derives the same ones; the epoch is bound
@@ -26,7 +36,7 @@ struct NamespaceKeys: Sendable {
     let prefix: String
     let epochKey: [UInt8]
     let checkKey: [UInt8]
-    /// `<prefix>k:` and `<prefix>t:`, kept as bytes: every operation names a key, and building the prefix
+    /// `<prefix>k:{` and `<prefix>{<namespace>}:t:`, kept as bytes: every operation names a key, and building the prefix
     /// from the namespace string each time cost allocations per request.
     let entryPrefix: [UInt8]
     let tagPrefix: [UInt8]
@@ -43,38 +53,41 @@ struct NamespaceKeys: Sendable {
 
     init(namespace: String, master: MasterKey) throws {
         self.namespace = namespace
-        prefix = "strata:v1:\(namespace):"
-        epochKey = Array((prefix + "epoch").utf8)
-        checkKey = Array((prefix + "check").utf8)
-        entryPrefix = Array((prefix + "k:").utf8)
-        tagPrefix = Array((prefix + "t:").utf8)
+        prefix = "strata:v2:\(namespace):"
+        let counters = prefix + "{\(namespace)}:"
+        epochKey = Array((counters + "epoch").utf8)
+        checkKey = Array((counters + "check").utf8)
+        entryPrefix = Array((prefix + "k:{").utf8)
+        tagPrefix = Array((counters + "t:").utf8)
         let subkeys = try StoreSubkeys.derive(master: master, epochSalt: Data("strata redis v1 \(namespace)".utf8))
         sealing = try CryptoBackend.prepareAESGCM(key: subkeys.encryptionSubkey)
         namer = try KeyedNamer(namingSubkey: subkeys.namingSubkey)
         checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)
     }
 
-    /// The Redis key for canonical key bytes.
+    /// The Redis key for canonical key bytes: `<prefix>k:{<MAC>}`.
     func entryKey(for keyBytes: Data) throws -> [UInt8] {
-        try namer.withMAC(of: keyBytes) { mac in Self.name(entryPrefix, mac) }
+        try namer.withMAC(of: keyBytes) { mac in Self.name(entryPrefix, mac, closingBrace: true) }
     }
 
-    /// The Redis key of a tag's version counter: `…:t:` and 128 bits of the HMAC of the tag's canonical bytes
+    /// The Redis key of a tag's version counter: `…:{<namespace>}:t:` and 128 bits of the HMAC of the tag's canonical bytes
     /// (NFC UTF-8, `TagBlock.canonicalBytes(of:)`: both spellings of "é" name one key) after a domain separator
     /// that no entry's MAC input shares in meaning (and `:t:`, not `:k:`, keeps the two name spaces apart
     /// whatever the bytes).
     func tagKey(for tag: String) throws -> [UInt8] {
         try namer.withMAC(of: Data("strata redis v1 tag\u{0}".utf8) + TagBlock.canonicalBytes(of: tag)) { mac in
-            Self.name(tagPrefix, mac)
+            Self.name(tagPrefix, mac, closingBrace: false)
         }
     }
 
-    /// `prefix` followed by the base64url form of the MAC's first 128 bits, built in one allocation.
-    private static func name(_ prefix: [UInt8], _ mac: UnsafeRawBufferPointer) -> [UInt8] {
+    /// `prefix` followed by the base64url form of the MAC's first 128 bits (and `}` when `prefix` opened a
+    /// hash tag), built in one allocation.
+    private static func name(_ prefix: [UInt8], _ mac: UnsafeRawBufferPointer, closingBrace: Bool) -> [UInt8] {
         var name = [UInt8]()
-        name.reserveCapacity(prefix.count + base64URLCount(of: nameMACByteCount))
+        name.reserveCapacity(prefix.count + base64URLCount(of: nameMACByteCount) + 1)
         name += prefix
         appendBase64URL(UnsafeRawBufferPointer(rebasing: mac.prefix(nameMACByteCount)), to: &name)
+        if closingBrace { name.append(UInt8(ascii: "}")) }
         return name
     }
 

@@ -56,11 +56,14 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     /// non-generic flag when nobody observes: locking the generic `State` looked its metadata up at run time.
     private let isObserved = Locked(false)
 
-    init(settings: TrackingListener.Settings, epochKey: [UInt8], trackedKeyLimit: Int) {
+    init(
+        settings: TrackingListener.Settings, epochKey: [UInt8], entryPrefix: [UInt8], tagPrefix: [UInt8],
+        trackedKeyLimit: Int
+    ) {
         self.settings = settings
         self.epochKey = epochKey
-        entryPrefix = settings.prefix + Array("k:".utf8)
-        tagPrefix = settings.prefix + Array("t:".utf8)
+        self.entryPrefix = entryPrefix
+        self.tagPrefix = tagPrefix
         state = Locked(
             State(names: TrackedNames(limit: trackedKeyLimit), tagNames: TrackedNames(limit: trackedKeyLimit)))
     }

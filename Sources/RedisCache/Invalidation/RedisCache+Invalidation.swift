@@ -6,7 +6,7 @@ extension RedisCache: CacheInvalidationSource {
     /// namespace on the server, as reported by Redis client-side caching's tracking messages.
     ///
     /// The first observer opens a dedicated connection running
-    /// `CLIENT TRACKING on BCAST PREFIX strata:v1:<namespace>: NOLOOP`; the last one to be cancelled
+    /// `CLIENT TRACKING on BCAST PREFIX strata:v2:<namespace>: NOLOOP`; the last one to be cancelled
     /// closes it. `MultiCache` registers one for each Redis tier below another tier.
     ///
     /// - `.keys` for writes and removals of keys this process used recently (read, wrote or removed

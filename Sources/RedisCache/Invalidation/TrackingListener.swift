@@ -13,7 +13,7 @@ import Musl
 #endif
 
 /// The dedicated RESP3 connection that receives the server's client-tracking messages for one
-/// namespace: `CLIENT TRACKING on BCAST PREFIX strata:v1:<namespace>: NOLOOP`, then a read loop on a
+/// namespace: `CLIENT TRACKING on BCAST PREFIX strata:v2:<namespace>: NOLOOP`, then a read loop on a
 /// thread of its own.
 ///
 /// - **Events.** ``Event/enabled`` once tracking is on (after every connect), ``Event/push(_:)`` for each
@@ -42,7 +42,7 @@ final class TrackingListener: Sendable {
         var keepAliveInterval: Duration
         var breaker: CircuitBreaker
         var decoderLimits: RESPDecoder.Limits
-        /// The key prefix tracked, `strata:v1:<namespace>:`.
+        /// The key prefix tracked, `strata:v2:<namespace>:`.
         var prefix: [UInt8]
         /// Addresses tried in order after `host`:`port`, as the data connection does.
         var fallbackAddresses: [RedisCacheConfiguration.Address] = []

@@ -10,7 +10,7 @@ extension SeedCorpus {
         "blob-error": "!21\r\nSYNTAX invalid syntax\r\n", "verbatim": "=15\r\ntxt:Some string\r\n",
         "array": "*3\r\n:1\r\n$1\r\nx\r\n*-1\r\n", "map": "%2\r\n+role\r\n+master\r\n+proto\r\n:3\r\n",
         "set": "~2\r\n+a\r\n#f\r\n", "attribute": "|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
-        "push": ">2\r\n$10\r\ninvalidate\r\n*1\r\n$12\r\nstrata:v1:ns\r\n",
+        "push": ">2\r\n$10\r\ninvalidate\r\n*1\r\n$12\r\nstrata:v2:ns\r\n",
         "nested": "*2\r\n%1\r\n+k\r\n~1\r\n,inf\r\n>1\r\n_\r\n",
     ]
 
