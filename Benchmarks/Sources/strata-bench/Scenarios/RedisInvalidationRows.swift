@@ -73,15 +73,20 @@ enum RedisInvalidationRows {
 
     /// When the first push naming `key` reached a tier, in monotonic nanoseconds.
     final class PushClock: Sendable {
-        private let state = PthreadLocked<(key: String, at: UInt64?)>(("", nil))
+        private let state = PthreadLocked<(key: String, since: UInt64, at: UInt64?)>(("", .max, nil))
 
-        func expect(_ key: String) { state.withLock { $0 = (key, nil) } }
+        /// Waits for a push naming `key` that arrives at or after `since`.
+        func expect(_ key: String, since: UInt64) { state.withLock { $0 = (key, since, nil) } }
         var arrival: UInt64? { state.withLock { $0.at } }
 
         func record(_ invalidation: CacheInvalidation<String>) {
             let now = monotonicNanoseconds()
             state.withLock { state in
-                guard state.at == nil, case .keys(let keys) = invalidation, keys.contains(state.key) else { return }
+                // A late push for the trial's earlier write of "old" can land between `expect` and the
+                // timed write; it is not the push being timed (and would make the interval negative).
+                guard state.at == nil, now >= state.since, case .keys(let keys) = invalidation,
+                    keys.contains(state.key)
+                else { return }
                 state.at = now
             }
         }
@@ -107,8 +112,8 @@ enum RedisInvalidationRows {
                 guard ContinuousClock.now < deadline else { throw Failure("the reader never held the old value") }
                 _ = try await reader.multi.value(forKey: key)
             }
-            pushes.expect(key)
             let start = monotonicNanoseconds()
+            pushes.expect(key, since: start)
             try await writer.multi.setValue("new", forKey: key)
             let returned = monotonicNanoseconds()
             while reader.memory.value(forKey: key) == "old" {
