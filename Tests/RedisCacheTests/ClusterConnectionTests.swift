@@ -94,7 +94,7 @@ struct ClusterConnectionTests {
         let key = Array("limit-\(UUID().uuidString)".utf8)
         let right = try #require(try await connection.refreshTopology().primary(for: HashSlot(key: key)))
         let wrong = try #require(connection.topology?.primaries.first { $0 != right })
-        connection.install(try #require(connection.topology).assigning(HashSlot(key: key), to: wrong))
+        _ = connection.install(try #require(connection.topology).assigning(HashSlot(key: key), to: wrong))
         // When the key is read, then the MOVED reply is thrown rather than followed
         await #expect {
             _ = try await connection.send(RESPCommand(arguments: [Array("GET".utf8), key]), key: key)

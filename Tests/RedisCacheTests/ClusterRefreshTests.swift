@@ -1,4 +1,5 @@
 import CacheCore
+import Dispatch
 import Testing
 
 @testable import RedisConnection
@@ -70,6 +71,55 @@ import Testing
         await connection.close()
     }
 
+    @Test func aNodeTheMapNoLongerNamesHasItsConnectionClosedOnceIdle() async throws {
+        // Given a connection seeded with B only, that has read a map in which A serves every slot, and has
+        // used A
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now, seedingA: false)
+        #expect(
+            try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8)) == .bulkString(Array("a".utf8)))
+        #expect(connection.connectedAddresses == [cluster.addressA, cluster.addressB])
+
+        // When the slots move to B and the map is read again
+        cluster.moveEverySlotToB()
+        try await connection.refreshTopology()
+        // Then A's connection is retired and closed, B's stays
+        #expect(connection.connectedAddresses == [cluster.addressB])
+        #expect(connection.statistics.retiredConnections == 1)
+        #expect(connection.retiredConnectionsInUse == 0)
+        // And a command for A's old slots goes to B
+        #expect(
+            try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8)) == .bulkString(Array("b".utf8)))
+        await connection.close()
+    }
+
+    @Test func aRetiredConnectionFinishesTheCommandsOnItBeforeItCloses() async throws {
+        // Given a connection seeded with B only, with a command pending on A (A holds its reply)
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now, seedingA: false)
+        let pending = Task { try await connection.send(RESPCommand("GET", "slow"), key: Array("slow".utf8)) }
+        await cluster.waitUntilAReceives("slow")
+
+        // When a map in which B serves every slot is put in use (installed directly: a read would ask A
+        // first, behind the held reply)
+        let moved = try ClusterTopology(shards: [.init(slots: [0...16383], primary: .init(address: cluster.addressB))])
+        let idle = connection.install(moved)
+        // Then A no longer takes commands, but its connection stays open for the one pending on it
+        #expect(idle.isEmpty)
+        #expect(connection.connectedAddresses == [cluster.addressB])
+        #expect(connection.retiredConnectionsInUse == 1)
+
+        // When A answers
+        cluster.releaseSlowReply()
+        // Then the pending command gets A's reply, and the connection is closed after it
+        #expect(try await pending.value == .bulkString(Array("a".utf8)))
+        #expect(connection.retiredConnectionsInUse == 0)
+        #expect(connection.statistics.retiredConnections == 1)
+        await connection.close()
+    }
+
     // MARK: - Support
 
     private func readAll(
@@ -94,11 +144,13 @@ private final class TwoNodeCluster: Sendable {
     private let b: ScriptedServer
     private let moved = Locked(false)
     private let down = Locked(false)
+    private let slowReply = DispatchSemaphore(value: 0)
 
     init() throws {
         let ports = Locked((a: 0, b: 0))
         let moved = self.moved
         let down = self.down
+        let slowReply = self.slowReply
         @Sendable func shards() -> String {
             let owner = moved.withLock { $0 } ? ports.withLock { $0.b } : ports.withLock { $0.a }
             return "*1\r\n%2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n%3\r\n"
@@ -119,6 +171,11 @@ private final class TwoNodeCluster: Sendable {
             }
         }
         let a = try node(isDown: { down.withLock { $0 } }) { key in
+            // The held reply: this client's thread waits until the test releases it.
+            if key == "slow" {
+                slowReply.wait()
+                return "$1\r\na\r\n"
+            }
             guard moved.withLock({ $0 }) else { return "$1\r\na\r\n" }
             let slot = HashSlot(key: Array(key.utf8)).rawValue
             return "-MOVED \(slot) 127.0.0.1:\(ports.withLock { $0.b })\r\n"
@@ -131,13 +188,25 @@ private final class TwoNodeCluster: Sendable {
 
     func moveEverySlotToB() { moved.withLock { $0 = true } }
 
+    var addressA: RedisConnection.Address { .init(host: "127.0.0.1", port: a.port) }
+    var addressB: RedisConnection.Address { .init(host: "127.0.0.1", port: b.port) }
+
+    /// Returns once A has received a `GET` of `key` (its reply to `slow` is held until ``releaseSlowReply()``).
+    func waitUntilAReceives(_ key: String) async {
+        while !a.commands.contains(["GET", key]) { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// Lets A answer the held `GET slow`.
+    func releaseSlowReply() { slowReply.signal() }
+
     /// Makes A hang up on every command, its handshake included, as a node that died mid-connection.
     func stopA() { down.withLock { $0 = true } }
 
-    /// A connection seeded with both nodes (A first), whose refresh interval is 10 s of `now`.
-    func connection(now: Locked<ContinuousClock.Instant>) -> ClusterConnection {
+    /// A connection seeded with both nodes (A first), or with B alone, whose refresh interval is 10 s of
+    /// `now`.
+    func connection(now: Locked<ContinuousClock.Instant>, seedingA: Bool = true) -> ClusterConnection {
         var configuration = ClusterConnection.Configuration(
-            seeds: [.init(host: "127.0.0.1", port: a.port), .init(host: "127.0.0.1", port: b.port)],
+            seeds: seedingA ? [addressA, addressB] : [addressB],
             node: .init(
                 connectTimeout: .seconds(5), readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600),
                 keepAliveInterval: .seconds(3_600)))

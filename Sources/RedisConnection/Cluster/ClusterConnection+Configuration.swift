@@ -57,6 +57,8 @@ extension ClusterConnection {
         package var topologyRefreshes = 0
         /// Map reads started in the background by a redirect or a failure (``ClusterConnection/refreshSoon()``).
         package var backgroundRefreshes = 0
+        /// Connections retired because a read of the map no longer routed to their node.
+        package var retiredConnections = 0
 
         /// Creates zeroed counters.
         package init() {}

@@ -29,7 +29,7 @@ extension ClusterConnection {
         for address in candidates {
             do {
                 let topology = try await readTopology(from: address)
-                install(topology)
+                for connection in install(topology) { await connection.close() }
                 return topology
             } catch {
                 try Task.checkCancellation()
@@ -41,7 +41,12 @@ extension ClusterConnection {
 
     /// The map as the node at `address` sees it.
     private func readTopology(from address: RedisConnection.Address) async throws -> ClusterTopology {
-        let connection = try connection(to: address)
+        try await withConnection(to: address) { connection in try await Self.readTopology(from: connection, address) }
+    }
+
+    private static func readTopology(
+        from connection: RedisConnection, _ address: RedisConnection.Address
+    ) async throws -> ClusterTopology {
         do {
             let reply = try await connection.send(RESPCommand("CLUSTER", "SHARDS"))
             return try ClusterTopology(shardsReply: reply, queriedHost: address.host)

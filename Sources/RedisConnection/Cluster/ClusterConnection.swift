@@ -20,6 +20,10 @@ import CacheCore
 ///   ``Configuration/minimumRefreshInterval`` and never two at once, so a failover is found by the next
 ///   commands and a resharding does not turn every redirect into a read of the map.
 ///
+/// - **Nodes that leave.** When a read of the map no longer names a node as a primary (a failed-over or
+///   removed primary) and it is not a seed, its connection is retired: no new command uses it, and it
+///   closes as soon as the last command already on it has ended.
+///
 /// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): per-node breakers in the statistics,
 /// tracking per primary.
 ///
@@ -32,6 +36,10 @@ package final class ClusterConnection: Sendable {
     private struct State {
         var topology: ClusterTopology?
         var connections: [RedisConnection.Address: RedisConnection] = [:]
+        /// Commands running on each connection, so that a retired one closes when its last has ended.
+        var leases: [ObjectIdentifier: Int] = [:]
+        /// Connections of nodes that left the map, still carrying commands; closed by the last to end.
+        var retired: [ObjectIdentifier: RedisConnection] = [:]
         var statistics = Statistics()
         var isClosed = false
         /// The map read in flight, which concurrent callers await instead of reading their own.
@@ -73,13 +81,14 @@ package final class ClusterConnection: Sendable {
         while true {
             let target: RedisConnection.Address
             if let asked { target = asked } else { target = try await primary(for: slot, deadline: deadline) }
-            let connection = try self.connection(to: target)
             do {
-                if asked != nil {
-                    let replies = try await connection.send(adjacent: [RESPCommand("ASKING"), command])
-                    return try replies[1].get()
+                return try await withConnection(to: target) { connection in
+                    if asked != nil {
+                        let replies = try await connection.send(adjacent: [RESPCommand("ASKING"), command])
+                        return try replies[1].get()
+                    }
+                    return try await connection.send(command)
                 }
-                return try await connection.send(command)
             } catch let error as ConnectionError {
                 switch Self.disposition(of: error, queriedHost: target.host) {
                 case .redirect(let redirect):
@@ -113,8 +122,11 @@ package final class ClusterConnection: Sendable {
     package func close() async {
         let (connections, refresh) = state.withLock { state in
             state.isClosed = true
-            defer { state.connections = [:] }
-            return (Array(state.connections.values), state.refresh)
+            defer {
+                state.connections = [:]
+                state.retired = [:]
+            }
+            return (Array(state.connections.values) + state.retired.values, state.refresh)
         }
         refresh?.cancel()
         for connection in connections { await connection.close() }
@@ -179,11 +191,24 @@ package final class ClusterConnection: Sendable {
         }
     }
 
-    /// Puts `topology` in use and counts the read.
-    func install(_ topology: ClusterTopology) {
-        state.withLock { state in
+    /// Puts `topology` in use, counts the read, and retires the connections of nodes it no longer routes
+    /// to (neither a primary nor a seed); returns those no command is using, for the caller to close.
+    func install(_ topology: ClusterTopology) -> [RedisConnection] {
+        let kept = Set(topology.primaries + configuration.seeds)
+        return state.withLock { state in
             state.topology = topology
             state.statistics.topologyRefreshes += 1
+            var idle: [RedisConnection] = []
+            for (address, connection) in state.connections where !kept.contains(address) {
+                state.connections[address] = nil
+                state.statistics.retiredConnections += 1
+                if state.leases[ObjectIdentifier(connection), default: 0] == 0 {
+                    idle.append(connection)
+                } else {
+                    state.retired[ObjectIdentifier(connection)] = connection
+                }
+            }
+            return idle
         }
     }
 
@@ -225,22 +250,60 @@ package final class ClusterConnection: Sendable {
         state.withLock { $0.refresh = nil }
     }
 
-    /// The connection to `address`, made on first use.
+    /// Runs `body` on the connection to `address` (made on first use), which stays open until `body` ends
+    /// even if a read of the map retires it meanwhile; the last command on a retired connection closes it.
     ///
-    /// - Throws: ``ConnectionError/Code/connectionClosed`` after ``close()``, or what creating the
-    ///   connection throws (no descriptor left).
-    func connection(to address: RedisConnection.Address) throws -> RedisConnection {
+    /// - Throws: ``ConnectionError/Code/connectionClosed`` after ``close()``, what creating the connection
+    ///   throws (no descriptor left), or what `body` throws.
+    func withConnection<Result>(
+        to address: RedisConnection.Address, _ body: (RedisConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try lease(address)
+        let outcome: Swift.Result<Result, any Error>
+        do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
+        if let retired = release(connection) { await retired.close() }
+        return try outcome.get()
+    }
+
+    /// The connection to `address`, made on first use, with one more command counted on it.
+    private func lease(_ address: RedisConnection.Address) throws(ConnectionError) -> RedisConnection {
         try state.withLock { state throws(ConnectionError) in
-            guard !state.isClosed else { throw ConnectionError(.connectionClosed, "the cluster connection was closed") }
-            if let connection = state.connections[address] { return connection }
-            var node = configuration.node
-            node.host = address.host
-            node.port = address.port
-            node.fallbackAddresses = []
-            node.acceptsClusterNode = true
-            let connection = try RedisConnection(configuration: node)
-            state.connections[address] = connection
+            let connection = try connection(to: address, in: &state)
+            state.leases[ObjectIdentifier(connection), default: 0] += 1
             return connection
         }
     }
+
+    /// Ends one command's use of `connection`; returns it when it was retired and this was its last command.
+    private func release(_ connection: RedisConnection) -> RedisConnection? {
+        state.withLock { state in
+            let id = ObjectIdentifier(connection)
+            let remaining = state.leases[id, default: 1] - 1
+            state.leases[id] = remaining > 0 ? remaining : nil
+            guard remaining <= 0 else { return nil }
+            return state.retired.removeValue(forKey: id)
+        }
+    }
+
+    /// The connection to `address` in `state`, made on first use.
+    private func connection(
+        to address: RedisConnection.Address, in state: inout State
+    ) throws(ConnectionError) -> RedisConnection {
+        guard !state.isClosed else { throw ConnectionError(.connectionClosed, "the cluster connection was closed") }
+        if let connection = state.connections[address] { return connection }
+        var node = configuration.node
+        node.host = address.host
+        node.port = address.port
+        node.fallbackAddresses = []
+        node.acceptsClusterNode = true
+        let connection = try RedisConnection(configuration: node)
+        state.connections[address] = connection
+        return connection
+    }
+
+    /// The addresses with an open (not retired) connection, for tests.
+    var connectedAddresses: Set<RedisConnection.Address> { state.withLock { Set($0.connections.keys) } }
+
+    /// Retired connections still open for the commands on them, for tests.
+    var retiredConnectionsInUse: Int { state.withLock { $0.retired.count } }
 }
