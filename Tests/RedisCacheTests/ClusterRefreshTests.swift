@@ -47,6 +47,54 @@ import Testing
         await connection.close()
     }
 
+    @Test func aMapOlderThanThePeriodicIntervalIsReadAgainByTheNextCommand() async throws {
+        // Given a connection that has read the map (A serves every slot)
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+
+        // When a command runs while the map is younger than the periodic interval (30 s)
+        now.withLock { $0 += .seconds(29) }
+        _ = try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8))
+        // Then it reads no map
+        #expect(connection.statistics.periodicRefreshes == 0)
+        #expect(connection.statistics.topologyRefreshes == 1)
+
+        // When every slot moves to B unnoticed, and a command runs once the map is 30 s old
+        cluster.moveEverySlotToB()
+        now.withLock { $0 += .seconds(1) }
+        _ = try await connection.send(RESPCommand("GET", "k2"), key: Array("k2".utf8))
+        await connection.waitForRefresh()
+        // Then that command started one read, for the map's age, and the map now names B
+        #expect(connection.statistics.periodicRefreshes == 1)
+        #expect(connection.statistics.backgroundRefreshes == 0)
+        #expect(connection.statistics.topologyRefreshes == 2)
+        #expect(connection.topology?.primaries == [cluster.addressB])
+        await connection.close()
+    }
+
+    @Test func aReadOfTheMapAsksANodeWhoseLastCommandFailedLast() async throws {
+        // Given a connection seeded with A then B that has read the map (A serves every slot)
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+
+        // When B takes every slot and A fails a command (it hangs up)
+        cluster.moveEverySlotToB()
+        cluster.stopA()
+        await #expect(throws: ConnectionError.self) {
+            _ = try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8))
+        }
+        // And the map is read
+        let topology = try await connection.refreshTopology()
+        // Then B was asked first: no node failed the read, and the map names B
+        #expect(topology.primaries == [cluster.addressB])
+        #expect(connection.statistics.mapReadFailures == 0)
+        await connection.close()
+    }
+
     @Test func aNodeThatStopsAnsweringStartsAReadOfTheMap() async throws {
         // Given two nodes, A serving every slot, and a connection that read that map long ago
         let cluster = try TwoNodeCluster()

@@ -29,6 +29,18 @@ import Testing
         #expect(!topology.coversAllSlots)
     }
 
+    @Test func leavesAPrimaryWithoutSlotsOutOfThePrimaries() throws {
+        // Given a failed primary whose replica took over, listed as a shard of its own without slots
+        let reply = RESPValue.array([
+            shard(slots: [0, 16383], nodes: [node("new", 7003, "master")]),
+            shard(slots: [], nodes: [node("old", 7000, "master", health: "failed")]),
+        ])
+        // When it is read, then only the primary that serves slots is one to route to or connect to
+        let topology = try ClusterTopology(shardsReply: reply, queriedHost: "127.0.0.1")
+        #expect(topology.shards.count == 2)
+        #expect(topology.primaries == [address(7003)])
+    }
+
     @Test func readsShardsSentAsFlatListsOfPairsInRESP2() throws {
         // Given the RESP2 form: every map a flat list of field, value, field, value
         let node = RESPValue.array([

@@ -25,6 +25,10 @@ extension ClusterConnection {
         /// found within about a second of the new primary's promotion, and a resharding that answers
         /// thousands of commands with `MOVED` costs one read a second, not one per redirect.
         package var minimumRefreshInterval: Duration
+        /// The age at which the next command starts a read of the map in the background, so a change no
+        /// command has run into yet (a node added, a replica promoted by hand) is found. Default 30 s; reads
+        /// are counted as ``Statistics/periodicRefreshes``. An idle connection reads nothing.
+        package var periodicRefreshInterval: Duration
         /// The time source of ``minimumRefreshInterval``; tests replace it to step past the interval without
         /// waiting. Default `ContinuousClock.now`.
         package var now: @Sendable () -> ContinuousClock.Instant
@@ -41,6 +45,7 @@ extension ClusterConnection {
             self.operationTimeout = node.writeTimeout + node.readTimeout
             self.retryDelay = .milliseconds(5)
             self.minimumRefreshInterval = .seconds(1)
+            self.periodicRefreshInterval = .seconds(30)
             self.now = { ContinuousClock.now }
         }
     }
@@ -59,6 +64,10 @@ extension ClusterConnection {
         package var backgroundRefreshes = 0
         /// Connections retired because a read of the map no longer routed to their node.
         package var retiredConnections = 0
+        /// Nodes that failed to answer a read of the map (another node may have answered it).
+        package var mapReadFailures = 0
+        /// Map reads started because the map in use was older than ``Configuration/periodicRefreshInterval``.
+        package var periodicRefreshes = 0
 
         /// Creates zeroed counters.
         package init() {}

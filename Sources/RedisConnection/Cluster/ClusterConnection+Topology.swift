@@ -25,6 +25,10 @@ extension ClusterConnection {
         defer { refreshEnded() }
         var candidates = topology?.primaries ?? []
         for seed in configuration.seeds where !candidates.contains(seed) { candidates.append(seed) }
+        // A node whose last command failed is asked last: a stalled primary would hold the read for a whole
+        // read deadline, and the read is what finds its replacement.
+        let failing = failingAddresses()
+        candidates = candidates.filter { !failing.contains($0) } + candidates.filter { failing.contains($0) }
         var firstFailure: (any Error)?
         for address in candidates {
             do {
@@ -33,6 +37,7 @@ extension ClusterConnection {
                 return topology
             } catch {
                 try Task.checkCancellation()
+                noteMapReadFailure()
                 if firstFailure == nil { firstFailure = error }
             }
         }

@@ -20,12 +20,17 @@ import CacheCore
 ///   ``Configuration/minimumRefreshInterval`` and never two at once, so a failover is found by the next
 ///   commands and a resharding does not turn every redirect into a read of the map.
 ///
-/// - **Nodes that leave.** When a read of the map no longer names a node as a primary (a failed-over or
-///   removed primary) and it is not a seed, its connection is retired: no new command uses it, and it
+/// - **Nodes that leave.** When a read of the map no longer names a node as the primary of any slot (a
+///   failed-over or removed primary) and it is not a seed, its connection is retired: no new command uses it, and it
 ///   closes as soon as the last command already on it has ended.
 ///
-/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): per-node breakers in the statistics,
-/// tracking per primary.
+/// - **Failures stay per node.** Each node's connection has its own deadlines, reconnects and breaker
+///   (``nodeStatistics``): a stopped primary fails the commands of its slots, first by its read deadline,
+///   then at once while its breaker is open, and no other node's. A read of the map asks a node whose last
+///   command failed last, and the next command after a map older than
+///   ``Configuration/periodicRefreshInterval`` reads it again in the background.
+///
+/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): tracking per primary.
 ///
 /// Thread safety: every method may be called from any task; the map and the connections sit behind one
 /// lock held only to read or swap them.
@@ -179,7 +184,13 @@ package final class ClusterConnection: Sendable {
     /// (then `CLUSTERDOWN` is what the caller sees once the deadline passes).
     private func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> RedisConnection.Address
     {
-        if let primary = state.withLock({ $0.topology?.primary(for: slot) }) { return primary }
+        let now = configuration.now()
+        let (known, stale) = state.withLock { state in
+            let stale = state.lastRefreshStart.map { now >= $0 + configuration.periodicRefreshInterval } ?? false
+            return (state.topology?.primary(for: slot), stale)
+        }
+        if stale { refreshSoon(periodic: true) }
+        if let known { return known }
         var wait = configuration.retryDelay
         while true {
             if let primary = try await refreshTopology().primary(for: slot) { return primary }
@@ -192,7 +203,8 @@ package final class ClusterConnection: Sendable {
     }
 
     /// Puts `topology` in use, counts the read, and retires the connections of nodes it no longer routes
-    /// to (neither a primary nor a seed); returns those no command is using, for the caller to close.
+    /// to (neither the primary of a slot nor a seed); returns those no command is using, for the caller to
+    /// close.
     func install(_ topology: ClusterTopology) -> [RedisConnection] {
         let kept = Set(topology.primaries + configuration.seeds)
         return state.withLock { state in
@@ -233,13 +245,15 @@ package final class ClusterConnection: Sendable {
     /// Starts a read of the map in the background, unless one is in flight, the connection is closed, or
     /// one started less than ``Configuration/minimumRefreshInterval`` ago. Nothing waits for it: commands
     /// keep following redirects meanwhile, and a failed read is retried by the next trigger.
-    func refreshSoon() {
+    ///
+    /// - Parameter periodic: Whether the trigger is the map's age rather than a redirect or a failure.
+    func refreshSoon(periodic: Bool = false) {
         state.withLock { state in
             guard !state.isClosed, state.refresh == nil else { return }
             let now = configuration.now()
             if let last = state.lastRefreshStart, now < last + configuration.minimumRefreshInterval { return }
             state.lastRefreshStart = now
-            state.statistics.backgroundRefreshes += 1
+            if periodic { state.statistics.periodicRefreshes += 1 } else { state.statistics.backgroundRefreshes += 1 }
             // Made under the lock, as in `sharedRefresh`.
             state.refresh = Task { try await self.readTopologyInBackground() }
         }
@@ -299,6 +313,24 @@ package final class ClusterConnection: Sendable {
         let connection = try RedisConnection(configuration: node)
         state.connections[address] = connection
         return connection
+    }
+
+    /// Each node's connection counters (requests, deadline misses, breaker openings, …), by address: every
+    /// node has its own deadlines, reconnects and breaker, so one node's failures show under its address
+    /// alone. Connections retired from the map are no longer listed.
+    package var nodeStatistics: [RedisConnection.Address: RedisConnection.Statistics] {
+        state.withLock { $0.connections }.mapValues(\.statistics)
+    }
+
+    /// The addresses whose connection's last command failed (its breaker counts a failure).
+    func failingAddresses() -> Set<RedisConnection.Address> {
+        let connections = state.withLock { $0.connections }
+        return Set(connections.filter { $0.value.breaker.consecutiveFailures > 0 }.keys)
+    }
+
+    /// Counts a node's failure to answer a read of the map.
+    func noteMapReadFailure() {
+        state.withLock { $0.statistics.mapReadFailures += 1 }
     }
 
     /// The addresses with an open (not retired) connection, for tests.

@@ -125,8 +125,12 @@ package struct ClusterTopology: Sendable, Equatable {
         shard(for: slot)?.primary.address
     }
 
-    /// Every primary's address, in shard order.
-    package var primaries: [RedisConnection.Address] { shards.map(\.primary.address) }
+    /// The addresses of the primaries that serve at least one slot, in shard order. A primary without slots
+    /// (a failed one whose replica took over, until it rejoins as a replica; a node added before any slot
+    /// moved to it) is left out: nothing is routed to it.
+    package var primaries: [RedisConnection.Address] {
+        shards.filter { !$0.slots.isEmpty }.map(\.primary.address)
+    }
 
     /// Whether every slot has a primary (the cluster can serve every key).
     ///
