@@ -12,7 +12,7 @@ import Glibc
 /// A primary of a real loopback cluster stopped with `SIGSTOP`: only the commands on its slots fail, its
 /// replica's promotion is found by the next commands, and the old primary's connection is closed once the map
 /// names it a replica. A cluster of its own: the failover changes the map the other suites route by.
-@Suite(.serialized, .enabled(if: RedisCluster.suitesRun, RedisServer.skipNote))
+@Suite(.serialized, .enabled(if: RedisCluster.suitesRun, RedisServer.skipNote), .timeLimit(.minutes(10)))
 struct ClusterFailoverTests {
     @Test func aStoppedPrimaryFailsOnlyItsSlotsAndThePromotedReplicaIsFound() async throws {
         // Given a cluster, a connection seeded with one replica of another shard, and keys on every primary
