@@ -84,6 +84,38 @@ struct ClusterConnectionTests {
         await connection.close()
     }
 
+    @Test func aBatchOverEveryPrimaryIsOneRunPerPrimaryAndFollowsAMovedSlot() async throws {
+        // Given 300 keys over every primary, written as one batch
+        let cluster = try await RedisCluster.shared()
+        let connection = makeConnection(seed: cluster.ports[0])
+        let keys = (0..<300).map { Array("batch-\(UUID().uuidString):\($0)".utf8) }
+        let stored = try await connection.send(
+            batch: keys.map { (RESPCommand(arguments: [Array("SET".utf8), $0, $0]), $0) })
+        #expect(stored.map { try? $0.get() } == Array(repeating: .simpleString("OK"), count: keys.count))
+        // And a map that sends one of them to the wrong primary
+        let topology = try #require(connection.topology)
+        let strayed = HashSlot(key: keys[7])
+        let right = try #require(topology.primary(for: strayed))
+        let wrong = try #require(topology.primaries.first { $0 != right })
+        _ = connection.install(topology.assigning(strayed, to: wrong))
+        let before = connection.nodeStatistics
+
+        // When they are read back as one batch
+        let read = try await connection.send(batch: keys.map { (RESPCommand(arguments: [Array("GET".utf8), $0]), $0) })
+        // Then every value comes back in order, the strayed key through one MOVED
+        #expect(read.map { try? $0.get() } == keys.map { .bulkString($0) })
+        #expect(connection.statistics.movedRedirects == 1)
+        // And each primary got its hundred or so commands in a handful of system calls, not one each
+        let after = connection.nodeStatistics
+        for primary in topology.primaries {
+            let calls = { (statistics: RedisConnection.Statistics?) in
+                (statistics?.writes ?? 0) + (statistics?.callerSystemCalls ?? 0)
+            }
+            #expect(calls(after[primary]) - calls(before[primary]) <= 6)
+        }
+        await connection.close()
+    }
+
     @Test func stopsFollowingRedirectsAfterTheLimit() async throws {
         // Given a limit of zero redirects and a map that sends a key to the wrong primary
         let cluster = try await RedisCluster.shared()

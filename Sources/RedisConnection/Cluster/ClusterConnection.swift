@@ -140,9 +140,9 @@ package final class ClusterConnection: Sendable {
     // MARK: - Routing
 
     /// What to do after an error reply.
-    private enum Disposition { case redirect(ClusterRedirect), retry, fail }
+    enum Disposition { case redirect(ClusterRedirect), retry, fail }
 
-    private static func disposition(of error: ConnectionError, queriedHost: String) -> Disposition {
+    static func disposition(of error: ConnectionError, queriedHost: String) -> Disposition {
         switch error.code {
         case .moved, .ask:
             return ClusterRedirect(error.message, queriedHost: queriedHost).map(Disposition.redirect) ?? .fail
@@ -157,7 +157,7 @@ package final class ClusterConnection: Sendable {
 
     /// Whether `error` is what a failed or demoted primary gives: no connection, no reply in time, or a
     /// replica's refusal to write.
-    private static func suggestsFailover(_ error: ConnectionError) -> Bool {
+    static func suggestsFailover(_ error: ConnectionError) -> Bool {
         switch error.code {
         case .connectFailed, .connectionClosed, .unavailable, .deadlineExceeded, .readOnly, .replica: true
         default: false
@@ -182,8 +182,7 @@ package final class ClusterConnection: Sendable {
 
     /// The primary of `slot`, reading the map first when there is none or it names no primary for the slot
     /// (then `CLUSTERDOWN` is what the caller sees once the deadline passes).
-    private func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> RedisConnection.Address
-    {
+    func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> RedisConnection.Address {
         let now = configuration.now()
         let (known, stale) = state.withLock { state in
             let stale = state.lastRefreshStart.map { now >= $0 + configuration.periodicRefreshInterval } ?? false
