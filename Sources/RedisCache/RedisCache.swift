@@ -131,7 +131,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
                 deadlineMisses: connectionStatistics.deadlineMisses,
                 breakerOpenings: connectionStatistics.breakerOpenings,
                 rejectedWhileOpen: connectionStatistics.rejectedWhileOpen, isBreakerOpen: open,
-                corruptEntries: state.corruptEntries, staleEpochEntries: state.staleEpochEntries)
+                corruptEntries: state.corruptEntries, staleEpochEntries: state.staleEpochEntries,
+                confirmedFences: state.confirmedFences, unconfirmedFences: state.unconfirmedFences)
         }
         health.isTracking = tracking.isTracking
         health.trackingConnects = tracking.counters.trackingConnects
@@ -313,6 +314,8 @@ struct RedisTierState {
     var statistics = CacheStatistics()
     var corruptEntries = 0
     var staleEpochEntries = 0
+    var confirmedFences = 0
+    var unconfirmedFences = 0
     var epoch: UInt64 = 0
     var epochReadAt: ContinuousClock.Instant?
     var masterKeyVerified = false

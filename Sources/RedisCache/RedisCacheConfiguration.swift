@@ -88,6 +88,14 @@ public struct RedisCacheConfiguration: Sendable {
     /// connect starts over from ``host``:``port``, so the tier returns to it once it accepts again. Each
     /// address has its own ``connectTimeout``. The tracking connection uses the same list. Default none.
     public var fallbackAddresses: [Address] = []
+    /// How long a fence — the counter advance of ``RedisCache/removeAll()`` or of a tag's removal — waits
+    /// for a replica to acknowledge it (`WAIT 1`), or `nil` to never wait. Only a server that lists
+    /// replicas (`ROLE`, asked in the same round trip as the advance) is waited on; a standalone server
+    /// costs nothing more. Replication is asynchronous: a failover to a replica that lacks the advance undoes
+    /// it, and what it removed opens again for processes that never saw the higher counter. A confirmed
+    /// fence survives such a failover; one no replica acknowledged in time is counted in
+    /// ``RedisCacheHealth/unconfirmedFences`` and still succeeds. At most the read deadline; default 100 ms.
+    public var fenceConfirmationTimeout: Duration? = .milliseconds(100)
     /// TLS for every connection of the tier (data and tracking), or `nil` (the default) for plain TCP; a
     /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for
     /// what is verified.
@@ -176,6 +184,11 @@ public struct RedisCacheConfiguration: Sendable {
         }
         guard (1...16).contains(connectionCount) else {
             throw CacheError(.invalidArgument, "connectionCount must be 1...16, got \(connectionCount)")
+        }
+        // `WAIT` holds its connection's reply for up to the timeout: at the read deadline it would close it.
+        if let fenceConfirmationTimeout, fenceConfirmationTimeout <= .zero || fenceConfirmationTimeout >= readTimeout {
+            throw CacheError(
+                .invalidArgument, "fenceConfirmationTimeout must be positive and below readTimeout, or nil")
         }
         if let purgeInterval, purgeInterval <= .zero {
             throw CacheError(.invalidArgument, "purgeInterval must be positive or nil")

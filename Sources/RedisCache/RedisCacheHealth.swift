@@ -21,6 +21,13 @@ public struct RedisCacheHealth: Sendable, Hashable {
     public var corruptEntries: Int
     /// Values sealed under an older epoch (before a `removeAll()`), read as misses.
     public var staleEpochEntries: Int
+    /// Fences (a `removeAll()`, a tag's removal) that a replica acknowledged within
+    /// ``RedisCacheConfiguration/fenceConfirmationTimeout`` (`WAIT`): a failover to that replica keeps them.
+    public var confirmedFences: Int
+    /// Fences made on a server with replicas that none acknowledged in time: not replicated yet, so a
+    /// failover now could undo them (the entries they removed would open again in processes that never saw
+    /// the higher counter). Each such fence still took effect on the primary, and the call succeeded.
+    public var unconfirmedFences: Int
     /// Whether the tracking connection is up with tracking on, and the tiers above were flushed since it
     /// came up: invalidations reach observers. `false` while nobody observes (see
     /// ``RedisCache/addInvalidationObserver(_:)``) and from a lost connection until tracking is back.
@@ -38,7 +45,8 @@ public struct RedisCacheHealth: Sendable, Hashable {
     /// Creates a snapshot.
     public init(
         connects: Int = 0, reconnects: Int = 0, deadlineMisses: Int = 0, breakerOpenings: Int = 0,
-        rejectedWhileOpen: Int = 0, isBreakerOpen: Bool = false, corruptEntries: Int = 0, staleEpochEntries: Int = 0
+        rejectedWhileOpen: Int = 0, isBreakerOpen: Bool = false, corruptEntries: Int = 0, staleEpochEntries: Int = 0,
+        confirmedFences: Int = 0, unconfirmedFences: Int = 0
     ) {
         self.connects = connects
         self.reconnects = reconnects
@@ -48,5 +56,7 @@ public struct RedisCacheHealth: Sendable, Hashable {
         self.isBreakerOpen = isBreakerOpen
         self.corruptEntries = corruptEntries
         self.staleEpochEntries = staleEpochEntries
+        self.confirmedFences = confirmedFences
+        self.unconfirmedFences = unconfirmedFences
     }
 }

@@ -54,12 +54,53 @@ extension RedisCache {
     /// - Complexity: One round trip (`EVAL`).
     func advanceCounter(_ key: [UInt8]) async throws -> UInt64 {
         let base = Array(String(FenceCounter.freshBase()).utf8)
-        let reply = try await send(
-            RESPCommand(arguments: [Array("EVAL".utf8), CounterScripts.advance, Array("1".utf8), key, base]))
+        let advance = RESPCommand(arguments: [Array("EVAL".utf8), CounterScripts.advance, Array("1".utf8), key, base])
+        let reply: RESPValue
+        if let timeout = configuration.fenceConfirmationTimeout {
+            reply = try await advanceConfirmed(advance, timeout: timeout)
+        } else {
+            reply = try await send(advance)
+        }
         guard let value = try Self.counterValue(reply) else {
             throw CacheError(.io, "the Redis server answered the counter's advance with \(reply)")
         }
         return value
+    }
+
+    /// Sends a counter's advance followed by `ROLE` on one connection and, when the server has replicas,
+    /// `WAIT 1` on that connection for at most `timeout`, counting the fence as confirmed or unconfirmed
+    /// (Docs/RedisCache.md, "Fences that survive a failover").
+    // Replication is asynchronous: a failover before a replica has the advance undoes it, and entries it
+    // fenced would open again. `WAIT` counts the writes of its own connection, so the three share one;
+    // `ROLE` in the same run says whether there is any replica to wait for (a server with none would hold
+    // `WAIT 1` for the whole timeout).
+    private func advanceConfirmed(_ advance: RESPCommand, timeout: Duration) async throws -> RESPValue {
+        do {
+            return try await pool.withConnection { connection in
+                let replies = try await connection.send(adjacent: [advance, RESPCommand("ROLE")])
+                let reply = try replies[0].get()
+                guard let role = try? replies[1].get(), Self.replicaCount(role: role) > 0 else { return reply }
+                let milliseconds = max(1, Int((timeout / .milliseconds(1)).rounded(.up)))
+                let acknowledged = try await connection.send(RESPCommand("WAIT", "1", String(milliseconds)))
+                var confirmed = false
+                if case .integer(let count) = acknowledged { confirmed = count > 0 }
+                state.withLock { state in
+                    if confirmed { state.confirmedFences += 1 } else { state.unconfirmedFences += 1 }
+                }
+                return reply
+            }
+        } catch let failure as ConnectionError {
+            throw cacheError(failure)
+        }
+    }
+
+    /// The number of replicas a `ROLE` reply of a primary lists (`["master", offset, [[host, port, offset],
+    /// …]]`); 0 for anything else.
+    static func replicaCount(role: RESPValue) -> Int {
+        guard case .array(let fields) = role, fields.count >= 3, fields[0].string == "master",
+            case .array(let replicas) = fields[2]
+        else { return 0 }
+        return replicas.count
     }
 
     /// Creates each missing counter of `keys` at its own fresh base and returns every counter's value, in the

@@ -39,23 +39,29 @@ extension RedisCache {
         do {
             return try await pool.send(command)
         } catch let failure as ConnectionError {
-            let error = RedisError(failure)
-            // Codes an app holding `any Cache` may need to tell apart live in CacheError (Overview.md, "Where
-            // a code lives"); the transport's own detail stays in the `RedisError` cause.
-            let code: CacheError.Code =
-                switch error.code {
-                case .outOfMemory: .outOfSpace
-                case .authenticationFailed: .permissionDenied
-                case .deadlineExceeded: .deadlineExceeded
-                case .unavailable, .connectFailed, .connectionClosed, .loading: .unavailable
-                case .clusterMode, .replica, .readOnly, .moved, .ask, .crossSlot: .unsupportedServer
-                default: .io
-                }
-            // The server's address once: a connect failure already names it.
-            let address = "\(configuration.host):\(configuration.port)"
-            let place = error.message.contains(address) ? "Redis" : "Redis at \(address)"
-            throw CacheError(code, "\(place): \(error)", cause: error)
+            throw cacheError(failure)
         }
+    }
+
+    /// The `CacheError` for a transport failure: a code an app holding `any Cache` can act on, the server's
+    /// address, and the public `RedisError` as its cause.
+    func cacheError(_ failure: ConnectionError) -> CacheError {
+        let error = RedisError(failure)
+        // Codes an app holding `any Cache` may need to tell apart live in CacheError (Overview.md, "Where
+        // a code lives"); the transport's own detail stays in the `RedisError` cause.
+        let code: CacheError.Code =
+            switch error.code {
+            case .outOfMemory: .outOfSpace
+            case .authenticationFailed: .permissionDenied
+            case .deadlineExceeded: .deadlineExceeded
+            case .unavailable, .connectFailed, .connectionClosed, .loading: .unavailable
+            case .clusterMode, .replica, .readOnly, .moved, .ask, .crossSlot: .unsupportedServer
+            default: .io
+            }
+        // The server's address once: a connect failure already names it.
+        let address = "\(configuration.host):\(configuration.port)"
+        let place = error.message.contains(address) ? "Redis" : "Redis at \(address)"
+        return CacheError(code, "\(place): \(error)", cause: error)
     }
 
     /// Milliseconds for `PX`: the time left before `expiresAt` rounded up (so the server never drops an

@@ -53,6 +53,19 @@ package final class ConnectionPool: Sendable {
         return try await connections[index].send(command)
     }
 
+    /// Runs `body` on the connection ``choose()`` picks, counted as one request in flight on it: for commands
+    /// that must share a connection (`WAIT` counts the writes of its own connection).
+    ///
+    /// - Parameter body: The work on the connection.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws.
+    package func withConnection<Result>(_ body: (RedisConnection) async throws -> Result) async throws -> Result {
+        guard connections.count > 1 else { return try await body(connections[0]) }
+        let index = choose()
+        defer { release(index) }
+        return try await body(connections[index])
+    }
+
     /// Picks a connection for one request and counts the request in flight on it.
     ///
     /// - Returns: The index of the connection with the fewest requests in flight among those whose breaker

@@ -1,0 +1,116 @@
+import CacheCore
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import RedisCache
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#endif
+
+/// Fences confirmed by a replica (`WAIT`) where the server has one, counted as unconfirmed when none
+/// acknowledges in time, and no `WAIT` at all on a server without replicas (Docs/RedisCache.md, "Fences that
+/// survive a failover").
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
+struct RedisFenceConfirmationTests {
+    @Test func aFenceIsOnTheReplicaWhenTheCallReturns() async throws {
+        // Given a primary with one replica in sync, and a tier on the primary
+        let primary = try RedisServer(extraArguments: Self.primaryArguments)
+        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let cache = try RedisCache<String, String>(configuration: RedisTier.configuration(port: primary.port))
+        try await cache.setEntry(CacheEntry(value: "v", tags: ["t"]), forKey: "k")
+
+        // When the namespace is cleared and a tag removed
+        try await cache.removeAll()
+        try await cache.removeAll(taggedWith: "t")
+
+        // Then both fences were confirmed, and the replica holds the counters as the primary does the moment
+        // the calls return
+        #expect(cache.health.confirmedFences == 2)
+        #expect(cache.health.unconfirmedFences == 0)
+        // (read with redis-cli: the tier's connections refuse a replica)
+        let onPrimary = try RawRedis(port: primary.port)
+        let counters = try await onPrimary.allKeys().filter { name in
+            name.contains(bytes: Array(":epoch".utf8)) || name.contains(bytes: Array(":t:".utf8))
+        }
+        #expect(counters.count == 2)
+        for name in counters {
+            let value = try #require(try await onPrimary.get(name))
+            let onReplica = try await RedisCLI.run(port: replica.port, ["GET", String(decoding: name, as: UTF8.self)])
+            #expect(onReplica == String(decoding: value, as: UTF8.self))
+        }
+        await cache.close()
+    }
+
+    @Test func aFenceNoReplicaAcknowledgesIsCountedAndStillTakesEffect() async throws {
+        // Given a primary whose one replica has stopped answering (the primary still lists it)
+        let primary = try RedisServer(extraArguments: Self.primaryArguments)
+        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        var configuration = try RedisTier.configuration(port: primary.port)
+        configuration.fenceConfirmationTimeout = .milliseconds(50)
+        let cache = try RedisCache<String, String>(configuration: configuration)
+        try await cache.setValue("v", forKey: "k")
+        replica.signal(SIGSTOP)
+        defer { replica.signal(SIGCONT) }
+
+        // When the namespace is cleared
+        try await cache.removeAll()
+
+        // Then the call succeeded, the entry is gone, and the fence is counted as not replicated
+        #expect(try await cache.value(forKey: "k") == nil)
+        #expect(cache.health.unconfirmedFences == 1)
+        #expect(cache.health.confirmedFences == 0)
+        await cache.close()
+    }
+
+    @Test func aServerWithoutReplicasIsNeverWaitedOn() async throws {
+        // Given a standalone server
+        let server = try RedisServer()
+        let cache = try RedisCache<String, String>(configuration: RedisTier.configuration(port: server.port))
+
+        // When the namespace is cleared and a tag removed
+        try await cache.removeAll()
+        try await cache.removeAll(taggedWith: "t")
+
+        // Then no WAIT reached the server and no fence was counted either way
+        #expect(try await RawRedis(port: server.port).calls(of: "wait") == 0)
+        #expect(cache.health.confirmedFences == 0)
+        #expect(cache.health.unconfirmedFences == 0)
+        await cache.close()
+    }
+
+    @Test(arguments: [Duration.zero, .seconds(5), .seconds(6)])
+    func aConfirmationTimeoutOutsideTheReadDeadlineIsRefused(timeout: Duration) throws {
+        var configuration = try RedisTier.configuration(port: 6379)  // readTimeout 5 s
+        configuration.fenceConfirmationTimeout = timeout
+        #expect {
+            _ = try RedisCache<String, String>(configuration: configuration)
+        } throws: { error in
+            (error as? CacheError)?.code == .invalidArgument
+        }
+    }
+
+    /// A primary that starts a replica's first synchronization at once (Redis 7 waits 5 s by default).
+    static let primaryArguments = ["--repl-diskless-sync-delay", "0"]
+
+    /// Polls every 20 ms until the primary lists the replica in `ROLE` and the replica's link is up: no event
+    /// reports the end of the first synchronization.
+    static func waitUntilReplicating(primary: Int, replica: Int) async throws {
+        let onPrimary = try RawRedis(port: primary)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let role = try await onPrimary.send("ROLE")
+            let info = try await RedisCLI.run(port: replica, ["INFO", "replication"])
+            if RedisCache<String, String>.replicaCount(role: role) == 1, info.contains("master_link_status:up") {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("the replica on \(replica) did not synchronize with \(primary) within 60 s")
+    }
+}
