@@ -94,7 +94,8 @@ public struct RedisCacheConfiguration: Sendable {
     /// costs nothing more. Replication is asynchronous: a failover to a replica that lacks the advance undoes
     /// it, and what it removed opens again for processes that never saw the higher counter. A confirmed
     /// fence survives such a failover; one no replica acknowledged in time is counted in
-    /// ``RedisCacheHealth/unconfirmedFences`` and still succeeds. At most the read deadline; default 100 ms.
+    /// ``RedisCacheHealth/unconfirmedFences`` and still succeeds. Must be positive; the wait is capped at half
+    /// of ``readTimeout`` (a reply held up to the read deadline would close the connection). Default 100 ms.
     public var fenceConfirmationTimeout: Duration? = .milliseconds(100)
     /// TLS for every connection of the tier (data and tracking), or `nil` (the default) for plain TCP; a
     /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for
@@ -185,10 +186,8 @@ public struct RedisCacheConfiguration: Sendable {
         guard (1...16).contains(connectionCount) else {
             throw CacheError(.invalidArgument, "connectionCount must be 1...16, got \(connectionCount)")
         }
-        // `WAIT` holds its connection's reply for up to the timeout: at the read deadline it would close it.
-        if let fenceConfirmationTimeout, fenceConfirmationTimeout <= .zero || fenceConfirmationTimeout >= readTimeout {
-            throw CacheError(
-                .invalidArgument, "fenceConfirmationTimeout must be positive and below readTimeout, or nil")
+        if let fenceConfirmationTimeout, fenceConfirmationTimeout <= .zero {
+            throw CacheError(.invalidArgument, "fenceConfirmationTimeout must be positive or nil")
         }
         if let purgeInterval, purgeInterval <= .zero {
             throw CacheError(.invalidArgument, "purgeInterval must be positive or nil")

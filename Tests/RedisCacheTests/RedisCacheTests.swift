@@ -334,7 +334,7 @@ struct RedisCacheTests {
         // The ACL of Docs/RedisCache.md, "Running Redis for it"
         let rule =
             "on >secret ~strata:v2:* resetchannels -@all +hello +auth +client|setname +client|tracking +ping +get "
-            + "+mget +set +unlink +incr +incrby +eval +scan +getrange"
+            + "+mget +set +unlink +incr +incrby +eval +role +wait +scan +getrange"
         let words = ["ACL", "SETUSER", "strata"] + rule.split(separator: " ").map(String.init)
         #expect(try await raw.send(words.map { Array($0.utf8) }) == .simpleString("OK"))
         var configuration = try RedisTier.configuration(port: server.port)

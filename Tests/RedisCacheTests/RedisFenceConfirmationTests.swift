@@ -84,9 +84,29 @@ struct RedisFenceConfirmationTests {
         await cache.close()
     }
 
-    @Test(arguments: [Duration.zero, .seconds(5), .seconds(6)])
-    func aConfirmationTimeoutOutsideTheReadDeadlineIsRefused(timeout: Duration) throws {
-        var configuration = try RedisTier.configuration(port: 6379)  // readTimeout 5 s
+    @Test func aConfirmationTimeoutPastTheReadDeadlineIsCappedBelowIt() async throws {
+        // Given a primary whose replica has stopped answering, a 1 s read deadline and a 10 s confirmation
+        let primary = try RedisServer(extraArguments: Self.primaryArguments)
+        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        var configuration = try RedisTier.configuration(port: primary.port)
+        configuration.readTimeout = .seconds(1)
+        configuration.fenceConfirmationTimeout = .seconds(10)
+        let cache = try RedisCache<String, String>(configuration: configuration)
+        replica.signal(SIGSTOP)
+        defer { replica.signal(SIGCONT) }
+
+        // When the namespace is cleared, then the wait ended before the read deadline: the call succeeded, and
+        // the fence is unconfirmed rather than a closed connection
+        try await cache.removeAll()
+        #expect(cache.health.unconfirmedFences == 1)
+        #expect(cache.health.deadlineMisses == 0)
+        await cache.close()
+    }
+
+    @Test(arguments: [Duration.zero, .milliseconds(-1)])
+    func aConfirmationTimeoutThatIsNotPositiveIsRefused(timeout: Duration) throws {
+        var configuration = try RedisTier.configuration(port: 6379)
         configuration.fenceConfirmationTimeout = timeout
         #expect {
             _ = try RedisCache<String, String>(configuration: configuration)

@@ -80,7 +80,9 @@ extension RedisCache {
                 let replies = try await connection.send(adjacent: [advance, RESPCommand("ROLE")])
                 let reply = try replies[0].get()
                 guard let role = try? replies[1].get(), Self.replicaCount(role: role) > 0 else { return reply }
-                let milliseconds = max(1, Int((timeout / .milliseconds(1)).rounded(.up)))
+                // `WAIT` holds the connection's reply that long: at the read deadline it would close it.
+                let wait = min(timeout, configuration.readTimeout / 2)
+                let milliseconds = max(1, Int((wait / .milliseconds(1)).rounded(.up)))
                 let acknowledged = try await connection.send(RESPCommand("WAIT", "1", String(milliseconds)))
                 var confirmed = false
                 if case .integer(let count) = acknowledged { confirmed = count > 0 }
