@@ -105,13 +105,16 @@ struct ClusterConnectionTests {
         // Then every value comes back in order, the strayed key through one MOVED
         #expect(read.map { try? $0.get() } == keys.map { .bulkString($0) })
         #expect(connection.statistics.movedRedirects == 1)
-        // And each primary got its hundred or so commands in a handful of system calls, not one each
+        // And each primary got its hundred or so commands in far fewer system calls than commands (a handful
+        // when idle, 8 seen beside two CPU burners under ThreadSanitizer; 190 and more when each command is
+        // sent on its own)
         let after = connection.nodeStatistics
         for primary in topology.primaries {
             let calls = { (statistics: RedisConnection.Statistics?) in
                 (statistics?.writes ?? 0) + (statistics?.callerSystemCalls ?? 0)
             }
-            #expect(calls(after[primary]) - calls(before[primary]) <= 6)
+            let commands = keys.filter { topology.primary(for: HashSlot(key: $0)) == primary }.count
+            #expect(calls(after[primary]) - calls(before[primary]) <= commands / 4)
         }
         await connection.close()
     }
