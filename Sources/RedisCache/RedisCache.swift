@@ -316,6 +316,8 @@ struct RedisTierState {
     var staleEpochEntries = 0
     var confirmedFences = 0
     var unconfirmedFences = 0
+    /// The replicas the server's `ROLE` listed, and when it was asked (fence confirmation).
+    var replicas: (count: Int, askedAt: ContinuousClock.Instant)?
     var epoch: UInt64 = 0
     var epochReadAt: ContinuousClock.Instant?
     var masterKeyVerified = false
