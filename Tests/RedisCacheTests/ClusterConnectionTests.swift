@@ -125,6 +125,7 @@ struct ClusterConnectionTests {
         var configuration = ClusterConnection.Configuration(
             seeds: [.init(host: "127.0.0.1", port: cluster.ports[0])], node: Self.node)
         configuration.maximumRedirects = 0
+        configuration.periodicRefreshInterval = .seconds(3_600)  // the wrong map must stay until the read
         let connection = ClusterConnection(configuration: configuration)
         let key = Array("limit-\(UUID().uuidString)".utf8)
         let right = try #require(try await connection.refreshTopology().primary(for: HashSlot(key: key)))
@@ -163,6 +164,9 @@ struct ClusterConnectionTests {
         // The operation's deadline is wall-clock between attempts: with the whole suite in parallel on 2 cores
         // a task can wait longer than the default 10 s to run again, and no test here is about that deadline
         configuration.operationTimeout = .seconds(3_600)
+        // Nor about the periodic read of the map: under ThreadSanitizer the routing test outlived the default 30 s
+        // and read the map twice; the batch test's stale map must stay until its read
+        configuration.periodicRefreshInterval = .seconds(3_600)
         return ClusterConnection(configuration: configuration)
     }
 }
