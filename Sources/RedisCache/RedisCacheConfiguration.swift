@@ -94,8 +94,10 @@ public struct RedisCacheConfiguration: Sendable {
     /// costs nothing more. Replication is asynchronous: a failover to a replica that lacks the advance undoes
     /// it, and what it removed opens again for processes that never saw the higher counter. A confirmed
     /// fence survives such a failover; one no replica acknowledged in time is counted in
-    /// ``RedisCacheHealth/unconfirmedFences`` and still succeeds. Must be positive; the wait is capped at half
-    /// of ``readTimeout`` (a reply held up to the read deadline would close the connection). Default 100 ms.
+    /// ``RedisCacheHealth/unconfirmedFences`` and still succeeds, as does one whose `WAIT` or `ROLE` the server
+    /// refuses or fails. Must be positive; the wait is capped at half of ``readTimeout`` (a reply held up to
+    /// the read deadline would close the connection): 25 ms at the default 50 ms read deadline, none under
+    /// 2 ms. Default 100 ms.
     public var fenceConfirmationTimeout: Duration? = .milliseconds(100)
     /// TLS for every connection of the tier (data and tracking), or `nil` (the default) for plain TCP; a
     /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for

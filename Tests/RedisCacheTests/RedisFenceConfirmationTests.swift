@@ -68,6 +68,32 @@ struct RedisFenceConfirmationTests {
         await cache.close()
     }
 
+    @Test func aRefusedWaitLeavesTheFenceInEffectAndUnconfirmed() async throws {
+        // Given a primary with a replica, and a tier whose ACL user may not run WAIT
+        let primary = try RedisServer(extraArguments: Self.primaryArguments)
+        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let raw = try RawRedis(port: primary.port)
+        let rule = ["ACL", "SETUSER", "strata", "on", ">secret", "~*", "&*", "+@all", "-wait"]
+        #expect(try await raw.send(rule.map { Array($0.utf8) }) == .simpleString("OK"))
+        var configuration = try RedisTier.configuration(port: primary.port)
+        configuration.username = "strata"
+        configuration.password = "secret"
+        let cache = try RedisCache<String, String>(configuration: configuration)
+        try await cache.setValue("v", forKey: "k")
+
+        // When the namespace is cleared twice (the first fence asks ROLE, the second sends its WAIT in one run)
+        try await cache.removeAll()
+        try await cache.setValue("w", forKey: "k")
+        try await cache.removeAll()
+
+        // Then both calls succeeded, the entries are gone, and both fences count as unconfirmed
+        #expect(try await cache.value(forKey: "k") == nil)
+        #expect(cache.health.unconfirmedFences == 2)
+        #expect(cache.health.confirmedFences == 0)
+        await cache.close()
+    }
+
     @Test func aServerWithoutReplicasIsNeverWaitedOn() async throws {
         // Given a standalone server
         let server = try RedisServer()

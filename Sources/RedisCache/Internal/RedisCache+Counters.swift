@@ -77,37 +77,58 @@ extension RedisCache {
     // fence made the run go through the connection's I/O thread and tripled `removeAll()`'s latency
     // (0.03–0.06 ms → 0.12–0.18 ms, strata-bench redis-removeall), so its answer is kept a while.
     private func advanceConfirmed(_ advance: RESPCommand, timeout: Duration) async throws -> RESPValue {
+        // `WAIT` holds the connection's reply that long: at the read deadline it would close it.
+        let wait = min(timeout, configuration.readTimeout / 2)
+        let milliseconds = Int((wait / .milliseconds(1)).rounded(.down))
+        let waitCommand = RESPCommand("WAIT", "1", String(max(1, milliseconds)))
         do {
             return try await pool.withConnection { connection in
                 let now = ContinuousClock.now
                 let known = state.withLock { state in
                     state.replicas.flatMap { now - $0.askedAt < Self.replicaCheckInterval ? $0.count : nil }
                 }
-                let reply: RESPValue
-                let replicas: Int
+                // A replica count of -1: `ROLE` was refused (an ACL without `+role`), so nothing is known.
+                if let known, known > 0, milliseconds >= 1 {
+                    // The advance and its `WAIT` as one run: a reconnect between them would make `WAIT` count
+                    // a fresh session's writes (none) and confirm at once.
+                    let replies = try await connection.send(adjacent: [advance, waitCommand])
+                    let reply = try replies[0].get()
+                    noteConfirmation(try? replies[1].get())
+                    return reply
+                }
                 if let known {
-                    reply = try await connection.send(advance)
-                    replicas = known
-                } else {
-                    let replies = try await connection.send(adjacent: [advance, RESPCommand("ROLE")])
-                    reply = try replies[0].get()
-                    replicas = (try? replies[1].get()).map(Self.replicaCount(role:)) ?? 0
-                    state.withLock { $0.replicas = (replicas, now) }
+                    let reply = try await connection.send(advance)
+                    if known != 0 { noteConfirmation(nil) }
+                    return reply
                 }
-                guard replicas > 0 else { return reply }
-                // `WAIT` holds the connection's reply that long: at the read deadline it would close it.
-                let wait = min(timeout, configuration.readTimeout / 2)
-                let milliseconds = max(1, Int((wait / .milliseconds(1)).rounded(.up)))
-                let acknowledged = try await connection.send(RESPCommand("WAIT", "1", String(milliseconds)))
-                var confirmed = false
-                if case .integer(let count) = acknowledged { confirmed = count > 0 }
-                state.withLock { state in
-                    if confirmed { state.confirmedFences += 1 } else { state.unconfirmedFences += 1 }
+                let replies = try await connection.send(adjacent: [advance, RESPCommand("ROLE")])
+                let reply = try replies[0].get()
+                let replicas = (try? replies[1].get()).map(Self.replicaCount(role:)) ?? -1
+                state.withLock { $0.replicas = (replicas, now) }
+                guard replicas != 0 else { return reply }
+                guard replicas > 0, milliseconds >= 1 else {
+                    noteConfirmation(nil)
+                    return reply
                 }
+                let connects = connection.statistics.connects
+                let acknowledged = try? await connection.send(waitCommand)
+                // A `WAIT` on a new session counts none of the advance's writes: not a confirmation.
+                noteConfirmation(connection.statistics.connects == connects ? acknowledged : nil)
                 return reply
             }
         } catch let failure as ConnectionError {
             throw cacheError(failure)
+        }
+    }
+
+    /// Counts a fence as confirmed when `acknowledged` is a `WAIT` reply naming at least one replica, else
+    /// as unconfirmed (no reply, a refused or failed `WAIT`, a refused `ROLE`, or no replica in time). The
+    /// fence itself took effect either way.
+    private func noteConfirmation(_ acknowledged: RESPValue?) {
+        var confirmed = false
+        if case .integer(let count)? = acknowledged { confirmed = count > 0 }
+        state.withLock { state in
+            if confirmed { state.confirmedFences += 1 } else { state.unconfirmedFences += 1 }
         }
     }
 
