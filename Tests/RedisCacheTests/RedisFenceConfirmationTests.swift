@@ -18,9 +18,7 @@ import Glibc
 struct RedisFenceConfirmationTests {
     @Test func aFenceIsOnTheReplicaWhenTheCallReturns() async throws {
         // Given a primary with one replica in sync, and a tier on the primary
-        let primary = try RedisServer(extraArguments: Self.primaryArguments)
-        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
-        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let (primary, replica) = try await Self.replicatedPair()
         let cache = try RedisCache<String, String>(configuration: RedisTier.configuration(port: primary.port))
         try await cache.setEntry(CacheEntry(value: "v", tags: ["t"]), forKey: "k")
 
@@ -48,9 +46,7 @@ struct RedisFenceConfirmationTests {
 
     @Test func aFenceNoReplicaAcknowledgesIsCountedAndStillTakesEffect() async throws {
         // Given a primary whose one replica has stopped answering (the primary still lists it)
-        let primary = try RedisServer(extraArguments: Self.primaryArguments)
-        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
-        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let (primary, replica) = try await Self.replicatedPair()
         var configuration = try RedisTier.configuration(port: primary.port)
         configuration.fenceConfirmationTimeout = .milliseconds(50)
         let cache = try RedisCache<String, String>(configuration: configuration)
@@ -70,9 +66,7 @@ struct RedisFenceConfirmationTests {
 
     @Test func aRefusedWaitLeavesTheFenceInEffectAndUnconfirmed() async throws {
         // Given a primary with a replica, and a tier whose ACL user may not run WAIT
-        let primary = try RedisServer(extraArguments: Self.primaryArguments)
-        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
-        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let (primary, replica) = try await Self.replicatedPair()
         let raw = try RawRedis(port: primary.port)
         let rule = ["ACL", "SETUSER", "strata", "on", ">secret", "~*", "&*", "+@all", "-wait"]
         #expect(try await raw.send(rule.map { Array($0.utf8) }) == .simpleString("OK"))
@@ -92,6 +86,7 @@ struct RedisFenceConfirmationTests {
         #expect(cache.health.unconfirmedFences == 2)
         #expect(cache.health.confirmedFences == 0)
         await cache.close()
+        withExtendedLifetime(replica) {}  // the primary keeps listing it until the end
     }
 
     @Test func aServerWithoutReplicasIsNeverWaitedOn() async throws {
@@ -112,9 +107,7 @@ struct RedisFenceConfirmationTests {
 
     @Test func aConfirmationTimeoutPastTheReadDeadlineIsCappedBelowIt() async throws {
         // Given a primary whose replica has stopped answering, a 1 s read deadline and a 10 s confirmation
-        let primary = try RedisServer(extraArguments: Self.primaryArguments)
-        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
-        try await Self.waitUntilReplicating(primary: primary.port, replica: replica.port)
+        let (primary, replica) = try await Self.replicatedPair()
         var configuration = try RedisTier.configuration(port: primary.port)
         configuration.readTimeout = .seconds(1)
         configuration.fenceConfirmationTimeout = .seconds(10)
@@ -141,8 +134,14 @@ struct RedisFenceConfirmationTests {
         }
     }
 
-    /// A primary that starts a replica's first synchronization at once (Redis 7 waits 5 s by default).
-    static let primaryArguments = ["--repl-diskless-sync-delay", "0"]
+    /// A primary and a replica of it, in sync. The primary starts a replica's first synchronization at once
+    /// (Redis 7 waits 5 s by default).
+    static func replicatedPair() async throws -> (primary: RedisServer, replica: RedisServer) {
+        let primary = try RedisServer(extraArguments: ["--repl-diskless-sync-delay", "0"])
+        let replica = try RedisServer(extraArguments: ["--replicaof", "127.0.0.1", String(primary.port)])
+        try await waitUntilReplicating(primary: primary.port, replica: replica.port)
+        return (primary, replica)
+    }
 
     /// Polls every 20 ms until the primary lists the replica in `ROLE` and the replica's link is up: no event
     /// reports the end of the first synchronization.
