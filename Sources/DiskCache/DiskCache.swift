@@ -101,7 +101,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     ///   temporary folder (O(*t*) in the temporary files there); without limits, independent of the number
     ///   of entries. With a limit, plus one `lstat` per entry file (O(*n*)), and a trim when over it.
     public convenience init(configuration: DiskCacheConfiguration, codec: ValueCodec<Value>) throws {
-        self.init(configuration: configuration, codec: codec, engine: try FileEngine(configuration: configuration))
+        self.init(configuration: configuration, codec: codec, engine: try EngineSelection.openEngine(configuration))
     }
 
     /// Opens a cache over `engine`, already opened for `configuration`, then applies the limits as

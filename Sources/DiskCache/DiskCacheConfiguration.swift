@@ -60,6 +60,9 @@ public struct DiskCacheConfiguration: Sendable {
     /// Receives corrupt-entry, read-failure, stale-file and maintenance-failure events; never called
     /// under a lock, called on the thread doing the operation.
     public var observer: CacheObserver?
+    /// Which storage engine holds the entries: a new store is created with it, an existing store must
+    /// have been created with it (``Engine/automatic`` opens either).
+    public var engine: Engine
 
     /// Creates a configuration. Does no I/O and validates nothing; ``DiskCache`` checks the values when
     /// it opens the store.
@@ -82,6 +85,8 @@ public struct DiskCacheConfiguration: Sendable {
     ///     ``FileProtection/completeUntilFirstUserAuthentication`` by default. Ignored on macOS and Linux.
     ///   - clock: The wall clock; the system clock by default.
     ///   - observer: Receives ``CacheEvent``s; `nil` by default.
+    ///   - engine: The storage engine; ``Engine/automatic`` by default (an existing store's own engine, the
+    ///     file-per-entry engine for a new one).
     public init(
         name: String,
         directory: URL? = nil,
@@ -93,7 +98,8 @@ public struct DiskCacheConfiguration: Sendable {
         masterKeySource: MasterKeySource = .platformDefault,
         fileProtection: FileProtection = .completeUntilFirstUserAuthentication,
         clock: any CacheClock = SystemClock(),
-        observer: CacheObserver? = nil
+        observer: CacheObserver? = nil,
+        engine: Engine = .automatic
     ) {
         self.name = name
         self.directory = directory
@@ -106,6 +112,7 @@ public struct DiskCacheConfiguration: Sendable {
         self.fileProtection = fileProtection
         self.clock = clock
         self.observer = observer
+        self.engine = engine
     }
 
     /// The store's folder: ``directory`` when given, otherwise `<caches>/Strata/<name>`, where `<caches>` is

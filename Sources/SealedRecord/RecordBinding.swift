@@ -16,13 +16,19 @@ package enum RecordBinding: Sendable, Equatable {
     /// (Docs/RedisCache.md, "The envelope"). The namespace is at most 255 bytes of UTF-8 (the
     /// configuration allows 64 characters of ASCII).
     case redisKey(namespace: String, name: [UInt8])
+    /// A record of DiskCache's SQLite engine, bound by its row's name (the keyed hash of the key, in hex) and,
+    /// for a value kept in a file of its own, that file's name (Docs/DiskFormat.md, "The SQLite engine").
+    case storeRow(name: String, file: String?)
 
     /// Calls `body` with the associated data of a record whose header bytes are `header`: the header,
     /// then the binding —
     ///
     /// - ``entryFile(name:)``: the file name's UTF-8 bytes;
     /// - ``redisKey(namespace:name:)``: the namespace's UTF-8 length (one byte), its bytes, then the key
-    ///   name's bytes.
+    ///   name's bytes;
+    /// - ``storeRow(name:file:)``: the byte `0x52` ("R") for a value in its row or `0x46` ("F") for one in a
+    ///   file, the name's UTF-8 bytes, then, for a file, `0x2F` ("/") and the file name's UTF-8 bytes. The
+    ///   marker keeps a row apart from an entry file of the file engine with the same name.
     ///
     /// The header carries the format version, the epoch, the expiry, the stale window, the cost and the
     /// flags (the tag stamps are inside the ciphertext, authenticated with it), so a record moved,
@@ -61,6 +67,23 @@ package enum RecordBinding: Sendable, Equatable {
                         cursor.append(byte: UInt8(namespaceBytes.count))
                         cursor.append(UnsafeRawBufferPointer(namespaceBytes))
                         cursor.append(keyName)
+                    }
+                }
+            }
+        case .storeRow(let name, let file):
+            var name = name
+            var file = file ?? ""
+            let inFile = !file.isEmpty
+            return try name.withUTF8 { nameBytes in
+                try file.withUTF8 { fileBytes in
+                    let count = 1 + nameBytes.count + (inFile ? 1 + fileBytes.count : 0)
+                    return try Self.joining(header, bindingCount: count, body) { cursor in
+                        cursor.append(byte: inFile ? 0x46 : 0x52)
+                        cursor.append(UnsafeRawBufferPointer(nameBytes))
+                        if inFile {
+                            cursor.append(byte: 0x2F)
+                            cursor.append(UnsafeRawBufferPointer(fileBytes))
+                        }
                     }
                 }
             }

@@ -12,6 +12,8 @@ import Testing
 enum EngineKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// Today's file-per-entry engine.
     case file
+    /// The SQLite engine.
+    case sqlite
     /// The dictionary-backed test double.
     case inMemory
 
@@ -24,6 +26,7 @@ enum EngineKind: String, CaseIterable, Sendable, CustomStringConvertible {
         let configuration = makeConfiguration(folder, byteLimit: byteLimit, countLimit: countLimit, clock: clock)
         switch self {
         case .file: return try FileEngine(configuration: configuration)
+        case .sqlite: return try SQLiteEngine(configuration: configuration)
         case .inMemory: return InMemoryEngine(configuration: configuration)
         }
     }
@@ -284,6 +287,7 @@ enum EngineKind: String, CaseIterable, Sendable, CustomStringConvertible {
             let engine: any StorageEngine =
                 switch kind {
                 case .file: try FileEngine(configuration: configuration)
+                case .sqlite: try SQLiteEngine(configuration: configuration)
                 case .inMemory: InMemoryEngine(configuration: configuration)
                 }
             return DiskCache<String, Data>(configuration: configuration, codec: .data, engine: engine)

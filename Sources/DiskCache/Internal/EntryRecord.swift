@@ -61,6 +61,13 @@ struct EntryRecord {
             RecordStamp(epoch: epochID, expiresAt: expiresAt, staleUntil: staleUntil, tagVersions: tagVersions)
         }
 
+        /// ``staleUntil`` as a reader of the encoded header finds it (the retention rounded up to whole seconds
+        /// or minutes), `nil` without a stale window.
+        var storedStaleUntil: Date? {
+            guard let expiresAt, let staleness = encodedStaleness else { return nil }
+            return expiresAt.addingTimeInterval(TimeInterval(staleness.count) * (staleness.inMinutes ? 60 : 1))
+        }
+
         /// The stale retention as the header stores it: a count of seconds, or of minutes (rounded up, at
         /// most ``EntryRecord/maximumStaleRetention``) when seconds do not fit 16 bits; `nil` for none.
         var encodedStaleness: (count: UInt16, inMinutes: Bool)? {
@@ -90,6 +97,17 @@ struct EntryRecord {
         keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMSubkey,
         _ body: (UnsafeRawBufferPointer) throws -> R
     ) throws -> R {
+        try seal(
+            keyBytes: keyBytes, valueBytes: valueBytes, header: header, binding: .entryFile(name: fileName), key: key,
+            body)
+    }
+
+    /// Seals a record bound to `binding` (a file engine's entry file, a SQLite engine's row) and calls `body`
+    /// with its bytes, which live only for the call.
+    static func seal<R>(
+        keyBytes: Data, valueBytes: Data, header: Header, binding: RecordBinding, key: any PreparedAESGCMSubkey,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
         let bodyLength = keyBytes.count + valueBytes.count
         let file = UnsafeMutableRawBufferPointer.allocate(byteCount: overhead + bodyLength, alignment: 16)
         defer { file.deallocate() }
@@ -97,7 +115,7 @@ struct EntryRecord {
         let nonce = UnsafeMutableRawBufferPointer(rebasing: file[headerSize..<headerSize + nonceSize])
         try CryptoBackend.fillRandom(nonce)
         let ciphertextStart = headerSize + nonceSize
-        try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: file[0..<headerSize]), fileName: fileName) {
+        try binding.withAssociatedData(header: UnsafeRawBufferPointer(rebasing: file[0..<headerSize])) {
             associatedData in
             try keyBytes.withUnsafeBytes { keyPart in
                 try valueBytes.withUnsafeBytes { valuePart in
@@ -120,8 +138,18 @@ struct EntryRecord {
         keyBytes: Data, valueBytes: Data, header: Header, fileName: String, key: any PreparedAESGCMSubkey,
         to fd: Int32, path: String
     ) throws {
+        try write(
+            keyBytes: keyBytes, valueBytes: valueBytes, header: header, binding: .entryFile(name: fileName), key: key,
+            to: fd, path: path)
+    }
+
+    /// ``write(keyBytes:valueBytes:header:fileName:key:to:path:)`` for a record bound to `binding`.
+    static func write(
+        keyBytes: Data, valueBytes: Data, header: Header, binding: RecordBinding, key: any PreparedAESGCMSubkey,
+        to fd: Int32, path: String
+    ) throws {
         guard keyBytes.count + valueBytes.count > chunkSize else {
-            try seal(keyBytes: keyBytes, valueBytes: valueBytes, header: header, fileName: fileName, key: key) {
+            try seal(keyBytes: keyBytes, valueBytes: valueBytes, header: header, binding: binding, key: key) {
                 try FileSystem.writeAll(fd, $0, path: path)
             }
             return
@@ -134,7 +162,7 @@ struct EntryRecord {
             encodeHeader(header, into: headerBytes)
             try CryptoBackend.fillRandom(nonce)
             try FileSystem.writeAll(fd, UnsafeRawBufferPointer(prefix), path: path)
-            try withAssociatedData(header: UnsafeRawBufferPointer(headerBytes), fileName: fileName) { associatedData in
+            try binding.withAssociatedData(header: UnsafeRawBufferPointer(headerBytes)) { associatedData in
                 try keyBytes.withUnsafeBytes { keyPart in
                     try valueBytes.withUnsafeBytes { valuePart in
                         try key.seal(
@@ -238,6 +266,13 @@ struct EntryRecord {
     static func open(
         _ file: UninitializedBytes, count: Int, fileName: String, epochID: UInt64, key: any PreparedAESGCMSubkey
     ) throws -> Result<EntryRecord, CorruptionReason> {
+        try open(file, count: count, binding: .entryFile(name: fileName), epochID: epochID, key: key)
+    }
+
+    /// ``open(_:count:fileName:epochID:key:)`` for a record bound to `binding`.
+    static func open(
+        _ file: UninitializedBytes, count: Int, binding: RecordBinding, epochID: UInt64, key: any PreparedAESGCMSubkey
+    ) throws -> Result<EntryRecord, CorruptionReason> {
         let bytes = UnsafeMutableRawBufferPointer(rebasing: file.buffer[0..<min(count, file.buffer.count)])
         let header: Header
         switch parseHeader(UnsafeRawBufferPointer(bytes)) {
@@ -253,8 +288,7 @@ struct EntryRecord {
         let valueStart = ciphertextStart + header.keyLength
         var keyBytes = Data(count: header.keyLength)
         do {
-            try withAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<headerSize]), fileName: fileName)
-            {
+            try binding.withAssociatedData(header: UnsafeRawBufferPointer(rebasing: bytes[0..<headerSize])) {
                 associatedData in
                 try keyBytes.withUnsafeMutableBytes { keyOutput in
                     // The value's plaintext overwrites its own ciphertext: GCM (a counter mode) allows input
@@ -273,7 +307,7 @@ struct EntryRecord {
         } catch CryptoFailure.authenticationFailed {
             return .failure(.authenticationFailed)
         } catch {
-            throw CacheError(.crypto, "cannot decrypt entry", path: fileName, cause: error)
+            throw CacheError(.crypto, "cannot decrypt entry", cause: error)
         }
         let value = file.take(valueStart..<valueStart + header.valueLength)
         return .success(EntryRecord(header: header, keyBytes: keyBytes, valueBytes: value))

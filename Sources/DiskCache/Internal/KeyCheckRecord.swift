@@ -12,7 +12,12 @@ import Foundation
 /// apart from a damaged one. This file holds the disk layout; Docs/DiskFormat.md is the specification.
 enum KeyCheckRecord {
     static let magic = Data("STRK".utf8)
+    /// The version of a file-engine store's record.
     static let version: UInt8 = 1
+    /// The version of a SQLite-engine store's record: the same layout, whose version alone tells the engine
+    /// (so a build that knows only files refuses the store as a newer format instead of reading it as empty).
+    /// Its salt is not an epoch salt: that store keeps its epoch in its database.
+    static let sqliteVersion: UInt8 = 2
     static let saltSize = 32
     static let fingerprintSize = MasterKeyCheck.fingerprintByteCount
     static let headerSize = 8 + saltSize + fingerprintSize  // magic, version, 3 reserved, salt, fingerprint
@@ -20,7 +25,7 @@ enum KeyCheckRecord {
     static let fingerprintContext = Data("strata.disk.key-fingerprint.v1".utf8)
     static var size: Int { headerSize + MasterKeyCheck.sealedByteCount(plaintextByteCount: knownPlaintext.count) }
 
-    static func make(salt: Data, master: MasterKey) throws -> Data {
+    static func make(salt: Data, master: MasterKey, version: UInt8 = version) throws -> Data {
         let checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)
         var header = Data(capacity: headerSize)
         header.append(magic)
@@ -48,7 +53,9 @@ enum KeyCheckRecord {
     /// - Throws: ``CacheError/Code/wrongMasterKey`` when the record was made with another master key,
     ///   ``CacheError/Code/unsupportedFormat`` for an unknown version, ``CacheError/Code/corruptEntry``
     ///   when the record is damaged although the key is right. Nothing is deleted in any case.
-    static func salt(from file: Data, master: MasterKey, path: String, storeName: String) throws -> Data {
+    static func salt(
+        from file: Data, master: MasterKey, path: String, storeName: String, version: UInt8 = version
+    ) throws -> Data {
         func damaged(_ why: String) -> CacheError { Self.damaged(why, path: path, storeName: storeName) }
         guard file.count >= 5, file.prefix(4) == magic else { throw damaged("bad magic or truncated") }
         guard file[file.startIndex + 4] == version else {

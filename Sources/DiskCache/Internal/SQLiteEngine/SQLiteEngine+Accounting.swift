@@ -1,0 +1,111 @@
+import CacheCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// Totals, statistics and recency: all kept in the database, changed in write transactions the engine runs
+// anyway, so a read never starts one.
+extension SQLiteEngine {
+    // MARK: - Totals
+
+    func totals() -> (count: Int, bytes: Int) {
+        let stored = try? read { try totals(on: $0) }
+        return (Int(clamping: stored?.count ?? 0), Int(clamping: stored?.bytes ?? 0))
+    }
+
+    /// The stored count and bytes, on `connection`.
+    func totals(on connection: SQLiteConnection) throws -> (count: Int64, bytes: Int64) {
+        try connection.withStatement("SELECT count, bytes FROM totals WHERE id = 1") { statement in
+            try statement.step() ? (statement.int64(at: 0), statement.int64(at: 1)) : (0, 0)
+        }
+    }
+
+    // MARK: - Statistics
+
+    /// The columns of `totals` that hold the statistics, in ``StatisticsCounters/fields`` order.
+    static let statisticsColumns = ["hits", "misses", "insertions", "evictions", "expirations", "corrupt", "failures"]
+
+    func statistics() -> CacheStatistics {
+        let stored =
+            (try? read { connection in
+                try connection.withStatement(
+                    "SELECT \(Self.statisticsColumns.joined(separator: ", ")) FROM totals WHERE id = 1"
+                ) { statement -> StatisticsCounters in
+                    var counters = StatisticsCounters()
+                    guard try statement.step() else { return counters }
+                    for (index, field) in StatisticsCounters.fields.enumerated() {
+                        counters[keyPath: field] = Int(clamping: max(statement.int64(at: index), 0))
+                    }
+                    return counters
+                }
+            }) ?? StatisticsCounters()
+        let total = stored + state.withLock { $0.pending }
+        return CacheStatistics(
+            hits: total.hits, misses: total.misses, insertions: total.insertions, evictions: total.evictions,
+            expirations: total.expirations, corruptEntriesRemoved: total.corruptEntriesRemoved,
+            errors: total.readFailures)
+    }
+
+    func flushStatistics() throws {
+        let snapshot = state.withLock { $0.pending }
+        guard !snapshot.isZero, !isReadOnly else { return }
+        let assignments = Self.statisticsColumns.enumerated().map { "\($1) = min(\($1) + ?\($0 + 1), \(Int64.max))" }
+        try translatingErrors {
+            try write { connection in
+                try connection.withStatement("UPDATE totals SET \(assignments.joined(separator: ", ")) WHERE id = 1") {
+                    statement in
+                    for (index, field) in StatisticsCounters.fields.enumerated() {
+                        try statement.bind(Int64(snapshot[keyPath: field]), at: index + 1)
+                    }
+                    _ = try statement.step()
+                }
+            }
+        }
+        state.withLock { $0.pending = $0.pending - snapshot }
+    }
+
+    // MARK: - Recency
+
+    /// Writes the buffered accesses, in the caller's write transaction, when a second has passed since the
+    /// last write of them or the buffer is full.
+    func flushRecencyIfDue(on connection: SQLiteConnection) throws {
+        let now = clock.now
+        let due = state.withLock { state -> [String: Int64] in
+            guard !state.recency.isEmpty,
+                state.recency.count >= Self.recencyBufferLimit
+                    || now.timeIntervalSince(state.lastRecencyFlush) * 1_000 >= Double(Self.recencyResolution)
+                    || now < state.lastRecencyFlush
+            else { return [:] }
+            defer {
+                state.recency = [:]
+                state.lastRecencyFlush = now
+            }
+            return state.recency
+        }
+        try writeRecency(due, on: connection)
+    }
+
+    /// Writes every buffered access now, in a transaction of its own.
+    func flushRecency() throws {
+        let buffered = state.withLock { state -> [String: Int64] in
+            defer { state.recency = [:] }
+            return state.recency
+        }
+        guard !buffered.isEmpty, !isReadOnly else { return }
+        try translatingErrors { try write { try writeRecency(buffered, on: $0) } }
+    }
+
+    private func writeRecency(_ accesses: [String: Int64], on connection: SQLiteConnection) throws {
+        for (name, accessed) in accesses {
+            // Never back in time: a write since the read stamped a later access.
+            try connection.withStatement("UPDATE entry SET accessed = ?2 WHERE name = ?1 AND accessed < ?2") {
+                try $0.bind(name, at: 1)
+                try $0.bind(accessed, at: 2)
+                _ = try $0.step()
+            }
+        }
+    }
+}

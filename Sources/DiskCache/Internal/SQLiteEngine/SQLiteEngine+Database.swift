@@ -1,0 +1,239 @@
+import CacheCore
+import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+// The database: its schema, the key-check record that marks the store as this engine's, the key epoch kept
+// in the database, and the connections (one writer, pooled readers).
+extension SQLiteEngine {
+    /// The schema's version, in `meta`; a database with another one is refused as `.unsupportedFormat`.
+    static let schemaVersion: Int64 = 1
+
+    /// The schema (Docs/DiskFormat.md, "The SQLite engine"). `entry` is a rowid table with the sealed value
+    /// last, so reading the other columns never touches its overflow pages; `name` is the key's keyed hash
+    /// (hex), the only thing that names a key; `removable` is the instant (ms since 1970) from which the row
+    /// may be removed (its expiry, or the end of its stale window), `NULL` for never; `serial` is random per
+    /// write, so "remove if unchanged" can tell a row from the one that replaced it.
+    static let schema = [
+        """
+        CREATE TABLE IF NOT EXISTS entry(
+            id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, serial INTEGER NOT NULL, removable INTEGER,
+            accessed INTEGER NOT NULL, size INTEGER NOT NULL, file TEXT, value BLOB)
+        """,
+        "CREATE INDEX IF NOT EXISTS entry_accessed ON entry(accessed)",
+        "CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value) WITHOUT ROWID",
+        "CREATE TABLE IF NOT EXISTS tag(name TEXT PRIMARY KEY, counter BLOB NOT NULL) WITHOUT ROWID",
+        """
+        CREATE TABLE IF NOT EXISTS totals(
+            id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL, bytes INTEGER NOT NULL,
+            hits INTEGER NOT NULL DEFAULT 0, misses INTEGER NOT NULL DEFAULT 0,
+            insertions INTEGER NOT NULL DEFAULT 0, evictions INTEGER NOT NULL DEFAULT 0,
+            expirations INTEGER NOT NULL DEFAULT 0, corrupt INTEGER NOT NULL DEFAULT 0,
+            failures INTEGER NOT NULL DEFAULT 0)
+        """,
+        "INSERT OR IGNORE INTO totals(id, count, bytes) VALUES (1, 0, 0)",
+    ]
+
+    /// The connection options for this store: WAL, `NORMAL` or `FULL` (with `fullfsync`) by durability.
+    var connectionOptions: SQLiteConnection.Options {
+        var options = SQLiteConnection.Options()
+        options.readOnly = isReadOnly
+        options.createIfMissing = !isReadOnly
+        if configuration.durability == .fsync {
+            options.synchronous = .full
+            options.fullFsync = true
+        }
+        return options
+    }
+
+    // MARK: - The key-check record
+
+    /// Reads `store.check` (creating it for a new store) and checks the master key against it.
+    ///
+    /// - Throws: `.wrongMasterKey`, `.corruptEntry` for a damaged record, `.unsupportedFormat` for a store of
+    ///   another engine or a newer format; nothing is deleted.
+    func checkKey() throws {
+        if try readCheckRecord() != nil { return }
+        try requireWritable("create the store")
+        let record = try KeyCheckRecord.make(
+            salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize), master: master,
+            version: KeyCheckRecord.sqliteVersion)
+        // Linked into place only if absent: two processes creating the store at once keep the first record.
+        try files.write(
+            in: folders.root, name: StoreLayout.checkRecordName, temporaryFolder: folders.temporary, modified: nil,
+            replacing: false, placing: { try $0() }, clearingDirectory: { _, _ in false },
+            fill: { fd, path in try record.withUnsafeBytes { try FileSystem.writeAll(fd, $0, path: path) } })
+        guard try readCheckRecord() != nil else {
+            throw CacheError(.io, "the key-check record vanished right after it was written", path: layout.checkRecord)
+        }
+    }
+
+    private func readCheckRecord() throws -> Data? {
+        let path = layout.checkRecord
+        let opened: Result<Int32, FileError> = Result { () throws(FileError) in
+            try folders.root.openFile(StoreLayout.checkRecordName, O_RDONLY)
+        }
+        if case .failure(let error) = opened {
+            if error.isNotFound { return nil }
+            if error.isForeignItem {
+                throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
+            }
+        }
+        let fd = try opened.get()
+        defer { FileSystem.closeFile(fd) }
+        let status = try FileSystem.status(of: fd, path: path)
+        guard status.isRegularFile else {
+            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
+        }
+        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
+        if data.count > 4, data[data.startIndex + 4] == KeyCheckRecord.version {
+            throw CacheError(
+                .unsupportedFormat,
+                "store '\(storeName)' was created with the file engine (one file per entry), not the SQLite engine; "
+                    + "open it with DiskCacheConfiguration.Engine.files or .automatic, or migrate it", path: path)
+        }
+        return try KeyCheckRecord.salt(
+            from: data, master: master, path: path, storeName: storeName, version: KeyCheckRecord.sqliteVersion)
+    }
+
+    // MARK: - Opening
+
+    /// Opens the writer connection, creating the schema and the first epoch of a new database; a file that
+    /// is not a database, or a link, FIFO or folder where the database or its `-wal` or `-shm` belong, is
+    /// moved to `quarantine/` and the store starts again empty (it is a cache), reported once.
+    func openDatabase() throws {
+        let connection: SQLiteConnection
+        do {
+            connection = try openPrepared()
+        } catch let error as SQLiteError where error.kind == .corrupt || error.kind == .notRegularFile {
+            guard !isReadOnly else { throw error }
+            try quarantineDatabase(because: error)
+            connection = try openPrepared()
+        }
+        writer.withLock { $0 = connection }
+        try adoptEpoch(from: connection)
+    }
+
+    private func openPrepared() throws -> SQLiteConnection {
+        let connection = try openConnection()
+        try prepareSchema(on: connection)
+        return connection
+    }
+
+    func openConnection() throws -> SQLiteConnection {
+        try SQLiteConnection(path: databasePath, options: connectionOptions)
+    }
+
+    private func prepareSchema(on connection: SQLiteConnection) throws {
+        if !isReadOnly {
+            try connection.writeTransaction {
+                for statement in Self.schema { try connection.execute(statement) }
+                try connection.withStatement("INSERT OR IGNORE INTO meta(name, value) VALUES ('format', ?1)") {
+                    try $0.bind(Self.schemaVersion, at: 1)
+                    _ = try $0.step()
+                }
+                let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+                try connection.withStatement("INSERT OR IGNORE INTO meta(name, value) VALUES ('epoch', ?1)") {
+                    try $0.bind(Array(salt), at: 1)
+                    _ = try $0.step()
+                }
+            }
+        }
+        let format = try connection.withStatement("SELECT value FROM meta WHERE name = 'format'") {
+            try $0.step() ? $0.int64(at: 0) : nil
+        }
+        guard format == Self.schemaVersion else {
+            throw CacheError(
+                .unsupportedFormat,
+                "store '\(storeName)' has database format \(format.map(String.init) ?? "none"); this build reads "
+                    + "format \(Self.schemaVersion)", path: databasePath)
+        }
+    }
+
+    /// Moves the database and its `-wal` and `-shm` (links and FIFOs themselves, never their targets) to
+    /// `quarantine/`, and deletes the large-value files, which no row names any more.
+    private func quarantineDatabase(because error: SQLiteError) throws {
+        let quarantine = try DiskStore.translatingErrors { () throws -> Directory in
+            try folders.root.makeDirectory(StoreLayout.quarantineName)
+            return try folders.root.directory(StoreLayout.quarantineName)
+        }
+        let suffix = "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        for name in [Self.databaseName, Self.databaseName + "-wal", Self.databaseName + "-shm"] {
+            let moved: Result<Void, FileError> = Result { () throws(FileError) in
+                try folders.root.rename(name, to: quarantine, as: name + suffix)
+            }
+            if case .failure(let error) = moved, !error.isNotFound { throw error.cacheError }
+        }
+        var stale: [String] = []
+        try? folders.large.forEach { name, _ in stale.append(name) }
+        for name in stale where Self.isLargeFileName(name) { try? folders.large.unlink(name) }
+        report(
+            .corruptEntryRemoved,
+            "the database could not be used (\(error.kind)); it was moved to \(quarantine.path) and the store starts "
+                + "again empty", path: databasePath, error: error)
+    }
+
+    // MARK: - Connections
+
+    /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction.
+    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try writer.withLock { connection -> T in
+            if connection?.isUsable != true { connection = try openConnection() }
+            let open = connection!
+            return try open.writeTransaction { try body(open) }
+        }
+    }
+
+    /// Runs `body` on a reader connection from the pool (opening one when none is free).
+    func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let pooled = readers.withLock { $0.popLast() }
+        let connection = try pooled.flatMap { $0.isUsable ? $0 : nil } ?? openConnection()
+        defer { readers.withLock { $0.append(connection) } }
+        return try body(connection)
+    }
+
+    // MARK: - The key epoch
+
+    /// The epoch salt the database holds now, on `connection`.
+    func epochSalt(on connection: SQLiteConnection) throws -> Data {
+        let salt = try connection.withStatement("SELECT value FROM meta WHERE name = 'epoch'") { statement in
+            try statement.step() ? try statement.blob(at: 0) : nil
+        }
+        guard let salt, salt.count == KeyCheckRecord.saltSize else {
+            throw CacheError(
+                .corruptEntry, "store '\(storeName)': the key epoch in the database is missing or damaged",
+                path: databasePath)
+        }
+        return Data(salt)
+    }
+
+    /// Makes the database's epoch the one in use, if it changed; returns it.
+    @discardableResult
+    func adoptEpoch(from connection: SQLiteConnection) throws -> Epoch {
+        let salt = try epochSalt(on: connection)
+        if let current = state.withLock({ $0.epoch.salt == salt ? $0.epoch : nil }) { return current }
+        let epoch = try Epoch.derive(master: master, salt: salt)
+        state.withLock { $0.epoch = epoch }
+        return epoch
+    }
+
+    var currentEpoch: Epoch { state.withLock { $0.epoch } }
+
+    /// Whether `name` has the form of a large-value file: a row name, `-`, 16 hex digits.
+    static func isLargeFileName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        let isHex: (UInt8) -> Bool = { (48...57).contains($0) || (97...102).contains($0) }
+        return bytes.count == 81 && bytes[64] == UInt8(ascii: "-") && bytes[..<64].allSatisfy(isHex)
+            && bytes[65...].allSatisfy(isHex)
+    }
+}

@@ -1,0 +1,303 @@
+import CacheCore
+import CacheCrypto
+import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// Wipes, listings, sweeps and trims: each reads rows in bounded batches and removes them in bounded write
+// transactions, so another process's write waits at most one batch.
+extension SQLiteEngine {
+    // MARK: - Wipe
+
+    func removeAll() throws {
+        try removeAll { _, _ in }
+    }
+
+    /// Starts a new key epoch in one commit (every earlier row is unreadable from then on), then deletes the
+    /// rows in batches and their files after each batch commits.
+    func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
+        try requireWritable("remove all entries")
+        try translatingErrors {
+            let total = try write { connection -> Int in
+                let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+                try connection.withStatement("UPDATE meta SET value = ?1 WHERE name = 'epoch'") {
+                    try $0.bind(Array(salt), at: 1)
+                    _ = try $0.step()
+                }
+                try adoptEpoch(from: connection)
+                return Int(try totals(on: connection).count)
+            }
+            state.withLock { $0.recency = [:] }
+            var done = 0
+            progress(0, total)
+            while true {
+                let (deleted, files) = try write { connection -> (Int, [String]) in
+                    var files: [String] = []
+                    var ids: [Int64] = []
+                    var bytes = 0
+                    try connection.withStatement("SELECT id, size, file FROM entry LIMIT ?1") { statement in
+                        try statement.bind(Int64(Self.batchSize), at: 1)
+                        while try statement.step() {
+                            ids.append(statement.int64(at: 0))
+                            bytes += Int(statement.int64(at: 1))
+                            if let file = try statement.text(at: 2) { files.append(file) }
+                        }
+                    }
+                    for id in ids {
+                        try connection.withStatement("DELETE FROM entry WHERE id = ?1") {
+                            try $0.bind(id, at: 1)
+                            _ = try $0.step()
+                        }
+                    }
+                    try moveTotals(count: -ids.count, bytes: -bytes, on: connection)
+                    return (ids.count, files)
+                }
+                for file in files where Self.isLargeFileName(file) { try? folders.large.unlink(file) }
+                guard deleted > 0 else { break }
+                done += deleted
+                progress(min(done, max(total, done)), max(total, done))
+            }
+        }
+    }
+
+    // MARK: - Listing
+
+    /// Pages through the rows in `id` order, `batchSize` at a time, calling `body` with each (its sealed
+    /// record read, from the row or its file).
+    func forEachRow(_ body: (inout SQLiteEntryRow) throws -> Void) throws {
+        var after: Int64 = .min
+        while true {
+            let page = try read { connection in
+                try connection.withStatement(
+                    """
+                    SELECT serial, removable, accessed, size, file, id, name, value FROM entry
+                    WHERE id > ?1 ORDER BY id LIMIT ?2
+                    """
+                ) { statement -> [(Int64, SQLiteEntryRow)] in
+                    try statement.bind(after, at: 1)
+                    try statement.bind(Int64(Self.batchSize), at: 2)
+                    var rows: [(Int64, SQLiteEntryRow)] = []
+                    while try statement.step() {
+                        let name = try statement.text(at: 6) ?? ""
+                        rows.append((statement.int64(at: 5), try Self.row(name: name, from: statement, valueColumn: 7)))
+                    }
+                    return rows
+                }
+            }
+            guard let last = page.last else { return }
+            after = last.0
+            for (_, row) in page {
+                var row = row
+                if row.file != nil { try readLargeFile(&row) }
+                try body(&row)
+            }
+        }
+    }
+
+    func verify(
+        progress: ((Int, Int) -> Void)?, visit: (EntryRecord, StoredEntryFacts) -> Void
+    ) throws -> DiskCacheVerifyReport {
+        try translatingErrors {
+            try flushRecency()
+            let total = totals().count
+            var checked = 0
+            var issues: [DiskCacheVerifyReport.Issue] = []
+            var expired: [SQLiteEntryRow] = []
+            var corrupt: [SQLiteEntryRow] = []
+            let now = clock.now
+            try forEachRow { row in
+                progress?(checked, max(total, checked))
+                checked += 1
+                let facts = StoredEntryFacts(
+                    size: row.size, lastAccess: Date(timeIntervalSince1970: TimeInterval(row.accessed) / 1_000))
+                let path = databasePath + "#" + row.name
+                guard case .success(var record) = try open(&row) else {
+                    corrupt.append(row)
+                    issues.append(.init(path: path, reason: "corrupt"))
+                    return
+                }
+                var stamped: [String: UInt64] = [:]
+                var current: [String: UInt64] = [:]
+                if record.header.hasTags {
+                    guard let (versions, value) = TagBlock.decode(record.valueBytes) else {
+                        corrupt.append(row)
+                        issues.append(.init(path: path, reason: "corrupt"))
+                        return
+                    }
+                    (stamped, record.valueBytes, record.tags) = (versions, value, Set(versions.keys))
+                    current = try currentTagVersions(of: versions.keys)
+                }
+                switch record.header.stamp(tagVersions: stamped).liveness(
+                    currentEpoch: currentEpoch.id, currentTagVersions: current, at: now)
+                {
+                case .live, .servableStale:
+                    visit(record, facts)
+                case .expired:
+                    expired.append(row)
+                    issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.expiredReason))
+                case .fencedByTag:
+                    expired.append(row)
+                    issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.tagRemovedReason))
+                case .wrongEpoch:
+                    corrupt.append(row)
+                    issues.append(.init(path: path, reason: "sealed under an earlier key epoch"))
+                }
+            }
+            progress?(checked, checked)
+            if !isReadOnly {
+                let removedCorrupt = try removeRows(corrupt)
+                count { $0.corruptEntriesRemoved += removedCorrupt }
+                try removeRows(expired)
+                try repairTotals()
+                sweepOrphanFiles()
+            }
+            return DiskCacheVerifyReport(checked: checked, removed: issues.map(\.path), issues: issues)
+        }
+    }
+
+    /// Sets the stored totals to what the rows hold, reporting any drift it repairs.
+    func repairTotals() throws {
+        let drift = try write { connection -> (stored: (Int64, Int64), actual: (Int64, Int64))? in
+            let stored = try totals(on: connection)
+            let actual = try connection.withStatement("SELECT count(*), coalesce(sum(size), 0) FROM entry") {
+                _ = try $0.step()
+                return ($0.int64(at: 0), $0.int64(at: 1))
+            }
+            guard stored != actual else { return nil }
+            try connection.withStatement("UPDATE totals SET count = ?1, bytes = ?2 WHERE id = 1") {
+                try $0.bind(actual.0, at: 1)
+                try $0.bind(actual.1, at: 2)
+                _ = try $0.step()
+            }
+            return (stored, actual)
+        }
+        if let drift {
+            report(
+                .maintenanceFailed,
+                "the stored totals (\(drift.stored.0) entries, \(drift.stored.1) bytes) differed from the rows "
+                    + "(\(drift.actual.0), \(drift.actual.1)); they were repaired", path: databasePath, error: nil)
+        }
+    }
+
+    /// Deletes large-value files that no row names and that are older than ``orphanAge``.
+    func sweepOrphanFiles() {
+        var candidates: [String] = []
+        let cutoff = Date().addingTimeInterval(-Self.orphanAge)
+        try? folders.large.forEach { name, status in
+            if Self.isLargeFileName(name), status.isRegularFile, status.modificationDate < cutoff {
+                candidates.append(name)
+            }
+        }
+        for name in candidates {
+            let named = try? read { connection in
+                try connection.withStatement("SELECT 1 FROM entry WHERE file = ?1") {
+                    try $0.bind(name, at: 1)
+                    return try $0.step()
+                }
+            }
+            if named == false { try? folders.large.unlink(name) }
+        }
+    }
+
+    // MARK: - Sweeps and trims
+
+    func removeExpired() throws -> Int {
+        try requireWritable("remove expired entries")
+        return try translatingErrors {
+            let now = Self.milliseconds(clock.now)
+            var removed = 0
+            while true {
+                let rows = try read { connection in
+                    try connection.withStatement(
+                        "SELECT serial, removable, accessed, size, file, name FROM entry WHERE removable <= ?1 LIMIT ?2"
+                    ) { statement -> [SQLiteEntryRow] in
+                        try statement.bind(now, at: 1)
+                        try statement.bind(Int64(Self.batchSize), at: 2)
+                        var rows: [SQLiteEntryRow] = []
+                        while try statement.step() { rows.append(try Self.metadataRow(from: statement)) }
+                        return rows
+                    }
+                }
+                guard !rows.isEmpty else { break }
+                let gone = try removeRows(rows)
+                removed += gone
+                if gone == 0 { break }
+            }
+            count { $0.expirations += removed }
+            return removed
+        }
+    }
+
+    /// A row without its record, from columns serial, removable, accessed, size, file, name.
+    static func metadataRow(from statement: SQLiteStatement) throws -> SQLiteEntryRow {
+        SQLiteEntryRow(
+            name: try statement.text(at: 5) ?? "", serial: statement.int64(at: 0),
+            removable: statement.isNull(at: 1) ? nil : statement.int64(at: 1), accessed: statement.int64(at: 2),
+            size: Int(clamping: statement.int64(at: 3)), file: try statement.text(at: 4))
+    }
+
+    func trim(toBytes bytes: Int?, toCount count: Int?) throws -> Int {
+        try trim(toBytes: bytes, toCount: count, sparing: nil)
+    }
+
+    func applyLimits() throws {
+        try enforceLimits(sparing: nil)
+    }
+
+    /// Trims to the low-water marks when a limit is exceeded, never removing `spared`.
+    func enforceLimits(sparing spared: String?) throws {
+        let (count, bytes) = totals()
+        let overBytes = configuration.byteLimit.map { bytes > $0 } ?? false
+        let overCount = configuration.countLimit.map { count > $0 } ?? false
+        guard overBytes || overCount else { return }
+        _ = try trim(
+            toBytes: configuration.byteLimit.map(lowWater), toCount: configuration.countLimit.map(lowWater),
+            sparing: spared)
+    }
+
+    /// Removes least recently used rows (oldest access first, then name) until within `bytes` and `count`,
+    /// never `spared`, writing the recency buffer first so the order includes recent hits.
+    private func trim(toBytes bytes: Int?, toCount count: Int?, sparing spared: String?) throws -> Int {
+        try requireWritable("trim the store")
+        return try translatingErrors {
+            try flushRecency()
+            var removed = 0
+            while true {
+                let (held, total) = totals()
+                let excessBytes = bytes.map { total - $0 } ?? 0
+                let excessCount = count.map { held - $0 } ?? 0
+                guard excessBytes > 0 || excessCount > 0 else { break }
+                let rows = try read { connection in
+                    try connection.withStatement(
+                        """
+                        SELECT serial, removable, accessed, size, file, name FROM entry
+                        WHERE name != ?1 ORDER BY accessed, name LIMIT ?2
+                        """
+                    ) { statement -> [SQLiteEntryRow] in
+                        try statement.bind(spared ?? "", at: 1)
+                        try statement.bind(Int64(Self.batchSize), at: 2)
+                        var rows: [SQLiteEntryRow] = []
+                        var freedBytes = 0
+                        while try statement.step() {
+                            let row = try Self.metadataRow(from: statement)
+                            rows.append(row)
+                            freedBytes += row.size
+                            if freedBytes >= excessBytes && rows.count >= excessCount { break }
+                        }
+                        return rows
+                    }
+                }
+                guard !rows.isEmpty else { break }
+                let gone = try removeRows(rows)
+                removed += gone
+                self.count { $0.evictions += gone }
+                if gone == 0 { break }
+            }
+            return removed
+        }
+    }
+}

@@ -1,0 +1,336 @@
+import CacheCore
+import CacheCrypto
+import SealedRecord
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A row of `entry` as a read finds it, before its record is opened.
+struct SQLiteEntryRow {
+    var name: String
+    var serial: Int64
+    var removable: Int64?
+    var accessed: Int64
+    var size: Int
+    /// The large-value file's name, or `nil` when the sealed record is in the row.
+    var file: String?
+    /// The sealed record (read from the row, or from the file), and how many bytes of it were read.
+    var sealed: UninitializedBytes?
+    var sealedCount = 0
+
+    var binding: RecordBinding { .storeRow(name: name, file: file) }
+}
+
+extension SQLiteEngine {
+    // MARK: - Read
+
+    func read(keyBytes: Data, includingStale: Bool) throws -> EntryRecord? {
+        try translatingErrors {
+            let name = try namer.hexName(of: keyBytes)
+            guard var row = try findRow(name: name) else {
+                count { $0.misses += 1 }
+                return nil
+            }
+            let outcome = try open(&row)
+            guard case .success(var record) = outcome else {
+                if case .failure(let reason) = outcome { removeCorrupt(row, reason: reason) }
+                count { $0.misses += 1 }
+                return nil
+            }
+            guard record.keyBytes == keyBytes else {
+                removeCorrupt(row, reason: .misplaced)
+                count { $0.misses += 1 }
+                return nil
+            }
+            var stamped: [String: UInt64] = [:]
+            var current: [String: UInt64] = [:]
+            if record.header.hasTags {
+                guard let (versions, value) = TagBlock.decode(record.valueBytes) else {
+                    removeCorrupt(row, reason: .authenticationFailed)
+                    count { $0.misses += 1 }
+                    return nil
+                }
+                stamped = versions
+                record.valueBytes = value
+                record.tags = Set(versions.keys)
+                current = try currentTagVersions(of: versions.keys)
+            }
+            switch record.header.stamp(tagVersions: stamped).liveness(
+                currentEpoch: currentEpoch.id, currentTagVersions: current, at: clock.now)
+            {
+            case .live:
+                break
+            case .servableStale:
+                if includingStale { return record }
+                count { $0.misses += 1 }
+                return nil
+            case .fencedByTag:
+                _ = try? removeRows([row])
+                count { $0.misses += 1 }
+                return nil
+            case .wrongEpoch:
+                removeCorrupt(row, reason: .oldEpoch)
+                count { $0.misses += 1 }
+                return nil
+            case .expired:
+                _ = try? removeRows([row])
+                count {
+                    $0.expirations += 1
+                    $0.misses += 1
+                }
+                return nil
+            }
+            noteAccess(of: row)
+            count { $0.hits += 1 }
+            return record
+        }
+    }
+
+    /// The row named `name` with its sealed record (from the row, or read from its file), or `nil`.
+    func findRow(name: String) throws -> SQLiteEntryRow? {
+        var row = try read { connection in
+            try connection.withStatement(
+                "SELECT serial, removable, accessed, size, file, value FROM entry WHERE name = ?1"
+            ) { statement -> SQLiteEntryRow? in
+                try statement.bind(name, at: 1)
+                guard try statement.step() else { return nil }
+                return try Self.row(name: name, from: statement, valueColumn: 5)
+            }
+        }
+        if row?.file != nil { try readLargeFile(&row!) }
+        return row
+    }
+
+    /// A row from a statement whose columns are serial, removable, accessed, size, file, then the value at
+    /// `valueColumn`.
+    static func row(name: String, from statement: SQLiteStatement, valueColumn: Int) throws -> SQLiteEntryRow {
+        var row = SQLiteEntryRow(
+            name: name, serial: statement.int64(at: 0),
+            removable: statement.isNull(at: 1) ? nil : statement.int64(at: 1), accessed: statement.int64(at: 2),
+            size: Int(clamping: statement.int64(at: 3)), file: try statement.text(at: 4))
+        if row.file == nil {
+            try statement.withBlob(at: valueColumn) { blob in
+                let bytes = UninitializedBytes(count: blob.count)
+                if blob.count > 0 { bytes.buffer.copyMemory(from: blob) }
+                row.sealed = bytes
+                row.sealedCount = blob.count
+            }
+        }
+        return row
+    }
+
+    /// Opens the sealed record of `row` under the epoch in use, refreshing the epoch from the database once
+    /// when the record names another (another process may have wiped the store since).
+    ///
+    /// - Returns: The record, or why the row is corrupt: a missing sealed record, a size or a `removable`
+    ///   column that does not match the record, or what the kernel's checks find.
+    func open(_ row: inout SQLiteEntryRow) throws -> Result<EntryRecord, CorruptionReason> {
+        guard let sealed = row.sealed else { return .failure(.truncated) }
+        guard row.sealedCount == row.size else { return .failure(.lengthMismatch) }
+        var epoch = currentEpoch
+        var outcome = try EntryRecord.open(
+            sealed, count: row.sealedCount, binding: row.binding, epochID: epoch.id, key: epoch.sealingSubkey)
+        if case .failure(.oldEpoch) = outcome {
+            let fresh = try read { try adoptEpoch(from: $0) }
+            if fresh.id != epoch.id {
+                epoch = fresh
+                outcome = try EntryRecord.open(
+                    sealed, count: row.sealedCount, binding: row.binding, epochID: epoch.id, key: epoch.sealingSubkey)
+            }
+        }
+        // The bytes now belong to the record (or were zeroed): they are never opened twice.
+        row.sealed = nil
+        if case .success(let record) = outcome,
+            Self.removable(expiresAt: record.header.expiresAt, staleUntil: record.header.staleUntil) != row.removable
+        {
+            return .failure(.badHeader)
+        }
+        return outcome
+    }
+
+    /// The `removable` column for a record: its stale window's end, else its expiry, in ms since 1970.
+    static func removable(expiresAt: Date?, staleUntil: Date?) -> Int64? {
+        (staleUntil ?? expiresAt).map(milliseconds)
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1_000).rounded(.down)
+        guard value.isFinite else { return 0 }
+        return Int64(Swift.max(Swift.min(value, 9e18), -9e18))
+    }
+
+    /// Removes a row found corrupt (if unchanged), counts and reports it.
+    func removeCorrupt(_ row: SQLiteEntryRow, reason: CorruptionReason) {
+        let removed = (try? removeRows([row])) ?? 0
+        count { $0.corruptEntriesRemoved += removed }
+        report(
+            .corruptEntryRemoved, "removed a corrupt entry (\(reason))",
+            path: databasePath + "#" + row.name, error: nil)
+    }
+
+    /// Notes a hit's access for the next recency write, when the stored access is a resolution old.
+    func noteAccess(of row: SQLiteEntryRow) {
+        let now = Self.milliseconds(clock.now)
+        guard now - row.accessed >= Self.recencyResolution || now < row.accessed else { return }
+        state.withLock { $0.recency[row.name] = now }
+    }
+
+    // MARK: - Write
+
+    func write(
+        keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date?, hasTags: Bool
+    ) throws {
+        try requireWritable("store an entry")
+        let now = clock.now
+        if let expiresAt, now >= expiresAt { return try remove(keyBytes: keyBytes) }
+        if configuration.byteLimit == 0 || configuration.countLimit == 0 {
+            try remove(keyBytes: keyBytes)
+            return try applyLimits()
+        }
+        let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
+        if let byteLimit = configuration.byteLimit, size > byteLimit {
+            try remove(keyBytes: keyBytes)
+            throw CacheError(
+                .entryTooLarge, "entry of \(size) bytes exceeds the store's limit of \(byteLimit) bytes")
+        }
+        let name = try translatingErrors { try namer.hexName(of: keyBytes) }
+        func header(_ epoch: Epoch) -> EntryRecord.Header {
+            EntryRecord.Header(
+                epochID: epoch.id, createdAt: now, expiresAt: expiresAt, cost: cost, keyLength: keyBytes.count,
+                valueLength: valueBytes.count, staleUntil: staleUntil, hasTags: hasTags)
+        }
+        // The stale window as the header will hold it (whole seconds or minutes), so a read compares like with like.
+        let stored = header(currentEpoch)
+        let removable = Self.removable(expiresAt: expiresAt, staleUntil: stored.storedStaleUntil)
+        let replaced: String?
+        if size <= DiskCacheConfiguration.Engine.sqliteRowLimit {
+            replaced = try translatingErrors {
+                try write { connection in
+                    let epoch = try adoptEpoch(from: connection)
+                    return try EntryRecord.seal(
+                        keyBytes: keyBytes, valueBytes: valueBytes, header: header(epoch),
+                        binding: .storeRow(name: name, file: nil), key: epoch.sealingSubkey
+                    ) { sealed in
+                        try upsert(
+                            name: name, removable: removable, now: now, sealed: sealed, file: nil, on: connection)
+                    }
+                }
+            }
+        } else {
+            replaced = try writeLarge(name: name, removable: removable, now: now) { epoch, file, fd, path in
+                try EntryRecord.write(
+                    keyBytes: keyBytes, valueBytes: valueBytes, header: header(epoch),
+                    binding: .storeRow(name: name, file: file), key: epoch.sealingSubkey, to: fd, path: path)
+            }
+        }
+        if let replaced { try? folders.large.unlink(replaced) }
+        count { $0.insertions += 1 }
+        try enforceLimits(sparing: name)
+    }
+
+    /// Inserts or replaces the row `name` and moves the totals by the difference, in the caller's write
+    /// transaction; writes the recency buffer too when it is due.
+    ///
+    /// - Returns: The file of the replaced row, to unlink once this transaction commits.
+    func upsert(
+        name: String, removable: Int64?, now: Date, sealed: UnsafeRawBufferPointer?, file: String?,
+        size: Int? = nil, on connection: SQLiteConnection
+    ) throws -> String? {
+        let old = try connection.withStatement("SELECT size, file FROM entry WHERE name = ?1") { statement in
+            try statement.bind(name, at: 1)
+            return try statement.step() ? (Int(statement.int64(at: 0)), try statement.text(at: 1)) : nil
+        }
+        let size = size ?? sealed?.count ?? 0
+        try connection.withStatement(
+            """
+            INSERT INTO entry(name, serial, removable, accessed, size, file, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            ON CONFLICT(name) DO UPDATE SET serial = ?2, removable = ?3, accessed = ?4, size = ?5, file = ?6, value = ?7
+            """
+        ) { statement in
+            try statement.bind(name, at: 1)
+            try statement.bind(Int64.random(in: .min ... .max), at: 2)
+            if let removable { try statement.bind(removable, at: 3) } else { try statement.bindNull(at: 3) }
+            try statement.bind(Self.milliseconds(now), at: 4)
+            try statement.bind(Int64(size), at: 5)
+            if let file { try statement.bind(file, at: 6) } else { try statement.bindNull(at: 6) }
+            if let sealed { try statement.bind(borrowing: sealed, at: 7) } else { try statement.bindNull(at: 7) }
+            _ = try statement.step()
+        }
+        try moveTotals(count: old == nil ? 1 : 0, bytes: size - (old?.0 ?? 0), on: connection)
+        try flushRecencyIfDue(on: connection)
+        return old?.1.flatMap { $0 == file ? nil : $0 }
+    }
+
+    /// Adds to the stored count and bytes, in the caller's write transaction.
+    func moveTotals(count: Int, bytes: Int, on connection: SQLiteConnection) throws {
+        guard count != 0 || bytes != 0 else { return }
+        try connection.withStatement("UPDATE totals SET count = count + ?1, bytes = bytes + ?2 WHERE id = 1") {
+            try $0.bind(Int64(count), at: 1)
+            try $0.bind(Int64(bytes), at: 2)
+            _ = try $0.step()
+        }
+    }
+
+    // MARK: - Remove
+
+    func remove(keyBytes: Data) throws {
+        try requireWritable("remove an entry")
+        let name = try translatingErrors { try namer.hexName(of: keyBytes) }
+        let file = try translatingErrors {
+            try write { connection -> String?? in
+                let found = try connection.withStatement("SELECT size, file FROM entry WHERE name = ?1") {
+                    try $0.bind(name, at: 1)
+                    return try $0.step() ? (Int($0.int64(at: 0)), try $0.text(at: 1)) : nil
+                }
+                guard let found else { return nil }
+                try connection.withStatement("DELETE FROM entry WHERE name = ?1") {
+                    try $0.bind(name, at: 1)
+                    _ = try $0.step()
+                }
+                try moveTotals(count: -1, bytes: -found.0, on: connection)
+                return .some(found.1)
+            }
+        }
+        if case .some(.some(let file)) = file, Self.isLargeFileName(file) { try? folders.large.unlink(file) }
+    }
+
+    /// Removes each of `rows` that is still the row read (same name and serial), in batches, and unlinks
+    /// their large-value files after the commit.
+    ///
+    /// - Returns: How many rows were removed.
+    @discardableResult
+    func removeRows(_ rows: [SQLiteEntryRow]) throws -> Int {
+        guard !rows.isEmpty, !isReadOnly else { return 0 }
+        var removed = 0
+        for start in stride(from: 0, to: rows.count, by: Self.batchSize) {
+            let batch = rows[start..<min(start + Self.batchSize, rows.count)]
+            let gone = try translatingErrors {
+                try write { connection -> [SQLiteEntryRow] in
+                    var gone: [SQLiteEntryRow] = []
+                    for row in batch {
+                        try connection.withStatement("DELETE FROM entry WHERE name = ?1 AND serial = ?2") {
+                            try $0.bind(row.name, at: 1)
+                            try $0.bind(row.serial, at: 2)
+                            _ = try $0.step()
+                        }
+                        if connection.changes > 0 { gone.append(row) }
+                    }
+                    try moveTotals(count: -gone.count, bytes: -gone.reduce(0) { $0 + $1.size }, on: connection)
+                    return gone
+                }
+            }
+            for row in gone { if let file = row.file, Self.isLargeFileName(file) { try? folders.large.unlink(file) } }
+            removed += gone.count
+        }
+        return removed
+    }
+}

@@ -1,0 +1,191 @@
+import CacheCore
+import CacheCrypto
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The SQLite engine (issue 24; Docs/DiskCache.md, "Engines"; Docs/DiskFormat.md, "The SQLite engine"): each
+/// record sealed into a row of one WAL database, `store.sqlite`; a record sealed larger than
+/// ``DiskCacheConfiguration/Engine/sqliteRowLimit`` sealed into a file of its own under `large/`, found
+/// through its row. The key epoch, the tag counters, the totals and the statistics live in the same
+/// database and change in the same transactions as the rows, so they are exact and a wipe is one commit.
+///
+/// What it shares with the file engine: the master key and its loader, the key-check record `store.check`
+/// (version 2 marks this engine), the record layout and the sealed-record kernel (one liveness rule, one
+/// associated-data builder, bound here by `RecordBinding.storeRow`), the tag counters' naming and sealing,
+/// per-key lock files under `locks/`, and temporary files under `tmp/`.
+///
+/// Thread safety: `Sendable`. One writer connection behind its own lock (every write is one `BEGIN
+/// IMMEDIATE` transaction on it, so writes in this process queue there and other processes wait in SQLite's
+/// busy handler); reader connections in a pool, each used by one thread at a time; the in-memory state (the
+/// epoch in use, pending counters, the recency buffer, held-back events) behind a third lock held only for
+/// in-memory work. Lock order: the writer, then the state; never a connection's lock inside the state's; the
+/// observer is never called under any of them.
+final class SQLiteEngine: StorageEngine {
+    struct State {
+        var epoch: Epoch
+        var pending = StatisticsCounters()
+        /// Last accesses noted by reads and not yet written: row name → milliseconds since 1970.
+        var recency: [String: Int64] = [:]
+        /// When the recency buffer was last written (the engine's clock).
+        var lastRecencyFlush: Date
+        var eventHolds = 0
+        var deferredEvents: [CacheEvent] = []
+    }
+
+    static let databaseName = "store.sqlite"
+    static let largeFolderName = "large"
+    /// How far apart two accesses of a row must be for the later one to be written back (1 s), and how
+    /// often at most the recency buffer is written (with the next write transaction, or a trim).
+    static let recencyResolution: Int64 = 1_000
+    /// Past this many buffered accesses the next write transaction writes them whatever their age.
+    static let recencyBufferLimit = 4_096
+    /// Rows deleted per transaction by trims, sweeps and wipes: bounded so another process's write never
+    /// waits long for the lock.
+    static let batchSize = 256
+
+    let configuration: DiskCacheConfiguration
+    let layout: StoreLayout
+    let databasePath: String
+    let largeFolderPath: String
+    let master: MasterKey
+    let namer: KeyedNamer
+    let tagCounters: TagCounters
+    let files: AtomicFileWriter
+    let folders: SQLiteStoreFolders
+    let readOnlyCause: CacheError?
+    let state: Locked<State>
+    let writer: Locked<SQLiteConnection?>
+    let readers = Locked<[SQLiteConnection]>([])
+
+    var clock: any CacheClock { configuration.clock }
+    var storeName: String { configuration.name }
+    var isReadOnly: Bool { readOnlyCause != nil }
+
+    /// Opens (creating if needed) the SQLite store `configuration` describes.
+    ///
+    /// - Throws: What ``DiskCache/init(configuration:codec:)`` documents; `.unsupportedFormat` when the folder
+    ///   holds a store of the file engine.
+    /// - Complexity: A few small files and one database open; independent of the number of entries.
+    init(configuration: DiskCacheConfiguration) throws {
+        self.configuration = configuration
+        layout = StoreLayout(root: configuration.resolvedDirectory)
+        databasePath = layout.root + "/" + Self.databaseName
+        largeFolderPath = layout.root + "/" + Self.largeFolderName
+        files = AtomicFileWriter(
+            layout: layout, isDurable: configuration.durability == .fsync, recencyResolution: .infinity)
+        let layout = self.layout
+        try configuration.validate()
+        let loaded = try DiskStore.translatingErrors {
+            try MasterKeyLoader.load(
+                configuration.masterKeySource, storeName: configuration.name,
+                protection: { [protection = configuration.fileProtection] in
+                    try DataProtection.apply(protection, descriptor: $0, path: $1)
+                },
+                refusingCreation: { layout.missingKeyFileError(keyFilePath: $0) })
+        }
+        master = loaded.key
+        do {
+            (namer, tagCounters) = try DiskStore.translatingErrors {
+                let naming = try StoreSubkeys.derive(master: loaded.key, epochSalt: DiskStore.namingSalt).namingSubkey
+                return (try KeyedNamer(namingSubkey: naming), try TagCounters(master: loaded.key))
+            }
+            (folders, readOnlyCause) = try SQLiteStoreFolders.open(layout: layout, storeName: configuration.name)
+            state = Locked(
+                State(
+                    epoch: try Epoch.derive(master: loaded.key, salt: Data(count: KeyCheckRecord.saltSize)),
+                    lastRecencyFlush: configuration.clock.now))
+            writer = Locked(nil)
+            try DiskStore.translatingErrors {
+                try checkKey()
+                try openDatabase()
+                if !isReadOnly { _ = files.removeStaleFiles(in: folders.temporary) }
+            }
+        } catch {
+            if let created = loaded.createdKeyFile, !layout.holdsStore { unlink(created) }
+            throw error
+        }
+    }
+
+    deinit {
+        try? flushRecency()
+        try? flushStatistics()
+    }
+
+    // MARK: - Errors and events
+
+    /// The error for a change refused because the store was opened read-only.
+    func requireWritable(_ operation: String) throws {
+        guard let readOnlyCause else { return }
+        throw CacheError(
+            .readOnly,
+            "cannot \(operation) in store '\(storeName)': this process may not modify it, so it was opened "
+                + "read-only; reads still work. Nothing was changed", path: layout.root, cause: readOnlyCause)
+    }
+
+    func report(_ kind: CacheEvent.Kind, _ message: String, path: String?, error: (any Error)?) {
+        guard let observer = configuration.observer else { return }
+        let error = (error as? FileError)?.cacheError ?? (error as? SQLiteError)?.cacheError ?? error
+        let event = CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error)
+        let deferred = state.withLock { state -> Bool in
+            guard state.eventHolds > 0 else { return false }
+            state.deferredEvents.append(event)
+            return true
+        }
+        if !deferred { observer(event) }
+    }
+
+    func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
+        state.withLock { $0.eventHolds += 1 }
+        defer {
+            let events = state.withLock { state -> [CacheEvent] in
+                state.eventHolds -= 1
+                guard state.eventHolds == 0 else { return [] }
+                defer { state.deferredEvents = [] }
+                return state.deferredEvents
+            }
+            for event in events { configuration.observer?(event) }
+        }
+        return try body()
+    }
+
+    func count(_ update: (inout StatisticsCounters) -> Void) {
+        state.withLock { update(&$0.pending) }
+    }
+
+    /// Runs `body`, turning internal failures (SQLite's, the file system's, the back end's) into `CacheError`s.
+    func translatingErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw error.cacheError
+        } catch {
+            return try DiskStore.translatingErrors { throw error }
+        }
+    }
+
+    // MARK: - Coordination
+
+    func withKeyLock<R>(keyBytes: Data, wait: Bool, _ body: () throws -> R) throws -> R? {
+        try requireWritable("take a key's lock")
+        let lock = try translatingErrors {
+            try FileLock.acquire(try namer.hexName(of: keyBytes) + ".lock", in: folders.locks, wait: wait)
+        }
+        guard let lock else { return nil }
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    func lowWater(_ limit: Int) -> Int {
+        StoreAccounting.Limits.lowWater(limit, configuration.lowWaterFraction)
+    }
+}
