@@ -185,11 +185,20 @@ extension SQLiteEngine {
 
     // MARK: - Connections
 
+    /// Write transactions this instance has begun.
+    var writeTransactionCount: Int { state.withLock { $0.writeTransactions } }
+
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { connection -> T in
-            if connection?.isUsable != true { connection = try openConnection() }
-            let open = connection!
+            let open: SQLiteConnection
+            if let existing = connection, existing.isUsable {
+                open = existing
+            } else {
+                open = try openConnection()
+                connection = open
+            }
+            state.withLock { $0.writeTransactions += 1 }
             return try open.writeTransaction { try body(open) }
         }
     }

@@ -40,6 +40,8 @@ final class SQLiteEngine: StorageEngine {
         var lastRecencyFlush: Date
         var eventHolds = 0
         var deferredEvents: [CacheEvent] = []
+        /// Write transactions this instance began: tests and benchmarks check that reads begin none.
+        var writeTransactions = 0
     }
 
     static let databaseName = "store.sqlite"

@@ -1,0 +1,101 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import DiskCache
+
+/// The SQLite store as a whole: its engine recorded in the folder, several instances on one store, a wrong
+/// key, and a database that is not one.
+@Suite struct SQLiteEngineStoreTests {
+    let folder = TemporaryFolder()
+
+    func configuration(_ engine: DiskCacheConfiguration.Engine, key: Data = TestKeys.primary) -> DiskCacheConfiguration
+    {
+        DiskCacheConfiguration(
+            name: "tests", directory: folder.store, masterKeySource: .masterKey(key), clock: ManualClock(),
+            engine: engine)
+    }
+
+    @Test func aStoreOpensWithTheEngineItWasCreatedWith() throws {
+        do {
+            let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+            try cache.setValue(Data("v".utf8), forKey: "k")
+        }
+        let automatic = try DiskCache<String, Data>(configuration: configuration(.automatic))
+        #expect(automatic.engine is SQLiteEngine)
+        #expect(try automatic.value(forKey: "k") == Data("v".utf8))
+
+        let error = #expect(throws: CacheError.self) {
+            try DiskCache<String, Data>(configuration: configuration(.files))
+        }
+        #expect(error?.code == .unsupportedFormat)
+        // A build that knows only the file engine reads store.check as a newer format, never as an empty store.
+        let older = #expect(throws: CacheError.self) { try FileEngine(configuration: configuration(.files)) }
+        #expect(older?.code == .unsupportedFormat)
+        #expect(try automatic.value(forKey: "k") == Data("v".utf8))
+    }
+
+    @Test func aFileStoreKeepsItsEngineUnderAutomatic() throws {
+        do {
+            let cache = try DiskCache<String, Data>(configuration: configuration(.files))
+            try cache.setValue(Data("v".utf8), forKey: "k")
+        }
+        let automatic = try DiskCache<String, Data>(configuration: configuration(.automatic))
+        #expect(automatic.engine is FileEngine)
+        let error = #expect(throws: CacheError.self) {
+            try DiskCache<String, Data>(configuration: configuration(.sqlite))
+        }
+        #expect(error?.code == .unsupportedFormat)
+    }
+
+    @Test func anotherMasterKeyIsRefusedAndDeletesNothing() throws {
+        let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+        try cache.setValue(Data("v".utf8), forKey: "k")
+
+        let error = #expect(throws: CacheError.self) {
+            try DiskCache<String, Data>(configuration: configuration(.sqlite, key: TestKeys.other))
+        }
+
+        #expect(error?.code == .wrongMasterKey)
+        #expect(try cache.value(forKey: "k") == Data("v".utf8))
+    }
+
+    @Test func twoInstancesOnOneStoreSeeEachOthersWritesAndWipes() throws {
+        let first = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+        let second = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+
+        try first.setValue(Data("1".utf8), forKey: "k")
+        #expect(try second.value(forKey: "k") == Data("1".utf8))
+        try second.removeAll()
+        #expect(try first.value(forKey: "k") == nil)
+        // The first instance still holds the old epoch: its next write must be readable by both.
+        try first.setValue(Data("2".utf8), forKey: "k")
+        #expect(try second.value(forKey: "k") == Data("2".utf8))
+        #expect(try first.value(forKey: "k") == Data("2".utf8))
+        #expect(first.count == 1 && second.count == 1)
+    }
+
+    @Test func aDatabaseThatIsNotOneIsQuarantinedAndTheStoreStartsEmpty() throws {
+        do {
+            let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+            try cache.setValue(Data("v".utf8), forKey: "k")
+        }
+        let database = folder.store.path + "/" + SQLiteEngine.databaseName
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        try Data(repeating: 0x41, count: 8_192).write(to: URL(fileURLWithPath: database))
+        let events = EventRecorder()
+        var damaged = configuration(.sqlite)
+        damaged.observer = events.observer
+
+        let cache = try DiskCache<String, Data>(configuration: damaged)
+
+        #expect(try cache.value(forKey: "k") == nil)
+        try cache.setValue(Data("again".utf8), forKey: "k")
+        #expect(try cache.value(forKey: "k") == Data("again".utf8))
+        #expect(events.count(of: .corruptEntryRemoved) == 1)
+        let quarantined = try FileManager.default.contentsOfDirectory(atPath: folder.store.path + "/quarantine")
+        #expect(quarantined.contains { $0.hasPrefix(SQLiteEngine.databaseName + "-") })
+    }
+}
