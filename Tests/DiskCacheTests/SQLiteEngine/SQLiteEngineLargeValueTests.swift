@@ -77,10 +77,15 @@ import Testing
         try Data("keep me".utf8).write(to: outside)
         let database = try StoreDatabase(folder)
 
+        // Replaced while its row names the edited file; then read (a corrupt row is removed); then wiped.
         try database.execute("UPDATE entry SET file = '../../victim'")
-
+        try cache.setValue(large, forKey: "a")
+        #expect(try Data(contentsOf: outside) == Data("keep me".utf8))
+        try database.execute("UPDATE entry SET file = '../../victim'")
         #expect(try cache.value(forKey: "a") == nil)
         #expect(try Data(contentsOf: outside) == Data("keep me".utf8))
+        try cache.setValue(large, forKey: "a")
+        try database.execute("UPDATE entry SET file = '../../victim'")
         try cache.removeAll()
         #expect(try Data(contentsOf: outside) == Data("keep me".utf8))
     }

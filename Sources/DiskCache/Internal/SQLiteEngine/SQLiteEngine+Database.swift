@@ -176,7 +176,7 @@ extension SQLiteEngine {
         }
         var stale: [String] = []
         try? folders.large.forEach { name, _ in stale.append(name) }
-        for name in stale where Self.isLargeFileName(name) { try? folders.large.unlink(name) }
+        for name in stale { unlinkLargeFile(name) }
         report(
             .corruptEntryRemoved,
             "the database could not be used (\(error.kind)); it was moved to \(quarantine.path) and the store starts "

@@ -62,6 +62,13 @@ extension SQLiteEngine {
         }
     }
 
+    /// Unlinks the large-value file `name` from `large/`, if it has a large-value file's form: a name read
+    /// from a row (which anyone with write access to the folder can edit) never reaches another path.
+    func unlinkLargeFile(_ name: String?) {
+        guard let name, Self.isLargeFileName(name) else { return }
+        try? folders.large.unlink(name)
+    }
+
     /// Reads the sealed record of a row whose value is in a file: the file must be a regular file, in
     /// `large/`, with a name of the right form and the row's size. Anything else leaves the row without a
     /// sealed record (so it is corrupt); a file that cannot be read for a passing reason throws.

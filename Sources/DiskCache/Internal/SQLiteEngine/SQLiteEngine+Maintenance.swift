@@ -56,7 +56,7 @@ extension SQLiteEngine {
                     try moveTotals(count: -ids.count, bytes: -bytes, on: connection)
                     return (ids.count, files)
                 }
-                for file in files where Self.isLargeFileName(file) { try? folders.large.unlink(file) }
+                for file in files { unlinkLargeFile(file) }
                 guard deleted > 0 else { break }
                 done += deleted
                 progress(min(done, max(total, done)), max(total, done))
@@ -199,7 +199,7 @@ extension SQLiteEngine {
                     return try $0.step()
                 }
             }
-            if named == false { try? folders.large.unlink(name) }
+            if named == false { unlinkLargeFile(name) }
         }
     }
 

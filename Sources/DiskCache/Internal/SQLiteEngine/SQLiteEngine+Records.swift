@@ -232,7 +232,7 @@ extension SQLiteEngine {
                     binding: .storeRow(name: name, file: file), key: epoch.sealingSubkey, to: fd, path: path)
             }
         }
-        if let replaced { try? folders.large.unlink(replaced) }
+        unlinkLargeFile(replaced)
         count { $0.insertions += 1 }
         try enforceLimits(sparing: name)
     }
@@ -300,7 +300,7 @@ extension SQLiteEngine {
                 return .some(found.1)
             }
         }
-        if case .some(.some(let file)) = file, Self.isLargeFileName(file) { try? folders.large.unlink(file) }
+        if case .some(let file) = file { unlinkLargeFile(file) }
     }
 
     /// Removes each of `rows` that is still the row read (same name and serial), in batches, and unlinks
@@ -328,7 +328,7 @@ extension SQLiteEngine {
                     return gone
                 }
             }
-            for row in gone { if let file = row.file, Self.isLargeFileName(file) { try? folders.large.unlink(file) } }
+            for row in gone { unlinkLargeFile(row.file) }
             removed += gone.count
         }
         return removed
