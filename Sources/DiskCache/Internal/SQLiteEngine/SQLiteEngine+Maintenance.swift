@@ -61,6 +61,9 @@ extension SQLiteEngine {
                 done += deleted
                 progress(min(done, max(total, done)), max(total, done))
             }
+            // The deletions filled the WAL with pages nobody needs: give the space back now. A reader of
+            // another process may keep it from completing; the next automatic checkpoint then does it.
+            _ = try? writer.withLock { try $0?.checkpoint(.truncate) }
         }
     }
 
