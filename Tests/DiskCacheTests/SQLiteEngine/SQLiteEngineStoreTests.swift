@@ -98,4 +98,24 @@ import Testing
         let quarantined = try FileManager.default.contentsOfDirectory(atPath: folder.store.path + "/quarantine")
         #expect(quarantined.contains { $0.hasPrefix(SQLiteEngine.databaseName + "-") })
     }
+
+    @Test func listingShowsEachEntrysTagsAndARemovedTagEndsItsEntries() throws {
+        let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+        func set(_ value: String, _ key: String, tags: Set<String>) throws {
+            try cache.setEntry(
+                CacheEntry(value: Data(value.utf8), tags: tags), forKey: key, taggedAt: try cache.tagVersions(for: tags))
+        }
+        try set("1", "a", tags: ["red", "blue"])
+        try set("2", "b", tags: ["blue"])
+        try cache.setValue(Data("3".utf8), forKey: "c")
+
+        let listed = Dictionary(uniqueKeysWithValues: try cache.listEntries().map { ($0.key, $0.tags) })
+        #expect(listed == ["a": ["red", "blue"], "b": ["blue"], "c": []])
+
+        try cache.removeAll(taggedWith: "blue")
+        #expect(try cache.value(forKey: "a") == nil)
+        #expect(try cache.value(forKey: "b") == nil)
+        #expect(try cache.value(forKey: "c") == Data("3".utf8))
+        #expect(try cache.listEntries().map(\.key) == ["c"])
+    }
 }

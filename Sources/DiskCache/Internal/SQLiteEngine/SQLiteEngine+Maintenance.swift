@@ -118,7 +118,8 @@ extension SQLiteEngine {
                 let facts = StoredEntryFacts(
                     size: row.size, lastAccess: Date(timeIntervalSince1970: TimeInterval(row.accessed) / 1_000))
                 let path = databasePath + "#" + row.name
-                guard case .success(var record) = try open(&row) else {
+                // Visited as the file engine visits: the tag block still leads the value (listEntries reads it).
+                guard case .success(let record) = try open(&row) else {
                     corrupt.append(row)
                     issues.append(.init(path: path, reason: "corrupt"))
                     return
@@ -126,12 +127,12 @@ extension SQLiteEngine {
                 var stamped: [String: UInt64] = [:]
                 var current: [String: UInt64] = [:]
                 if record.header.hasTags {
-                    guard let (versions, value) = TagBlock.decode(record.valueBytes) else {
+                    guard let (versions, _) = TagBlock.decode(record.valueBytes) else {
                         corrupt.append(row)
                         issues.append(.init(path: path, reason: "corrupt"))
                         return
                     }
-                    (stamped, record.valueBytes, record.tags) = (versions, value, Set(versions.keys))
+                    stamped = versions
                     current = try currentTagVersions(of: versions.keys)
                 }
                 switch record.header.stamp(tagVersions: stamped).liveness(
