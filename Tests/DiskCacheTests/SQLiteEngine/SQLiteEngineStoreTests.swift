@@ -103,7 +103,8 @@ import Testing
         let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
         func set(_ value: String, _ key: String, tags: Set<String>) throws {
             try cache.setEntry(
-                CacheEntry(value: Data(value.utf8), tags: tags), forKey: key, taggedAt: try cache.tagVersions(for: tags))
+                CacheEntry(value: Data(value.utf8), tags: tags), forKey: key, taggedAt: try cache.tagVersions(for: tags)
+            )
         }
         try set("1", "a", tags: ["red", "blue"])
         try set("2", "b", tags: ["blue"])
