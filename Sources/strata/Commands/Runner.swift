@@ -72,6 +72,10 @@ enum Runner {
             url: invocation.globals.redisURL ?? environment["STRATA_REDIS_URL"],
             settings: RedisConnectionSettings(globals: invocation.globals, environment: environment),
             location: location)
+        if case .migrate = invocation.command {
+            // Before the store opens: the migration opens both engines itself, and the folder's engine changes.
+            return try StoreCommands.migrate(location: location)
+        }
         let store = try location.open(applyingLimits: invocation.command.appliesLimits)
         let shared = try SharedTier(store: store, configuration: sharedConfiguration)
         // Counters reach the shared statistics file on deinit too; flushing here also covers exit paths.
@@ -108,7 +112,7 @@ enum Runner {
                 return ExitStatus.success
             }
             return try command.run()
-        case .help, .version, .completion:
+        case .help, .version, .completion, .migrate:
             return ExitStatus.success
         }
     }

@@ -13,6 +13,7 @@ enum HelpText {
         "stats": "strata stats [--json]",
         "trim": "strata trim",
         "verify": "strata verify",
+        "migrate": "strata migrate",
         "exec":
             "strata exec [--ttl D] [--key-env VAR]... [--key-cwd absolute|none|relative:ROOT] [--cache-failures] "
             + "[--stale D] [--max-output SIZE] [--tag TAG]... -- CMD [ARG...]",
@@ -61,6 +62,10 @@ enum HelpText {
         "verify": """
         Authenticates every entry, removes the ones that fail, and lists them.
         Exits 1 when any entry was removed. Shows progress on a terminal when it takes a while.
+        """,
+        "migrate": """
+        Moves the store from one file per entry to the SQLite engine, in place, keeping every live
+        entry. Safe to interrupt: run it again to resume. Run it while no other strata uses the store.
         """,
         "exec": """
         Runs CMD once and keeps its standard output, standard error and exit status, keyed by the

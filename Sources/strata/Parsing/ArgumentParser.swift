@@ -65,7 +65,7 @@ struct ArgumentParser {
 
     /// The command names, in the order help lists them.
     static let commandNames = [
-        "set", "get", "rm", "clear", "ls", "stats", "trim", "verify", "exec", "completion", "help",
+        "set", "get", "rm", "clear", "ls", "stats", "trim", "verify", "migrate", "exec", "completion", "help",
     ]
 
     /// The shells `strata completion` writes a script for.
@@ -387,6 +387,9 @@ struct ArgumentParser {
         case "verify":
             try expect(0...0, "")
             return .verify
+        case "migrate":
+            try expect(0...0, "")
+            return .migrate
         case "completion":
             try expect(1...1, "shell (bash, zsh or fish)")
             let shell = positionals[0].validText ?? positionals[0].escaped

@@ -61,6 +61,8 @@ enum Command {
     case stats(json: Bool)
     case trim
     case verify
+    /// `strata migrate`: moves a file-per-entry store to the SQLite engine.
+    case migrate
     case exec(ExecOptions)
     /// `--help` or `help [COMMAND]`: help for one command, or general help when `nil`.
     case help(command: String?)
@@ -75,7 +77,8 @@ enum Command {
     var appliesLimits: Bool {
         switch self {
         case .set, .exec: true
-        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .help, .version, .completion: false
+        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .migrate, .help, .version, .completion:
+            false
         }
     }
 }

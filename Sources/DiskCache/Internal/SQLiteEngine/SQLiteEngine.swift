@@ -75,10 +75,14 @@ final class SQLiteEngine: StorageEngine {
 
     /// Opens (creating if needed) the SQLite store `configuration` describes.
     ///
+    /// - Parameters:
+    ///   - configuration: The store's folder, limits, master-key source and clock.
     /// - Throws: What ``DiskCache/init(configuration:codec:)`` documents; `.unsupportedFormat` when the folder
     ///   holds a store of the file engine.
     /// - Complexity: A few small files and one database open; independent of the number of entries.
-    init(configuration: DiskCacheConfiguration) throws {
+    ///   - migrating: `true` only for a migration from the file engine, which has checked the master key
+    ///     against the folder's version 1 record and writes the version 2 record itself when it is done.
+    init(configuration: DiskCacheConfiguration, migrating: Bool = false) throws {
         self.configuration = configuration
         layout = StoreLayout(root: configuration.resolvedDirectory)
         databasePath = layout.root + "/" + Self.databaseName
@@ -108,9 +112,12 @@ final class SQLiteEngine: StorageEngine {
                     lastRecencyFlush: configuration.clock.now))
             writer = Locked(nil)
             try DiskStore.translatingErrors {
-                try checkKey()
+                if !migrating { try checkKey() }
                 try openDatabase()
-                if !isReadOnly { _ = files.removeStaleFiles(in: folders.temporary) }
+                if !isReadOnly {
+                    _ = files.removeStaleFiles(in: folders.temporary)
+                    if !migrating { removeMigrationLeftovers() }
+                }
             }
         } catch {
             if let created = loaded.createdKeyFile, !layout.holdsStore { unlink(created) }
