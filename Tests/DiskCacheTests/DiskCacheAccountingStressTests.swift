@@ -12,7 +12,7 @@ import Testing
     let folder = TemporaryFolder()
 
     enum Mix: String, CaseIterable {
-        case oneKeyManyWriters, setAndRemove, removeAllRacingWrites
+        case oneKeyManyWriters, setAndRemove, removeAllRacingWrites, largeAndSmallValues
     }
 
     @Test(arguments: TestStore.engines, Mix.allCases)
@@ -35,6 +35,14 @@ import Testing
                                 try await cache.setValue(value, forKey: key)
                             } else {
                                 try await cache.removeEntry(forKey: key)
+                            }
+                        case .largeAndSmallValues:
+                            // Every other write too large for a row of the SQLite engine (a file of its own).
+                            let large = Data(count: Engine.sqliteRowLimit + value.count)
+                            if round % 5 == 4 {
+                                try await cache.removeEntry(forKey: key)
+                            } else {
+                                try await cache.setValue((worker + round) % 2 == 0 ? large : value, forKey: key)
                             }
                         case .removeAllRacingWrites:
                             if worker == 0 && round % 10 == 0 {
