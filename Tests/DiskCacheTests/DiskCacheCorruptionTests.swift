@@ -81,8 +81,9 @@ enum Damage: String, CaseIterable, Sendable {
 
         #expect(report.checked == 4)
         #expect(report.removed == [damagedPath])
-        withKnownIssue("SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason")
-        {
+        withKnownIssue(
+            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
+        ) {
             #expect(report.issues.first?.reason == CorruptionReason.authenticationFailed.rawValue)
         } when: {
             engine == .sqlite

@@ -41,8 +41,9 @@ import Testing
 
         // Then the swap fails the seal itself, before the key inside is compared with the name
         #expect(report.removed == [pathB])
-        withKnownIssue("SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason")
-        {
+        withKnownIssue(
+            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
+        ) {
             #expect(report.issues.map(\.reason) == [CorruptionReason.authenticationFailed.rawValue])
         } when: {
             engine == .sqlite
@@ -88,8 +89,9 @@ import Testing
 
         // Then the read is a miss that removes it, and verify names the reason
         #expect(read == nil)
-        try withKnownIssue("SQLite engine: verify() never checks that the key inside a row hashes to its name") {
-            () throws in
+        try withKnownIssue(
+            "SQLite engine: verify() never checks that the key inside a row hashes to its name"
+        ) { () throws in
             #expect(cache.statistics.corruptEntriesRemoved == 2)
             #expect(report.issues.map(\.reason) == [CorruptionReason.misplaced.rawValue])
             #expect(try EngineStorage(folder, engine).count() == 0)
@@ -115,8 +117,9 @@ import Testing
 
         // Then the reason is the earliest check that refuses it, not the seal that would refuse it anyway
         #expect(report.removed == [path])
-        withKnownIssue("SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason")
-        {
+        withKnownIssue(
+            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
+        ) {
             #expect(report.issues.map(\.reason) == [damage.reason.rawValue])
         } when: {
             engine == .sqlite

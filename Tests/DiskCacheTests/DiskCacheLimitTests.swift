@@ -42,9 +42,7 @@ import Testing
     @Test(arguments: TestStore.engines, [(0, nil), (nil, 0)] as [(byteLimit: Int?, countLimit: Int?)])
     func aLimitOfZeroSetAtReopenEmptiesTheStoreAtOpen(
         _ engine: Engine, limits: (byteLimit: Int?, countLimit: Int?)
-    )
-        throws
-    {
+    ) throws {
         // Given three entries written with no limit
         let unlimited = try makeCache(folder, engine: engine)
         for key in ["k1", "k2", "k3"] { try unlimited.setValue(Data(count: 100), forKey: key) }

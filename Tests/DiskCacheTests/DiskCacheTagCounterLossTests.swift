@@ -18,8 +18,9 @@ import Testing
     }
 
     @Test(arguments: TestStore.engines, 0...3)
-    func aDeletedTagsFolderNeverBringsBackAnEntryWhoseTagWasRemoved(_ engine: Engine, removalsAfterTheLoss: Int) throws
-    {
+    func aDeletedTagsFolderNeverBringsBackAnEntryWhoseTagWasRemoved(
+        _ engine: Engine, removalsAfterTheLoss: Int
+    ) throws {
         // Given two entries of tag "t", one stamped before any removal and one after the first, both removed
         // by later removals of "t" (not read in between, so their files are still on disk)
         let cache = try makeCache(folder, engine: engine)
@@ -40,8 +41,9 @@ import Testing
     }
 
     @Test(arguments: TestStore.engines, 0...3)
-    func aDeletedCounterFileNeverBringsBackAnEntryWhoseTagWasRemoved(_ engine: Engine, removalsAfterTheLoss: Int) throws
-    {
+    func aDeletedCounterFileNeverBringsBackAnEntryWhoseTagWasRemoved(
+        _ engine: Engine, removalsAfterTheLoss: Int
+    ) throws {
         // Given an entry stamped under "t" and removed by a removal of "t", beside a live entry of "u"
         let cache = try makeCache(folder, engine: engine)
         try cache.setEntry(entry("gone", tags: ["t"]), forKey: "gone")

@@ -167,15 +167,17 @@ import Testing
         // Then the sweep drops the stale "a" and "b" (never read since) and the expired "e", and keeps the
         // live ones; only "e" counts as an expiration
         let expirationsBefore = here.statistics.expirations
-        try withKnownIssue("SQLite engine: removeExpired() drops only expired rows, never tag-stale ones") {
-            () throws in
+        try withKnownIssue(
+            "SQLite engine: removeExpired() drops only expired rows, never tag-stale ones"
+        ) { () throws in
             #expect(try here.removeExpired() == 3)
         } when: {
             engine == .sqlite
         }
         #expect(here.statistics.expirations == expirationsBefore + 1)
-        try withKnownIssue("SQLite engine: removeExpired() drops only expired rows, never tag-stale ones") {
-            () throws in
+        try withKnownIssue(
+            "SQLite engine: removeExpired() drops only expired rows, never tag-stale ones"
+        ) { () throws in
             #expect(try EngineStorage(folder, engine).count() == 3)
             #expect(here.count == 3)
         } when: {
