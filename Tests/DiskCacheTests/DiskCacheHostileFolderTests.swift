@@ -85,7 +85,11 @@ enum StoreCall: String, CaseIterable, Sendable {
         } when: {
             engine == .sqlite && [.temporaryFolderLink, .locksFolderLink].contains(item)
         }
-        guard let cache = opened else { return }
+        guard let cache = opened else {
+            // A store that fails to open has still changed nothing outside it.
+            #expect(canary.snapshot() == before)
+            return
+        }
 
         // When every call that touches the store runs (each may fail with an error, none may trap or hang)
         for call in StoreCall.allCases {
@@ -117,7 +121,11 @@ enum StoreCall: String, CaseIterable, Sendable {
         } when: {
             engine == .sqlite
         }
-        guard let cache = opened else { return }
+        guard let cache = opened else {
+            // A store that fails to open has still changed nothing outside it.
+            #expect(canary.snapshot() == before)
+            return
+        }
         _ = try cache.value(forKey: "keep")
 
         // Then the link was moved into quarantine (not followed), a real tmp/ replaced it, and the
