@@ -30,13 +30,14 @@ import Darwin
         #expect(errno == EBADF)
     }
 
-    @Test func durableStoreWritesAndReadsBack() throws {
+    @Test(arguments: TestStore.engines)
+    func durableStoreWritesAndReadsBack(_ engine: Engine) throws {
         // Given a store that flushes every write (the F_FULLFSYNC path on Darwin, fsync here)
-        let cache = try makeCache(folder, durability: .fsync)
+        let cache = try makeCache(folder, durability: .fsync, engine: engine)
 
         // When a value is stored, then read by a new instance
         try cache.setValue(Data("v".utf8), forKey: "k")
-        let reopened = try makeCache(folder)
+        let reopened = try makeCache(folder, engine: engine)
 
         // Then it is there
         #expect(try reopened.value(forKey: "k") == Data("v".utf8))
@@ -69,10 +70,11 @@ import Darwin
     }
 
     #if !canImport(Security)
-    @Test func keychainMasterKeySourceIsAClearErrorWhereThereIsNoKeychain() throws {
+    @Test(arguments: TestStore.engines)
+    func keychainMasterKeySourceIsAClearErrorWhereThereIsNoKeychain(_ engine: Engine) throws {
         // Given a configuration that asks for the Keychain on Linux
         let configuration = DiskCacheConfiguration(
-            name: "tests", directory: folder.store, masterKeySource: .keychain(service: "Strata"))
+            name: "tests", directory: folder.store, masterKeySource: .keychain(service: "Strata"), engine: engine)
 
         // When the cache is opened, then it is an invalid argument that names the Keychain
         let error = try #require(throws: CacheError.self) { try DiskCache<String, Data>(configuration: configuration) }
@@ -83,13 +85,15 @@ import Darwin
     }
     #endif
 
-    @Test(arguments: [
-        DiskCacheConfiguration.FileProtection.complete, .completeUnlessOpen, .completeUntilFirstUserAuthentication,
-        .none,
-    ])
-    func everyProtectionClassOpensAStore(_ protection: DiskCacheConfiguration.FileProtection) throws {
+    @Test(
+        arguments: TestStore.engines,
+        [
+            DiskCacheConfiguration.FileProtection.complete, .completeUnlessOpen, .completeUntilFirstUserAuthentication,
+            .none,
+        ])
+    func everyProtectionClassOpensAStore(_ engine: Engine, _ protection: DiskCacheConfiguration.FileProtection) throws {
         // Given a store with this protection class (applied on iOS-family systems, ignored here)
-        var configuration = makeConfiguration(folder)
+        var configuration = makeConfiguration(folder, engine: engine)
         configuration.fileProtection = protection
 
         // Then it opens, stores and reads

@@ -30,23 +30,24 @@ extension RouteKey: CacheKey {}
         String(repeating: "long-key/", count: 1200),  // ~10 KB
     ]
 
-    @Test(arguments: awkwardKeys)
-    func awkwardKeysRoundTripInsideTheStore(key: String) throws {
-        let cache = try makeCache(folder)
+    @Test(arguments: TestStore.engines, awkwardKeys)
+    func awkwardKeysRoundTripInsideTheStore(_ engine: Engine, key: String) throws {
+        let cache = try makeCache(folder, engine: engine)
 
         try cache.setValue(Data(key.utf8.reversed()), forKey: key)
 
         #expect(try cache.value(forKey: key) == Data(key.utf8.reversed()))
         // Nothing was created next to the store folder, and the only entry is a hashed name.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path) == ["store"])
-        let names = entryFiles(folder).map { ($0 as NSString).lastPathComponent }
+        let names = try EngineStorage(folder, engine).records().keys
         #expect(names.count == 1)
         #expect(names.allSatisfy(StoreLayout.isEntryName))
         #expect(try cache.listEntries().map(\.key) == [key])
     }
 
-    @Test func composedAndDecomposedStringsNameOneEntry() throws {
-        let cache = try makeCache(folder)
+    @Test(arguments: TestStore.engines)
+    func composedAndDecomposedStringsNameOneEntry(_ engine: Engine) throws {
+        let cache = try makeCache(folder, engine: engine)
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
 
@@ -55,7 +56,7 @@ extension RouteKey: CacheKey {}
 
         #expect(composed.canonicalBytes == decomposed.canonicalBytes)
         #expect(try cache.value(forKey: composed) == Data([2]))
-        #expect(entryFiles(folder).count == 1)
+        #expect(try EngineStorage(folder, engine).count() == 1)
     }
 
     @Test(arguments: ["", "key-42", "A~z 0/9\u{7F}", "e\u{301}", "\u{212B}", "x\u{E9}"])
@@ -64,9 +65,10 @@ extension RouteKey: CacheKey {}
         #expect(key.canonicalBytes == Data(key.precomposedStringWithCanonicalMapping.utf8))
     }
 
-    @Test func codableKeysUseSortedJSONAndRoundTrip() throws {
+    @Test(arguments: TestStore.engines)
+    func codableKeysUseSortedJSONAndRoundTrip(_ engine: Engine) throws {
         let key = RouteKey(path: "/a/b", page: 2, tags: ["z": "1", "a": "2"])
-        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder))
+        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder, engine: engine))
 
         try cache.setValue(Data([5]), forKey: key)
 
@@ -77,12 +79,13 @@ extension RouteKey: CacheKey {}
         #expect(try cache.listEntries().map(\.key) == [key])
     }
 
-    @Test func equalCodableKeysWithComposedAndDecomposedStringsNameOneEntry() throws {
+    @Test(arguments: TestStore.engines)
+    func equalCodableKeysWithComposedAndDecomposedStringsNameOneEntry(_ engine: Engine) throws {
         // Given two `==` keys whose strings (a value and a dictionary key) differ only in composition
         let composed = RouteKey(path: "/caf\u{E9}", page: 1, tags: ["r\u{E9}gion": "\u{212B}"])
         let decomposed = RouteKey(path: "/cafe\u{301}", page: 1, tags: ["re\u{301}gion": "A\u{30A}"])
         #expect(composed == decomposed)
-        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder))
+        let cache = try DiskCache<RouteKey, Data>(configuration: makeConfiguration(folder, engine: engine))
 
         // When one is written and the other read
         try cache.setValue(Data([7]), forKey: composed)
@@ -90,7 +93,7 @@ extension RouteKey: CacheKey {}
         // Then they are one entry, named by the NFC bytes
         #expect(try composed.canonicalBytes == decomposed.canonicalBytes)
         #expect(try cache.value(forKey: decomposed) == Data([7]))
-        #expect(entryFiles(folder).count == 1)
+        #expect(try EngineStorage(folder, engine).count() == 1)
         // (compared as bytes: `String`'s `==` would call the two forms equal anyway)
         #expect(
             try decomposed.canonicalBytes
@@ -106,7 +109,8 @@ extension RouteKey: CacheKey {}
         #expect(Int(canonicalBytes: Data([1])) == nil)
     }
 
-    @Test func uuidAndURLKeysRoundTrip() throws {
+    @Test(arguments: TestStore.engines)
+    func uuidAndURLKeysRoundTrip(_ engine: Engine) throws {
         let uuid = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF")!
         #expect(
             uuid.canonicalBytes
@@ -117,20 +121,22 @@ extension RouteKey: CacheKey {}
         let url = URL(string: "https://example.com/a?b=c#d")!
         #expect(url.canonicalBytes == Data("https://example.com/a?b=c#d".utf8))
 
-        let cache = try DiskCache<URL, Data>(configuration: makeConfiguration(folder))
+        let cache = try DiskCache<URL, Data>(configuration: makeConfiguration(folder, engine: engine))
         try cache.setValue(Data([1]), forKey: url)
         #expect(try cache.value(forKey: url) == Data([1]))
     }
 
-    @Test func fileNamesAreStableAcrossInstancesAndDependOnTheMasterKey() throws {
-        let first = try makeCache(folder)
-        let name = try first.entryPath(for: "k")
-        let second = try makeCache(folder)
+    @Test(arguments: TestStore.engines)
+    func fileNamesAreStableAcrossInstancesAndDependOnTheMasterKey(_ engine: Engine) throws {
+        let first = try makeCache(folder, engine: engine)
+        try first.setValue(Data([1]), forKey: "k")
+        let name = try first.entryName(for: "k")
+        let second = try makeCache(folder, engine: engine)
         let otherFolder = TemporaryFolder()
-        let otherKey = try makeCache(otherFolder, key: TestKeys.other)
+        let otherKey = try makeCache(otherFolder, key: TestKeys.other, engine: engine)
 
-        #expect(try second.entryPath(for: "k") == name)
-        #expect(
-            (try otherKey.entryPath(for: "k") as NSString).lastPathComponent != (name as NSString).lastPathComponent)
+        #expect(try EngineStorage(folder, engine).records().keys.sorted() == [name])
+        #expect(try second.entryName(for: "k") == name)
+        #expect(try otherKey.entryName(for: "k") != name)
     }
 }

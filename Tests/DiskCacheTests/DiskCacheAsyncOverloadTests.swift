@@ -10,13 +10,14 @@ import Testing
 @Suite struct DiskCacheAsyncOverloadTests {
     let folder = TemporaryFolder(label: "async")
 
-    @Test func asyncSetValueWithoutExpiryUsesTheDefaultExpiry() async throws {
+    @Test(arguments: TestStore.engines)
+    func asyncSetValueWithoutExpiryUsesTheDefaultExpiry(_ engine: Engine) async throws {
         // Given a store whose entries live 10 s by default
         let clock = ManualClock()
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
                 name: "async", directory: folder.url, defaultExpiry: .seconds(10),
-                masterKeySource: .masterKey(Data(repeating: 7, count: 32)), clock: clock))
+                masterKeySource: .masterKey(Data(repeating: 7, count: 32)), clock: clock, engine: engine))
 
         // When a value is stored and read through the async overloads
         try await cache.setValue(Data("v".utf8), forKey: "k")
@@ -30,11 +31,13 @@ import Testing
         #expect(try await cache.value(forKey: "k") == nil)
     }
 
-    @Test func synchronousMethodsAreReachableFromAsyncCodeAsFunctionValues() async throws {
+    @Test(arguments: TestStore.engines)
+    func synchronousMethodsAreReachableFromAsyncCodeAsFunctionValues(_ engine: Engine) async throws {
         // Given a store opened inside an async function
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
-                name: "async", directory: folder.url, masterKeySource: .masterKey(Data(repeating: 7, count: 32))))
+                name: "async", directory: folder.url, masterKeySource: .masterKey(Data(repeating: 7, count: 32)),
+                engine: engine))
 
         // When the synchronous methods are named as synchronous function values (this file compiles only
         // while that picks them: a bare call in async code picks the async twin)

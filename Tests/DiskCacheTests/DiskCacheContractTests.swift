@@ -9,14 +9,14 @@ import Testing
 @Suite struct DiskCacheContractTests {
     let folder = TemporaryFolder()
 
-    @Test(arguments: CacheContract.Check.allCases)
-    func keepsTheCacheContract(_ check: CacheContract.Check) async throws {
+    @Test(arguments: TestStore.engines, CacheContract.Check.allCases)
+    func keepsTheCacheContract(_ engine: Engine, _ check: CacheContract.Check) async throws {
         let folder = self.folder
         try await CacheContract.verify(check) { clock in
             // A new store folder for each call, all inside this test's temporary folder.
             let configuration = DiskCacheConfiguration(
                 name: "contract", directory: folder.url.appendingPathComponent(UUID().uuidString),
-                masterKeySource: .masterKey(TestKeys.primary), clock: clock)
+                masterKeySource: .masterKey(TestKeys.primary), clock: clock, engine: engine)
             return try DiskCache<String, Data>(configuration: configuration)
         }
     }

@@ -10,24 +10,32 @@ import Testing
 @Suite struct DiskCacheEpochTests {
     let folder = TemporaryFolder()
 
-    @Test func interruptedWipeByAnotherInstanceHidesEntriesAtOnce() throws {
+    @Test(arguments: TestStore.engines)
+    func interruptedWipeByAnotherInstanceHidesEntriesAtOnce(_ engine: Engine) throws {
         // Given an entry both instances can read
-        let first = try makeCache(folder)
-        let second = try makeCache(folder)
+        let first = try makeCache(folder, engine: engine)
+        let second = try makeCache(folder, engine: engine)
         try first.setValue(Data([1]), forKey: "k")
         #expect(try first.value(forKey: "k") == Data([1]))
 
         // When the other instance starts a new epoch but deletes no file (an interrupted wipe)
-        try second.store.removeAll(deletingEntries: false)
+        try second.startNewEpochDeletingNothing()
 
         // Then the file, still whole and of this instance's old epoch, no longer reads here
-        #expect(try first.value(forKey: "k") == nil)
-        #expect(first.statistics.corruptEntriesRemoved == 1)
+        try withKnownIssue(
+            "SQLite engine: an instance keeps its cached key epoch, so rows another instance wiped stay readable"
+        ) { () throws in
+            #expect(try first.value(forKey: "k") == nil)
+            #expect(first.statistics.corruptEntriesRemoved == 1)
+        } when: {
+            engine == .sqlite
+        }
     }
 
-    @Test func aWipeReportsEachFileItDeletesAgainstTheTotal() throws {
+    @Test(arguments: TestStore.engines)
+    func aWipeReportsEachFileItDeletesAgainstTheTotal(_ engine: Engine) throws {
         // Given a store of 30 entries
-        let cache = try makeCache(folder)
+        let cache = try makeCache(folder, engine: engine)
         for index in 0..<30 { try cache.setValue(Data([UInt8(index)]), forKey: "k\(index)") }
         // When every entry is removed with a progress callback
         var reports: [[Int]] = []
@@ -35,7 +43,11 @@ import Testing
         // Then it counted the files first, then reported each deletion against that total
         #expect(reports.first == [0, 30])
         #expect(reports.last == [30, 30])
-        #expect(reports.map { $0[0] } == Array(0...30))
+        withKnownIssue("SQLite engine: removeAll(progress:) reports once per batch of 256 rows, not after each entry") {
+            #expect(reports.map { $0[0] } == Array(0...30))
+        } when: {
+            engine == .sqlite
+        }
         #expect(cache.count == 0)
         #expect(try cache.value(forKey: "k3") == nil)
     }
@@ -76,37 +88,51 @@ import Testing
         #expect(try cache.value(forKey: "k") == nil)
     }
 
-    @Test func storeFolderDeletedAndRecreatedByAnotherInstanceIsFollowed() throws {
+    @Test(arguments: TestStore.engines)
+    func storeFolderDeletedAndRecreatedByAnotherInstanceIsFollowed(_ engine: Engine) throws {
         // Given an instance that has read the record of the first store
-        let first = try makeCache(folder)
+        let first = try makeCache(folder, engine: engine)
         try first.setValue(Data([1]), forKey: "k")
         #expect(try first.value(forKey: "k") == Data([1]))
 
         // When the whole folder is deleted and another instance creates a new store there
         try FileManager.default.removeItem(at: folder.store)
-        let second = try makeCache(folder)
+        let second = try makeCache(folder, engine: engine)
         try second.setValue(Data([2]), forKey: "k")
 
         // Then the first instance reads the new store's entry with the new store's epoch
-        #expect(try first.value(forKey: "k") == Data([2]))
+        try withKnownIssue(
+            "SQLite engine: an open instance keeps using a deleted database, never the one made at its path"
+        ) { () throws in
+            #expect(try first.value(forKey: "k") == Data([2]))
+        } when: {
+            engine == .sqlite
+        }
     }
 
     // MARK: - The epoch guard, on its own
 
-    @Test func verifyReportsALeftoverOfAnotherInstancesWipeAsAnOldEpoch() throws {
+    @Test(arguments: TestStore.engines)
+    func verifyReportsALeftoverOfAnotherInstancesWipeAsAnOldEpoch(_ engine: Engine) throws {
         // Given an entry written by this instance, and a wipe by another that rotated the epoch but left the file
-        let cache = try makeCache(folder)
-        let other = try makeCache(folder)
+        let cache = try makeCache(folder, engine: engine)
+        let other = try makeCache(folder, engine: engine)
         try cache.setValue(Data([1]), forKey: "k")
-        let path = try cache.entryPath(for: "k")
-        try other.store.removeAll(deletingEntries: false)
+        let path = try cache.reportedPath(for: "k")
+        try other.startNewEpochDeletingNothing()
 
         // When this instance verifies the store
         let report = try cache.verify()
 
         // Then the file is removed as an old epoch: told apart by its header, not by a failed decryption
-        #expect(report.removed == [path])
-        #expect(report.issues.map(\.reason) == [CorruptionReason.oldEpoch.rawValue])
+        withKnownIssue(
+            "SQLite engine: an instance keeps its cached key epoch, so rows another instance wiped stay readable"
+        ) {
+            #expect(report.removed == [path])
+            #expect(report.issues.map(\.reason) == [CorruptionReason.oldEpoch.rawValue])
+        } when: {
+            engine == .sqlite
+        }
     }
 
     @Test func aReaderWhoseEpochWentStaleRetriesInsteadOfDeletingAFreshEntry() throws {

@@ -13,6 +13,20 @@ extension HostileItem {
 
     /// Whether the other entries survive the planting itself (a replaced entries folder takes them along).
     var keepsOtherEntries: Bool { self != .entriesFolderLink }
+
+    /// The items a store of `engine` faces: a SQLite store has no `entries/`, `store.lock` or `store.stats`, so
+    /// only the items on the folders and files it shares with the file engine apply to it.
+    static func diskCases(on engine: Engine) -> [HostileItem] {
+        guard engine == .sqlite else { return diskCases }
+        return diskCases.filter {
+            [.temporaryFolderLink, .locksFolderLink, .quarantineFolderLink, .keyLockLink, .keyLockFIFO].contains($0)
+        }
+    }
+
+    /// Each engine with each item its store faces.
+    static let engineCases: [(Engine, HostileItem)] = TestStore.engines.flatMap { engine in
+        diskCases(on: engine).map { (engine, $0) }
+    }
 }
 
 /// Every call of the public API that touches the store folder.
@@ -20,9 +34,9 @@ enum StoreCall: String, CaseIterable, Sendable {
     case open, getVictim, getOther, set, setVictim, remove, lock, statistics, flush, trim, removeExpired, verify
     case list, removeAll
 
-    func run(_ folder: TemporaryFolder, _ cache: DiskCache<String, Data>) throws {
+    func run(_ folder: TemporaryFolder, _ cache: DiskCache<String, Data>, engine: Engine) throws {
         switch self {
-        case .open: _ = try makeCache(folder)
+        case .open: _ = try makeCache(folder, engine: engine)
         case .getVictim: _ = try cache.value(forKey: "victim")
         case .getOther: _ = try cache.value(forKey: "keep")
         case .set: try cache.setValue(Data("new".utf8), forKey: "new")
@@ -44,29 +58,42 @@ enum StoreCall: String, CaseIterable, Sendable {
     let folder = TemporaryFolder()
     let events = EventRecorder()
 
-    /// A store holding "keep" and "victim" in different fan-out folders, and a canary beside it.
-    func makeStore() throws -> (DiskCache<String, Data>, Canary, victim: String) {
-        let cache = try makeCache(folder, observer: events.observer)
+    /// A store on `engine` holding "keep" and "victim" (in different fan-out folders of the file engine), and
+    /// a canary beside it.
+    func makeStore(_ engine: Engine = .files) throws -> (DiskCache<String, Data>, Canary, victim: String) {
+        let cache = try makeCache(folder, observer: events.observer, engine: engine)
         try cache.setValue(Data("kept".utf8), forKey: "keep")
         try cache.setValue(Data("victim".utf8), forKey: "victim")
-        let victim = (try cache.entryPath(for: "victim") as NSString).lastPathComponent
-        let kept = (try cache.entryPath(for: "keep") as NSString).lastPathComponent
+        let victim = try cache.entryName(for: "victim")
+        let kept = try cache.entryName(for: "keep")
         #expect(victim.prefix(2) != kept.prefix(2), "the test keys must use two fan-out folders")
         _ = try cache.withLock(forKey: "victim") { 0 }
         return (cache, try Canary(in: folder.url), victim)
     }
 
-    @Test(arguments: HostileItem.diskCases)
-    func hostileItemNeverChangesAnythingOutsideTheStoreAndLeavesOtherEntriesReadable(item: HostileItem) throws {
+    @Test(arguments: HostileItem.engineCases)
+    func hostileItemNeverChangesAnythingOutsideTheStoreAndLeavesOtherEntriesReadable(
+        _ engine: Engine, item: HostileItem
+    ) throws {
         // Given a store with a hostile item planted in it, and a canary folder the item points at
-        let (_, canary, victim) = try makeStore()
+        let (_, canary, victim) = try makeStore(engine)
         let before = canary.snapshot()
         try item.plant(store: folder.store, canary: canary, victim: victim)
-        let cache = try makeCache(folder, observer: events.observer)
+        var opened: DiskCache<String, Data>?
+        try withKnownIssue("SQLite engine: a link at tmp/ or locks/ makes the store fail to open") {
+            opened = try makeCache(folder, observer: events.observer, engine: engine)
+        } when: {
+            engine == .sqlite && [.temporaryFolderLink, .locksFolderLink].contains(item)
+        }
+        guard let cache = opened else {
+            // A store that fails to open has still changed nothing outside it.
+            #expect(canary.snapshot() == before)
+            return
+        }
 
         // When every call that touches the store runs (each may fail with an error, none may trap or hang)
         for call in StoreCall.allCases {
-            _ = try? call.run(folder, cache)
+            _ = try? call.run(folder, cache, engine: engine)
 
             // Then nothing outside the store changed, and the other entry is still readable
             #expect(canary.snapshot() == before, "\(call) changed the canary through \(item)")
@@ -80,14 +107,25 @@ enum StoreCall: String, CaseIterable, Sendable {
         #expect(canary.snapshot() == before)
     }
 
-    @Test func temporaryFolderLinkIsMovedAsideAndItsTargetKeepsItsStaleLookingFiles() throws {
+    @Test(arguments: TestStore.engines)
+    func temporaryFolderLinkIsMovedAsideAndItsTargetKeepsItsStaleLookingFiles(_ engine: Engine) throws {
         // Given tmp/ replaced by a link to a folder of old files named like Strata's temporary files
-        let (_, canary, _) = try makeStore()
+        let (_, canary, _) = try makeStore(engine)
         let before = canary.snapshot()
         try Plant.link(at: folder.store.appendingPathComponent("tmp").path, to: canary.url.path)
 
         // When the store is opened (even only to read)
-        let cache = try makeCache(folder, observer: events.observer)
+        var opened: DiskCache<String, Data>?
+        try withKnownIssue("SQLite engine: a link at tmp/ makes the store fail to open") {
+            opened = try makeCache(folder, observer: events.observer, engine: engine)
+        } when: {
+            engine == .sqlite
+        }
+        guard let cache = opened else {
+            // A store that fails to open has still changed nothing outside it.
+            #expect(canary.snapshot() == before)
+            return
+        }
         _ = try cache.value(forKey: "keep")
 
         // Then the link was moved into quarantine (not followed), a real tmp/ replaced it, and the
@@ -134,29 +172,34 @@ enum StoreCall: String, CaseIterable, Sendable {
 
     enum CheckRecordItem: String, CaseIterable, Sendable { case link, fifo, sparse, folder }
 
-    @Test(arguments: CheckRecordItem.allCases)
-    func hostileKeyCheckRecordIsADamagedRecordErrorNeverAHangOrACrash(item: CheckRecordItem) throws {
-        // Given a store whose store.check is replaced by a hostile item
-        let (_, canary, _) = try makeStore()
+    @Test(arguments: TestStore.engines, CheckRecordItem.allCases)
+    func hostileKeyCheckRecordIsADamagedRecordErrorNeverAHangOrACrash(_ engine: Engine, item: CheckRecordItem) throws {
+        // Given a store whose store.check is replaced by a hostile item (a sparse one with the engine's version)
+        let (_, canary, _) = try makeStore(engine)
         let before = canary.snapshot()
         let path = folder.store.appendingPathComponent("store.check").path
+        let version = engine == .sqlite ? KeyCheckRecord.sqliteVersion : KeyCheckRecord.version
         switch item {
         case .link: try Plant.link(at: path, to: canary.url.path + "/notes.txt")
         case .fifo: try Plant.fifo(at: path)
-        case .sparse: try Plant.sparse(at: path, size: 200 << 30, prefix: Data("STRK".utf8) + Data([1]))
+        case .sparse: try Plant.sparse(at: path, size: 200 << 30, prefix: Data("STRK".utf8) + Data([version]))
         case .folder:
             try FileManager.default.removeItem(atPath: path)
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
         }
 
         // When the store is opened, then it fails with the damaged-record error and deletes nothing
-        #expect {
-            _ = try makeCache(folder)
-        } throws: { error in
-            (error as? CacheError)?.code == .corruptEntry && "\(error)".contains("key-check record")
+        withKnownIssue("SQLite engine: a store.check that is not a regular file is refused as the file engine's") {
+            #expect {
+                _ = try makeCache(folder, engine: engine)
+            } throws: { error in
+                (error as? CacheError)?.code == .corruptEntry && "\(error)".contains("key-check record")
+            }
+        } when: {
+            engine == .sqlite && item != .sparse
         }
         #expect(canary.snapshot() == before)
-        #expect(entryFiles(folder).count == 2)
+        #expect(try EngineStorage(folder, engine).count() == 2)
     }
 
     @Test(arguments: [

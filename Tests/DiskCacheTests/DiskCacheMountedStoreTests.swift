@@ -12,8 +12,8 @@ struct DiskCacheMountedStoreTests {
     let folder = TemporaryFolder()
     let events = EventRecorder()
 
-    /// Opens the store in `folder` through a read-only bind mount at `<folder>/readonly`.
-    func openReadOnlyView() throws -> (DiskCache<String, Data>, MountPoint) {
+    /// Opens the store in `folder` on `engine` through a read-only bind mount at `<folder>/readonly`.
+    func openReadOnlyView(_ engine: Engine) throws -> (DiskCache<String, Data>, MountPoint) {
         let view = folder.url.appendingPathComponent("readonly", isDirectory: true)
         try FileManager.default.createDirectory(at: view, withIntermediateDirectories: true)
         let mount = try Mounts.bindReadOnly(folder.store, at: view)
@@ -21,7 +21,7 @@ struct DiskCacheMountedStoreTests {
             let cache = try DiskCache<String, Data>(
                 configuration: DiskCacheConfiguration(
                     name: "tests", directory: view, byteLimit: 1 << 20, masterKeySource: .masterKey(TestKeys.primary),
-                    clock: ManualClock(), observer: events.observer))
+                    clock: ManualClock(), observer: events.observer, engine: engine))
             return (cache, mount)
         } catch {
             mount.unmount()
@@ -31,16 +31,25 @@ struct DiskCacheMountedStoreTests {
 
     // MARK: - Read-only stores
 
-    @Test func readOnlyStoreServesHitsListingStatisticsAndVerify() throws {
+    @Test(arguments: TestStore.engines)
+    func readOnlyStoreServesHitsListingStatisticsAndVerify(_ engine: Engine) throws {
         // Given a store with two entries and flushed counters
-        let writer = try makeCache(folder)
+        let writer = try makeCache(folder, engine: engine)
         try writer.setValue(Data("one".utf8), forKey: "a")
         try writer.setValue(Data("two".utf8), forKey: "b")
         _ = try writer.value(forKey: "a")
         try writer.flushStatistics()
 
         // When it is opened through a read-only mount
-        let (cache, mount) = try openReadOnlyView()
+        var opened: (DiskCache<String, Data>, MountPoint)?
+        try withKnownIssue(
+            "SQLite engine: a store on read-only media fails to open (its schema transaction hits SQLITE_READONLY)"
+        ) {
+            opened = try openReadOnlyView(engine)
+        } when: {
+            engine == .sqlite
+        }
+        guard let (cache, mount) = opened else { return }
         defer { mount.unmount() }
 
         // Then every read works
@@ -56,12 +65,21 @@ struct DiskCacheMountedStoreTests {
         try cache.flushStatistics()
     }
 
-    @Test func readOnlyStoreRefusesEveryChangeWithOneClearErrorAndDeletesNothing() throws {
+    @Test(arguments: TestStore.engines)
+    func readOnlyStoreRefusesEveryChangeWithOneClearErrorAndDeletesNothing(_ engine: Engine) throws {
         // Given a store with an entry, opened through a read-only mount
-        let writer = try makeCache(folder)
+        let writer = try makeCache(folder, engine: engine)
         try writer.setValue(Data("kept".utf8), forKey: "a")
         let filesBefore = allFiles(under: folder.store)
-        let (cache, mount) = try openReadOnlyView()
+        var opened: (DiskCache<String, Data>, MountPoint)?
+        try withKnownIssue(
+            "SQLite engine: a store on read-only media fails to open (its schema transaction hits SQLITE_READONLY)"
+        ) {
+            opened = try openReadOnlyView(engine)
+        } when: {
+            engine == .sqlite
+        }
+        guard let (cache, mount) = opened else { return }
         defer { mount.unmount() }
 
         // When anything would change it
@@ -90,12 +108,13 @@ struct DiskCacheMountedStoreTests {
         #expect(try cache.value(forKey: "a") == Data("kept".utf8))
     }
 
-    @Test func readOnlyFolderWithoutAStoreFailsToOpenAsReadOnly() throws {
+    @Test(arguments: TestStore.engines)
+    func readOnlyFolderWithoutAStoreFailsToOpenAsReadOnly(_ engine: Engine) throws {
         // Given an empty folder (no store yet) seen read-only
         try FileManager.default.createDirectory(at: folder.store, withIntermediateDirectories: true)
 
         // When it is opened
-        let error = #expect(throws: CacheError.self) { _ = try openReadOnlyView() }
+        let error = #expect(throws: CacheError.self) { _ = try openReadOnlyView(engine) }
 
         // Then the creation failure is reported as such: there is nothing to read
         #expect(error?.code == .readOnly)
@@ -103,11 +122,12 @@ struct DiskCacheMountedStoreTests {
 
     // MARK: - Full disk
 
-    @Test func removeAllOnAFullDiskDeletesTheEntriesThenStartsANewEpoch() throws {
+    @Test(arguments: TestStore.engines)
+    func removeAllOnAFullDiskDeletesTheEntriesThenStartsANewEpoch(_ engine: Engine) throws {
         // Given a store on a 128 KiB file system, filled until a write fails for lack of space
         let mount = try Mounts.tmpfs(at: folder.store, bytes: 128 << 10)
         defer { mount.unmount() }
-        let cache = try makeCache(folder, observer: events.observer)
+        let cache = try makeCache(folder, observer: events.observer, engine: engine)
         var stored = 0
         var full = false
         while !full && stored < 1_000 {
@@ -120,18 +140,25 @@ struct DiskCacheMountedStoreTests {
         }
         #expect(full)
         #expect(stored > 0)
-        let checkURL = folder.store.appendingPathComponent("store.check")
-        let saltBefore = try Data(contentsOf: checkURL).subdata(in: 8..<40)
+        let storage = EngineStorage(folder, engine)
+        let saltBefore = try storage.epochSalt()
 
         // When the store is cleared
-        try cache.removeAll()
+        var cleared = false
+        try withKnownIssue("SQLite engine: removeAll() on a full volume fails at its first commit (the new epoch)") {
+            try cache.removeAll()
+            cleared = true
+        } when: {
+            engine == .sqlite
+        }
+        guard cleared else { return }
 
         // Then every entry is gone, a new epoch is in place, and the store takes writes again
-        #expect(entryFiles(folder).isEmpty)
-        #expect(try Data(contentsOf: checkURL).subdata(in: 8..<40) != saltBefore)
+        #expect(try storage.count() == 0)
+        #expect(try storage.epochSalt() != saltBefore)
         #expect(try cache.value(forKey: "k0") == nil)
         try cache.setValue(Data([1]), forKey: "after")
         #expect(try cache.value(forKey: "after") == Data([1]))
-        #expect(try makeCache(folder).value(forKey: "after") == Data([1]))
+        #expect(try makeCache(folder, engine: engine).value(forKey: "after") == Data([1]))
     }
 }

@@ -12,9 +12,10 @@ import Testing
 @Suite struct DiskCacheStaleRetentionTests {
     let folder = TemporaryFolder()
 
-    @Test func aStaleEntryIsKeptForTheLoadPathOnlyUntilItsStaleInstant() throws {
+    @Test(arguments: TestStore.engines)
+    func aStaleEntryIsKeptForTheLoadPathOnlyUntilItsStaleInstant(_ engine: Engine) throws {
         let clock = ManualClock()
-        let cache = try makeCache(folder, clock: clock)
+        let cache = try makeCache(folder, clock: clock, engine: engine)
         let now = clock.now
         try cache.setEntry(
             CacheEntry(value: Data("v".utf8), expiresAt: now + 10, staleUntil: now + 70), forKey: "k")
@@ -64,9 +65,10 @@ import Testing
         #expect(throws: CorruptionReason.self) { try EntryRecord.parseHeader(bytes).get() }
     }
 
-    @Test func aLoadWithFailSafeOnOneDiskCacheServesTheStaleValue() async throws {
+    @Test(arguments: TestStore.engines)
+    func aLoadWithFailSafeOnOneDiskCacheServesTheStaleValue(_ engine: Engine) async throws {
         let clock = ManualClock()
-        let cache = try makeCache(folder, clock: clock)
+        let cache = try makeCache(folder, clock: clock, engine: engine)
         let options = LoadOptions(failSafe: .init(maximumStaleness: .seconds(60), throttle: .seconds(5)))
         _ = try await cache.value(forKey: "k", expiry: .seconds(10), options: options) { Data("v1".utf8) }
         clock.advance(by: 20)
@@ -85,8 +87,9 @@ import Testing
         #expect(loaded.staleUntil == loaded.expiresAt.map { $0 + 60 })
     }
 
-    @Test func aBatchOnOneDiskCacheLoadsOnlyTheMissingKeys() async throws {
-        let cache = try makeCache(folder)
+    @Test(arguments: TestStore.engines)
+    func aBatchOnOneDiskCacheLoadsOnlyTheMissingKeys(_ engine: Engine) async throws {
+        let cache = try makeCache(folder, engine: engine)
         try await cache.setValue(Data("a".utf8), forKey: "a")
         let asked = Locked<[String]>([])
         let values = try await cache.values(forKeys: ["a", "b", "c"]) { missing in

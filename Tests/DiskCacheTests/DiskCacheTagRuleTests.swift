@@ -11,8 +11,9 @@ import Testing
 @Suite struct DiskCacheTagRuleTests {
     let folder = TemporaryFolder()
 
-    @Test func theEmptyTagIsStoredReturnedAndRemovedLikeAnyOther() throws {
-        let cache = try makeCache(folder)
+    @Test(arguments: TestStore.engines)
+    func theEmptyTagIsStoredReturnedAndRemovedLikeAnyOther(_ engine: Engine) throws {
+        let cache = try makeCache(folder, engine: engine)
         try cache.setEntry(CacheEntry(value: Data("a".utf8), tags: [""]), forKey: "a")
         try cache.setEntry(CacheEntry(value: Data("b".utf8), tags: ["", "b"]), forKey: "b")
         try cache.setEntry(CacheEntry(value: Data("c".utf8), tags: ["c"]), forKey: "c")
@@ -27,16 +28,18 @@ import Testing
         #expect(try cache.tagVersions(for: [""]).versions == ["": before + 1])
     }
 
-    @Test func aTagOfExactly65535BytesIsKept() throws {
-        let cache = try makeCache(folder)
+    @Test(arguments: TestStore.engines)
+    func aTagOfExactly65535BytesIsKept(_ engine: Engine) throws {
+        let cache = try makeCache(folder, engine: engine)
         let longest = String(repeating: "t", count: 65_535)
         try cache.setEntry(CacheEntry(value: Data("v".utf8), tags: [longest]), forKey: "k")
         #expect(try cache.entry(forKey: "k")?.tags == [longest])
     }
 
-    @Test func aTagOverTheLimitIsRefusedWithInvalidArgumentAndChangesNothing() throws {
+    @Test(arguments: TestStore.engines)
+    func aTagOverTheLimitIsRefusedWithInvalidArgumentAndChangesNothing(_ engine: Engine) throws {
         // Given an entry already stored for the key
-        let cache = try makeCache(folder)
+        let cache = try makeCache(folder, engine: engine)
         try cache.setValue(Data("earlier".utf8), forKey: "k")
         let tooLong = String(repeating: "t", count: 65_536)
 
@@ -53,5 +56,6 @@ import Testing
         #expect(removal?.code == .invalidArgument)
         #expect(try cache.value(forKey: "k") == Data("earlier".utf8))
         #expect(!FileManager.default.fileExists(atPath: folder.store.appendingPathComponent("tags").path))
+        #expect(try EngineStorage(folder, engine).tagCounters().isEmpty)
     }
 }

@@ -10,15 +10,16 @@ import Testing
 @Suite struct LostKeyRecoveryTests {
     let folder = TemporaryFolder()
 
-    func keyFileConfiguration() -> DiskCacheConfiguration {
+    func keyFileConfiguration(_ engine: Engine) -> DiskCacheConfiguration {
         DiskCacheConfiguration(
             name: "tests", directory: folder.store,
-            masterKeySource: .masterKeyFile(folder.url.appendingPathComponent("keys/tests.key")))
+            masterKeySource: .masterKeyFile(folder.url.appendingPathComponent("keys/tests.key")), engine: engine)
     }
 
-    @Test func aMissingKeyFileBesideAnExistingStoreIsAnErrorAndNoKeyIsCreated() throws {
+    @Test(arguments: TestStore.engines)
+    func aMissingKeyFileBesideAnExistingStoreIsAnErrorAndNoKeyIsCreated(_ engine: Engine) throws {
         // Given a store created with a key file that is then lost
-        let configuration = keyFileConfiguration()
+        let configuration = keyFileConfiguration(engine)
         try DiskCache<String, Data>(configuration: configuration).setValue(Data([1]), forKey: "k")
         let keyFile = folder.url.appendingPathComponent("keys/tests.key").path
         try FileManager.default.removeItem(atPath: keyFile)
@@ -32,14 +33,15 @@ import Testing
         #expect(error?.message.contains(keyFile) == true)
         #expect(error?.message.contains("removeStore()") == true)
         #expect(!FileManager.default.fileExists(atPath: keyFile))
-        #expect(entryFiles(folder).count == 1)
+        #expect(try EngineStorage(folder, engine).count() == 1)
     }
 
-    @Test func removeStoreDiscardsALockedOutStoreSoItOpensEmpty() throws {
+    @Test(arguments: TestStore.engines)
+    func removeStoreDiscardsALockedOutStoreSoItOpensEmpty(_ engine: Engine) throws {
         // Given a store created under one key and then configured with another
-        let configuration = makeConfiguration(folder, key: TestKeys.primary)
+        let configuration = makeConfiguration(folder, key: TestKeys.primary, engine: engine)
         try DiskCache<String, Data>(configuration: configuration).setValue(Data([1]), forKey: "k")
-        let other = makeConfiguration(folder, key: TestKeys.other)
+        let other = makeConfiguration(folder, key: TestKeys.other, engine: engine)
         let error = #expect(throws: CacheError.self) { try DiskCache<String, Data>(configuration: other) }
         #expect(error?.code == .wrongMasterKey)
 
@@ -68,15 +70,18 @@ import Testing
         #expect(try Data(contentsOf: precious) == Data("years of work".utf8))
     }
 
-    @Test func removeStoreNeverFollowsALinkInsideTheStore() throws {
-        // Given a store with a symbolic link inside it to a canary folder outside
-        let configuration = makeConfiguration(folder)
+    @Test(arguments: TestStore.engines)
+    func removeStoreNeverFollowsALinkInsideTheStore(_ engine: Engine) throws {
+        // Given a store with a symbolic link inside it (in the folder of its entries or of its large values)
+        // to a canary folder outside
+        let configuration = makeConfiguration(folder, engine: engine)
         try DiskCache<String, Data>(configuration: configuration).setValue(Data([1]), forKey: "k")
         let canary = folder.url.appendingPathComponent("canary", isDirectory: true)
         try FileManager.default.createDirectory(at: canary, withIntermediateDirectories: true)
         try Data("keep".utf8).write(to: canary.appendingPathComponent("file"))
         try FileManager.default.createSymbolicLink(
-            at: folder.store.appendingPathComponent("entries/zz"), withDestinationURL: canary)
+            at: folder.store.appendingPathComponent(engine == .sqlite ? "large/zz" : "entries/zz"),
+            withDestinationURL: canary)
 
         // When the store is removed
         try configuration.removeStore()

@@ -27,6 +27,20 @@ enum TestKeys {
     static let other = Data((0..<32).map { UInt8(255 - $0) })
 }
 
+/// The engines every DiskCache test that is not about one engine's layout runs on, as `@Test(arguments:)`.
+///
+/// Where the SQLite engine fails an assertion the file engine passes, that assertion alone is wrapped in
+/// `withKnownIssue("SQLite engine: …") { … } when: { engine == .sqlite }`, so the file engine's run still
+/// fails on it and a fix in the SQLite engine shows as a known issue no longer recorded. A body whose only
+/// `try`s are inside `#expect` is spelled `{ () throws in`: the macro's `try` is not seen when the closure's
+/// type is inferred.
+enum TestStore {
+    static let engines: [Engine] = [.files, .sqlite]
+}
+
+/// The storage engine option, as the parameterized tests name it.
+typealias Engine = DiskCacheConfiguration.Engine
+
 func makeConfiguration(
     _ folder: TemporaryFolder,
     byteLimit: Int? = nil,
@@ -34,14 +48,16 @@ func makeConfiguration(
     clock: any CacheClock = ManualClock(),
     key: Data = TestKeys.primary,
     durability: DiskCacheConfiguration.Durability = .none,
-    observer: CacheObserver? = nil
+    observer: CacheObserver? = nil,
+    engine: DiskCacheConfiguration.Engine = .files
 ) -> DiskCacheConfiguration {
     DiskCacheConfiguration(
         name: "tests", directory: folder.store, byteLimit: byteLimit, countLimit: countLimit,
-        durability: durability, masterKeySource: .masterKey(key), clock: clock, observer: observer)
+        durability: durability, masterKeySource: .masterKey(key), clock: clock, observer: observer, engine: engine)
 }
 
-/// Opens a `DiskCache<String, Data>` in `folder` with an explicit master key.
+/// Opens a `DiskCache<String, Data>` in `folder` with an explicit master key, on `engine` (the file engine
+/// unless told).
 func makeCache(
     _ folder: TemporaryFolder,
     byteLimit: Int? = nil,
@@ -49,12 +65,13 @@ func makeCache(
     clock: any CacheClock = ManualClock(),
     key: Data = TestKeys.primary,
     durability: DiskCacheConfiguration.Durability = .none,
-    observer: CacheObserver? = nil
+    observer: CacheObserver? = nil,
+    engine: DiskCacheConfiguration.Engine = .files
 ) throws -> DiskCache<String, Data> {
     try DiskCache(
         configuration: makeConfiguration(
             folder, byteLimit: byteLimit, countLimit: countLimit, clock: clock, key: key, durability: durability,
-            observer: observer))
+            observer: observer, engine: engine))
 }
 
 /// Files under `root`, recursively, as paths relative to it.
