@@ -34,9 +34,10 @@ extension DiskCacheConfiguration {
         switch EngineSelection.recordedEngine(in: StoreLayout(root: resolvedDirectory)) {
         case .sqlite:
             return 0
-        case .none:
+        case .none, .unreadable:
             throw CacheError(
-                .invalidArgument, "\(resolvedDirectory.path) holds no Strata store (no store.check); nothing to migrate",
+                .invalidArgument,
+                "\(resolvedDirectory.path) holds no Strata store (no store.check); nothing to migrate",
                 path: resolvedDirectory.path)
         case .files:
             var configuration = self

@@ -81,13 +81,7 @@ enum Damage: String, CaseIterable, Sendable {
 
         #expect(report.checked == 4)
         #expect(report.removed == [damagedPath])
-        withKnownIssue(
-            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
-        ) {
-            #expect(report.issues.first?.reason == CorruptionReason.authenticationFailed.rawValue)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(report.issues.first?.reason == CorruptionReason.authenticationFailed.rawValue)
         #expect(progressCalls.last.map { [$0.0, $0.1] } == [4, 4])
         #expect(try EngineStorage(folder, engine).count() == 3)
     }
@@ -165,12 +159,8 @@ enum Damage: String, CaseIterable, Sendable {
 
         // Then none decrypts, and all are gone
         #expect(read == nil)
-        try withKnownIssue("SQLite engine: removeExpired() never removes rows of an earlier key epoch") { () throws in
-            #expect(try EngineStorage(folder, engine).count() == 0)
-            #expect(cache.statistics.corruptEntriesRemoved == 3)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(try EngineStorage(folder, engine).count() == 0)
+        #expect(cache.statistics.corruptEntriesRemoved == 3)
     }
 
     @Test(arguments: TestStore.engines)

@@ -22,14 +22,8 @@ import Testing
         try second.startNewEpochDeletingNothing()
 
         // Then the file, still whole and of this instance's old epoch, no longer reads here
-        try withKnownIssue(
-            "SQLite engine: an instance keeps its cached key epoch, so rows another instance wiped stay readable"
-        ) { () throws in
-            #expect(try first.value(forKey: "k") == nil)
-            #expect(first.statistics.corruptEntriesRemoved == 1)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(try first.value(forKey: "k") == nil)
+        #expect(first.statistics.corruptEntriesRemoved == 1)
     }
 
     @Test(arguments: TestStore.engines)
@@ -43,11 +37,7 @@ import Testing
         // Then it counted the files first, then reported each deletion against that total
         #expect(reports.first == [0, 30])
         #expect(reports.last == [30, 30])
-        withKnownIssue("SQLite engine: removeAll(progress:) reports once per batch of 256 rows, not after each entry") {
-            #expect(reports.map { $0[0] } == Array(0...30))
-        } when: {
-            engine == .sqlite
-        }
+        #expect(reports.map { $0[0] } == Array(0...30))
         #expect(cache.count == 0)
         #expect(try cache.value(forKey: "k3") == nil)
     }
@@ -125,14 +115,8 @@ import Testing
         let report = try cache.verify()
 
         // Then the file is removed as an old epoch: told apart by its header, not by a failed decryption
-        withKnownIssue(
-            "SQLite engine: an instance keeps its cached key epoch, so rows another instance wiped stay readable"
-        ) {
-            #expect(report.removed == [path])
-            #expect(report.issues.map(\.reason) == [CorruptionReason.oldEpoch.rawValue])
-        } when: {
-            engine == .sqlite
-        }
+        #expect(report.removed == [path])
+        #expect(report.issues.map(\.reason) == [CorruptionReason.oldEpoch.rawValue])
     }
 
     @Test func aReaderWhoseEpochWentStaleRetriesInsteadOfDeletingAFreshEntry() throws {

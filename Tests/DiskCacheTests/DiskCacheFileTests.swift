@@ -58,11 +58,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: stale.path))
         #expect(FileManager.default.fileExists(atPath: fresh.path))
         #expect(FileManager.default.fileExists(atPath: foreign.path))
-        withKnownIssue("SQLite engine: stale temporary files are removed at open without a staleFilesRemoved event") {
-            #expect(events.count(of: .staleFilesRemoved) == 1)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(events.count(of: .staleFilesRemoved) == 1)
     }
 
     @Test(arguments: TestStore.engines)

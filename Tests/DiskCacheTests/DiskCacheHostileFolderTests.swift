@@ -80,11 +80,7 @@ enum StoreCall: String, CaseIterable, Sendable {
         let before = canary.snapshot()
         try item.plant(store: folder.store, canary: canary, victim: victim)
         var opened: DiskCache<String, Data>?
-        try withKnownIssue("SQLite engine: a link at tmp/ or locks/ makes the store fail to open") {
-            opened = try makeCache(folder, observer: events.observer, engine: engine)
-        } when: {
-            engine == .sqlite && [.temporaryFolderLink, .locksFolderLink].contains(item)
-        }
+        opened = try makeCache(folder, observer: events.observer, engine: engine)
         guard let cache = opened else {
             // A store that fails to open has still changed nothing outside it.
             #expect(canary.snapshot() == before)
@@ -116,11 +112,7 @@ enum StoreCall: String, CaseIterable, Sendable {
 
         // When the store is opened (even only to read)
         var opened: DiskCache<String, Data>?
-        try withKnownIssue("SQLite engine: a link at tmp/ makes the store fail to open") {
-            opened = try makeCache(folder, observer: events.observer, engine: engine)
-        } when: {
-            engine == .sqlite
-        }
+        opened = try makeCache(folder, observer: events.observer, engine: engine)
         guard let cache = opened else {
             // A store that fails to open has still changed nothing outside it.
             #expect(canary.snapshot() == before)
@@ -189,14 +181,10 @@ enum StoreCall: String, CaseIterable, Sendable {
         }
 
         // When the store is opened, then it fails with the damaged-record error and deletes nothing
-        withKnownIssue("SQLite engine: a store.check that is not a regular file is refused as the file engine's") {
-            #expect {
-                _ = try makeCache(folder, engine: engine)
-            } throws: { error in
-                (error as? CacheError)?.code == .corruptEntry && "\(error)".contains("key-check record")
-            }
-        } when: {
-            engine == .sqlite && item != .sparse
+        #expect {
+            _ = try makeCache(folder, engine: engine)
+        } throws: { error in
+            (error as? CacheError)?.code == .corruptEntry && "\(error)".contains("key-check record")
         }
         #expect(canary.snapshot() == before)
         #expect(try EngineStorage(folder, engine).count() == 2)

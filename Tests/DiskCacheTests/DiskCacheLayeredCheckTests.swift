@@ -41,13 +41,7 @@ import Testing
 
         // Then the swap fails the seal itself, before the key inside is compared with the name
         #expect(report.removed == [pathB])
-        withKnownIssue(
-            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
-        ) {
-            #expect(report.issues.map(\.reason) == [CorruptionReason.authenticationFailed.rawValue])
-        } when: {
-            engine == .sqlite
-        }
+        #expect(report.issues.map(\.reason) == [CorruptionReason.authenticationFailed.rawValue])
     }
 
     // MARK: - The header in the associated data
@@ -89,15 +83,9 @@ import Testing
 
         // Then the read is a miss that removes it, and verify names the reason
         #expect(read == nil)
-        try withKnownIssue(
-            "SQLite engine: verify() never checks that the key inside a row hashes to its name"
-        ) { () throws in
-            #expect(cache.statistics.corruptEntriesRemoved == 2)
-            #expect(report.issues.map(\.reason) == [CorruptionReason.misplaced.rawValue])
-            #expect(try EngineStorage(folder, engine).count() == 0)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(cache.statistics.corruptEntriesRemoved == 2)
+        #expect(report.issues.map(\.reason) == [CorruptionReason.misplaced.rawValue])
+        #expect(try EngineStorage(folder, engine).count() == 0)
     }
 
     // MARK: - Parsing before authentication
@@ -117,13 +105,7 @@ import Testing
 
         // Then the reason is the earliest check that refuses it, not the seal that would refuse it anyway
         #expect(report.removed == [path])
-        withKnownIssue(
-            "SQLite engine: verify() reports every record it cannot open as \"corrupt\", not by its reason"
-        ) {
-            #expect(report.issues.map(\.reason) == [damage.reason.rawValue])
-        } when: {
-            engine == .sqlite
-        }
+        #expect(report.issues.map(\.reason) == [damage.reason.rawValue])
     }
 
     // MARK: - The key-check record
@@ -141,11 +123,7 @@ import Testing
 
         // Then it is a damaged record judged by the size fstat gives, not by the bytes a read would find
         #expect(error?.code == .corruptEntry)
-        withKnownIssue("SQLite engine: store.check is judged by the bytes read, never by the size fstat gives") {
-            #expect(error?.message.contains("wrong length \(size)") == true)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(error?.message.contains("wrong length \(size)") == true)
         #expect(try EngineStorage(folder, engine).count() == 1)
     }
 
@@ -178,11 +156,7 @@ import Testing
 
         // Then it is expired: live only while now is before its expiry
         #expect(report.issues.map(\.reason) == ["expired"])
-        withKnownIssue("SQLite engine: verify() removes expired rows without counting them as expirations") {
-            #expect(cache.statistics.expirations == 1)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(cache.statistics.expirations == 1)
     }
 
     // MARK: - Nonces

@@ -147,14 +147,8 @@ import Testing
         let error = #expect(throws: CacheError.self) { try cache.setValue(huge, forKey: "k1") }
 
         // Then it is refused as too large (not a crypto failure) and the earlier value is gone
-        try withKnownIssue(
-            "SQLite engine: a write over the format's bound fails in AES-GCM and keeps the earlier value"
-        ) { () throws in
-            #expect(error?.code == .entryTooLarge)
-            #expect(try cache.value(forKey: "k1") == nil)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(error?.code == .entryTooLarge)
+        #expect(try cache.value(forKey: "k1") == nil)
     }
 
     @Test(arguments: TestStore.engines, [true, false])

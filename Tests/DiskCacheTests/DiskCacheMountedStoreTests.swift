@@ -42,13 +42,7 @@ struct DiskCacheMountedStoreTests {
 
         // When it is opened through a read-only mount
         var opened: (DiskCache<String, Data>, MountPoint)?
-        try withKnownIssue(
-            "SQLite engine: a store on read-only media fails to open (its schema transaction hits SQLITE_READONLY)"
-        ) {
-            opened = try openReadOnlyView(engine)
-        } when: {
-            engine == .sqlite
-        }
+        opened = try openReadOnlyView(engine)
         guard let (cache, mount) = opened else { return }
         defer { mount.unmount() }
 
@@ -72,13 +66,7 @@ struct DiskCacheMountedStoreTests {
         try writer.setValue(Data("kept".utf8), forKey: "a")
         let filesBefore = allFiles(under: folder.store)
         var opened: (DiskCache<String, Data>, MountPoint)?
-        try withKnownIssue(
-            "SQLite engine: a store on read-only media fails to open (its schema transaction hits SQLITE_READONLY)"
-        ) {
-            opened = try openReadOnlyView(engine)
-        } when: {
-            engine == .sqlite
-        }
+        opened = try openReadOnlyView(engine)
         guard let (cache, mount) = opened else { return }
         defer { mount.unmount() }
 

@@ -88,14 +88,8 @@ import Testing
         bytes[7] ^= 1
         try storage.replaceTagCounter(named: tName, with: bytes)
         #expect(try cache.value(forKey: "a") == nil)
-        try withKnownIssue(
-            "SQLite engine: a damaged counter deletes its entries and is reported as corruptEntryRemoved"
-        ) { () throws in
-            #expect(events.count(of: .corruptEntryKept) >= 1)
-            #expect(try storage.count() == 2)  // kept: the counter, not the entry, is damaged
-        } when: {
-            engine == .sqlite
-        }
+        #expect(events.count(of: .corruptEntryKept) >= 1)
+        #expect(try storage.count() == 2)  // kept: the counter, not the entry, is damaged
         #expect(throws: CacheError.self) { try cache.tagVersions(for: ["t"]) }
 
         // Another tag's valid counter copied over it: bound to its name, so it fails too (its version alone
@@ -167,22 +161,10 @@ import Testing
         // Then the sweep drops the stale "a" and "b" (never read since) and the expired "e", and keeps the
         // live ones; only "e" counts as an expiration
         let expirationsBefore = here.statistics.expirations
-        try withKnownIssue(
-            "SQLite engine: removeExpired() drops only expired rows, never tag-stale ones"
-        ) { () throws in
-            #expect(try here.removeExpired() == 3)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(try here.removeExpired() == 3)
         #expect(here.statistics.expirations == expirationsBefore + 1)
-        try withKnownIssue(
-            "SQLite engine: removeExpired() drops only expired rows, never tag-stale ones"
-        ) { () throws in
-            #expect(try EngineStorage(folder, engine).count() == 3)
-            #expect(here.count == 3)
-        } when: {
-            engine == .sqlite
-        }
+        #expect(try EngineStorage(folder, engine).count() == 3)
+        #expect(here.count == 3)
         #expect(try here.removeExpired() == 0)
         for key in ["c", "d", "f"] { #expect(try here.value(forKey: key) == Data(key.utf8)) }
 

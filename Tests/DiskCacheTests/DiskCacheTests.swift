@@ -391,11 +391,7 @@ private struct Profile: Codable, Hashable, Sendable {
         for file in files {
             let attributes = try FileManager.default.attributesOfItem(
                 atPath: folder.store.appendingPathComponent(file).path)
-            withKnownIssue("SQLite engine: store.sqlite and its -wal and -shm are created 0644, not 0600") {
-                #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
-            } when: {
-                engine == .sqlite && file.hasPrefix(SQLiteEngine.databaseName)
-            }
+            #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
         }
         for sub in ["", "tmp", engine == .sqlite ? "large" : "entries", "locks"] {
             let attributes = try FileManager.default.attributesOfItem(

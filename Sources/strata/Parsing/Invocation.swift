@@ -77,7 +77,8 @@ enum Command {
     var appliesLimits: Bool {
         switch self {
         case .set, .exec: true
-        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .migrate, .help, .version, .completion:
+        case .get, .remove, .removeTagged, .clear, .list, .stats, .trim, .verify, .migrate, .help, .version,
+            .completion:
             false
         }
     }

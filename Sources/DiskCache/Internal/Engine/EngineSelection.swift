@@ -19,8 +19,11 @@ enum EngineSelection {
     enum Recorded: Equatable {
         /// No record: a new store (or none yet).
         case none
-        /// Version 1: the file engine, or a record too damaged to tell (the file engine reports the damage).
+        /// Version 1: the file engine.
         case files
+        /// Something that cannot be read as a record (a link, a FIFO, a folder, a short file): the engine
+        /// asked for (the file engine under `.automatic`) opens and reports the damage.
+        case unreadable
         /// Version 2: the SQLite engine.
         case sqlite
     }
@@ -32,9 +35,10 @@ enum EngineSelection {
     static func openEngine(_ configuration: DiskCacheConfiguration) throws -> any StorageEngine {
         let recorded = recordedEngine(in: StoreLayout(root: configuration.resolvedDirectory))
         switch (configuration.engine, recorded) {
-        case (.files, .none), (.files, .files), (.automatic, .none), (.automatic, .files):
+        case (.files, .none), (.files, .files), (.automatic, .none), (.automatic, .files), (.files, .unreadable),
+            (.automatic, .unreadable):
             return try FileEngine(configuration: configuration)
-        case (.sqlite, .none), (.sqlite, .sqlite), (.automatic, .sqlite):
+        case (.sqlite, .none), (.sqlite, .sqlite), (.automatic, .sqlite), (.sqlite, .unreadable):
             return try SQLiteEngine(configuration: configuration)
         case (.files, .sqlite):
             throw mismatch(configuration, recorded: "the SQLite engine", asked: "files")
@@ -56,12 +60,16 @@ enum EngineSelection {
     /// regular file with version 2 there is left to the file engine, which reports a damaged record.
     static func recordedEngine(in layout: StoreLayout) -> Recorded {
         let fd = open(layout.checkRecord, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return errno == ENOENT ? .none : .files }
+        guard fd >= 0 else { return errno == ENOENT ? .none : .unreadable }
         defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return .files }
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return .unreadable }
         var prefix = [UInt8](repeating: 0, count: 5)
-        guard pread(fd, &prefix, 5, 0) == 5 else { return .files }
-        return prefix[4] == KeyCheckRecord.sqliteVersion ? .sqlite : .files
+        guard pread(fd, &prefix, 5, 0) == 5 else { return .unreadable }
+        switch prefix[4] {
+        case KeyCheckRecord.version: return .files
+        case KeyCheckRecord.sqliteVersion: return .sqlite
+        default: return .unreadable
+        }
     }
 }

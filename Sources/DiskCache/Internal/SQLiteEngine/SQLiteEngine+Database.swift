@@ -95,6 +95,9 @@ extension SQLiteEngine {
         guard status.isRegularFile else {
             throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
         }
+        guard status.size == KeyCheckRecord.size else {
+            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
+        }
         let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
         if data.count > 4, data[data.startIndex + 4] == KeyCheckRecord.version {
             throw CacheError(
@@ -131,7 +134,12 @@ extension SQLiteEngine {
     }
 
     func openConnection() throws -> SQLiteConnection {
-        try SQLiteConnection(path: databasePath, options: connectionOptions)
+        if !isReadOnly {
+            // Created owner-only before SQLite sees it: SQLite gives the -wal and -shm the database's mode, and
+            // would create the database itself with the umask's (often 0644).
+            if let fd = try? folders.root.openFile(Self.databaseName, O_RDWR | O_CREAT) { FileSystem.closeFile(fd) }
+        }
+        return try SQLiteConnection(path: databasePath, options: connectionOptions)
     }
 
     private func prepareSchema(on connection: SQLiteConnection) throws {
@@ -229,7 +237,17 @@ extension SQLiteEngine {
     /// Makes the database's epoch the one in use, if it changed; returns it.
     @discardableResult
     func adoptEpoch(from connection: SQLiteConnection) throws -> Epoch {
-        let salt = try epochSalt(on: connection)
+        try adoptEpoch(salt: try epochSalt(on: connection))
+    }
+
+    /// Makes the epoch of `salt` the one in use, if it is not already; returns it.
+    @discardableResult
+    func adoptEpoch(salt: Data) throws -> Epoch {
+        guard salt.count == KeyCheckRecord.saltSize else {
+            throw CacheError(
+                .corruptEntry, "store '\(storeName)': the key epoch in the database is missing or damaged",
+                path: databasePath)
+        }
         if let current = state.withLock({ $0.epoch.salt == salt ? $0.epoch : nil }) { return current }
         let epoch = try Epoch.derive(master: master, salt: salt)
         state.withLock { $0.epoch = epoch }

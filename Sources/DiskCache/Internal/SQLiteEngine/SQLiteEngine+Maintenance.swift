@@ -19,51 +19,80 @@ extension SQLiteEngine {
 
     /// Starts a new key epoch in one commit (every earlier row is unreadable from then on), then deletes the
     /// rows in batches and their files after each batch commits.
+    ///
+    /// On a full disk the new salt may not fit before anything is freed: the rows are then deleted first and
+    /// the salt written after (the file engine's order in that case); when even that finds no room, the rows
+    /// are gone, the epoch stays, and that is reported, since every entry was removed.
     func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
         try requireWritable("remove all entries")
         try translatingErrors {
-            let total = try write { connection -> Int in
-                let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-                try connection.withStatement("UPDATE meta SET value = ?1 WHERE name = 'epoch'") {
-                    try $0.bind(Array(salt), at: 1)
-                    _ = try $0.step()
-                }
-                try adoptEpoch(from: connection)
-                return Int(try totals(on: connection).count)
-            }
-            state.withLock { $0.recency = [:] }
+            let total = Int(try read { try totals(on: $0) }.count)
             var done = 0
             progress(0, total)
-            while true {
-                let (deleted, files) = try write { connection -> (Int, [String]) in
-                    var files: [String] = []
-                    var ids: [Int64] = []
-                    var bytes = 0
-                    try connection.withStatement("SELECT id, size, file FROM entry LIMIT ?1") { statement in
-                        try statement.bind(Int64(Self.batchSize), at: 1)
-                        while try statement.step() {
-                            ids.append(statement.int64(at: 0))
-                            bytes += Int(statement.int64(at: 1))
-                            if let file = try statement.text(at: 2) { files.append(file) }
-                        }
-                    }
-                    for id in ids {
-                        try connection.withStatement("DELETE FROM entry WHERE id = ?1") {
-                            try $0.bind(id, at: 1)
-                            _ = try $0.step()
-                        }
-                    }
-                    try moveTotals(count: -ids.count, bytes: -bytes, on: connection)
-                    return (ids.count, files)
+            do {
+                try startNewEpoch()
+            } catch let error as SQLiteError where error.kind == .full {
+                try deleteAllRows(total: total, done: &done, progress: progress)
+                do {
+                    try startNewEpoch()
+                } catch let retry as SQLiteError where retry.kind == .full {
+                    report(
+                        .maintenanceFailed,
+                        "the disk is full: every entry was deleted, but the new key epoch could not be written, so "
+                            + "the store keeps its epoch", path: databasePath, error: retry)
+                    return
                 }
-                for file in files { unlinkLargeFile(file) }
-                guard deleted > 0 else { break }
-                done += deleted
-                progress(min(done, max(total, done)), max(total, done))
             }
+            try deleteAllRows(total: total, done: &done, progress: progress)
             // The deletions filled the WAL with pages nobody needs: give the space back now. A reader of
             // another process may keep it from completing; the next automatic checkpoint then does it.
             _ = try? writer.withLock { try $0?.checkpoint(.truncate) }
+        }
+    }
+
+    /// Writes a fresh epoch salt and adopts it; drops the buffered accesses, which name rows of the old one.
+    private func startNewEpoch() throws {
+        try write { connection in
+            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+            try connection.withStatement("UPDATE meta SET value = ?1 WHERE name = 'epoch'") {
+                try $0.bind(Array(salt), at: 1)
+                _ = try $0.step()
+            }
+            try adoptEpoch(from: connection)
+        }
+        state.withLock { $0.recency = [:] }
+    }
+
+    /// Deletes every row, a batch per transaction, unlinking each batch's files after it commits.
+    private func deleteAllRows(total: Int, done: inout Int, progress: (Int, Int) -> Void) throws {
+        while true {
+            let (deleted, files) = try write { connection -> (Int, [String]) in
+                var files: [String] = []
+                var ids: [Int64] = []
+                var bytes = 0
+                try connection.withStatement("SELECT id, size, file FROM entry LIMIT ?1") { statement in
+                    try statement.bind(Int64(Self.batchSize), at: 1)
+                    while try statement.step() {
+                        ids.append(statement.int64(at: 0))
+                        bytes += Int(statement.int64(at: 1))
+                        if let file = try statement.text(at: 2) { files.append(file) }
+                    }
+                }
+                for id in ids {
+                    try connection.withStatement("DELETE FROM entry WHERE id = ?1") {
+                        try $0.bind(id, at: 1)
+                        _ = try $0.step()
+                    }
+                }
+                try moveTotals(count: -ids.count, bytes: -bytes, on: connection)
+                return (ids.count, files)
+            }
+            for file in files { unlinkLargeFile(file) }
+            guard deleted > 0 else { return }
+            for _ in 0..<deleted {
+                done += 1
+                progress(done, max(total, done))
+            }
         }
     }
 
@@ -105,62 +134,71 @@ extension SQLiteEngine {
         progress: ((Int, Int) -> Void)?, visit: (EntryRecord, StoredEntryFacts) -> Void
     ) throws -> DiskCacheVerifyReport {
         try translatingErrors {
-            try flushRecency()
-            let total = totals().count
-            var checked = 0
-            var issues: [DiskCacheVerifyReport.Issue] = []
-            var expired: [SQLiteEntryRow] = []
-            var corrupt: [SQLiteEntryRow] = []
-            let now = clock.now
-            try forEachRow { row in
-                progress?(checked, max(total, checked))
-                checked += 1
-                let facts = StoredEntryFacts(
-                    size: row.size, lastAccess: Date(timeIntervalSince1970: TimeInterval(row.accessed) / 1_000))
-                let path = databasePath + "#" + row.name
-                // Visited as the file engine visits: the tag block still leads the value (listEntries reads it).
-                guard case .success(let record) = try open(&row) else {
-                    corrupt.append(row)
-                    issues.append(.init(path: path, reason: "corrupt"))
-                    return
-                }
-                var stamped: [String: UInt64] = [:]
-                var current: [String: UInt64] = [:]
-                if record.header.hasTags {
-                    guard let (versions, _) = TagBlock.decode(record.valueBytes) else {
-                        corrupt.append(row)
-                        issues.append(.init(path: path, reason: "corrupt"))
-                        return
-                    }
-                    stamped = versions
-                    current = try currentTagVersions(of: versions.keys)
-                }
-                switch record.header.stamp(tagVersions: stamped).liveness(
-                    currentEpoch: currentEpoch.id, currentTagVersions: current, at: now)
-                {
-                case .live, .servableStale:
-                    visit(record, facts)
-                case .expired:
-                    expired.append(row)
-                    issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.expiredReason))
-                case .fencedByTag:
-                    expired.append(row)
-                    issues.append(.init(path: path, reason: DiskCacheVerifyReport.Issue.tagRemovedReason))
-                case .wrongEpoch:
-                    corrupt.append(row)
-                    issues.append(.init(path: path, reason: "sealed under an earlier key epoch"))
-                }
-            }
-            progress?(checked, checked)
+            let (report, _) = try withoutActuallyEscaping(visit) { try sweep(progress: progress, visit: $0) }
             if !isReadOnly {
-                let removedCorrupt = try removeRows(corrupt)
-                count { $0.corruptEntriesRemoved += removedCorrupt }
-                try removeRows(expired)
                 try repairTotals()
                 sweepOrphanFiles()
             }
-            return DiskCacheVerifyReport(checked: checked, removed: issues.map(\.path), issues: issues)
+            return report
         }
+    }
+
+    func removeExpired() throws -> Int {
+        // A store opened read-only removes nothing, as its reads and verify() do: 0, not an error.
+        try translatingErrors { try sweep(progress: nil, visit: nil).expiredOrFenced }
+    }
+
+    /// Judges every row (SQLiteEngine+Verdict.swift), removes the expired, tag-fenced and corrupt ones if
+    /// unchanged, and visits the others (a row whose tag counter is damaged is kept and visited, as the file
+    /// engine does).
+    ///
+    /// - Returns: The report, and how many expired and tag-fenced rows were removed.
+    private func sweep(
+        progress: ((Int, Int) -> Void)?, visit: ((EntryRecord, StoredEntryFacts) -> Void)?
+    ) throws -> (report: DiskCacheVerifyReport, expiredOrFenced: Int) {
+        try flushRecency()
+        // Another process's wipe is seen before the first row is judged.
+        _ = try read { try adoptEpoch(from: $0) }
+        let total = totals().count
+        var checked = 0
+        var issues: [DiskCacheVerifyReport.Issue] = []
+        var dead: [(SQLiteEntryRow, issue: String, expired: Bool)] = []
+        var corrupt: [(SQLiteEntryRow, CorruptionReason)] = []
+        try forEachRow { row in
+            progress?(checked, max(total, checked))
+            checked += 1
+            let facts = StoredEntryFacts(
+                size: row.size, lastAccess: Date(timeIntervalSince1970: TimeInterval(row.accessed) / 1_000))
+            switch try judge(&row, keyBytes: nil) {
+            case .live(let record), .servableStale(let record), .tagsUnknown(let record):
+                visit?(record, facts)
+            case .expired:
+                dead.append((row, DiskCacheVerifyReport.Issue.expiredReason, true))
+            case .fencedByTag:
+                dead.append((row, DiskCacheVerifyReport.Issue.tagRemovedReason, false))
+            case .corrupt(let reason):
+                corrupt.append((row, reason))
+            }
+        }
+        progress?(checked, checked)
+        var removedDead = 0
+        if !isReadOnly {
+            for (row, reason) in corrupt {
+                removeCorrupt(row, reason: reason)
+                issues.append(.init(path: reportedPath(of: row), reason: reason.rawValue))
+            }
+            for (row, issue, expired) in dead where try removeRows([row]) == 1 {
+                removedDead += 1
+                if expired { count { $0.expirations += 1 } }
+                issues.append(.init(path: reportedPath(of: row), reason: issue))
+            }
+        }
+        return (DiskCacheVerifyReport(checked: checked, removed: issues.map(\.path), issues: issues), removedDead)
+    }
+
+    /// How a row is named in reports: the database's path and the row's name.
+    func reportedPath(of row: SQLiteEntryRow) -> String {
+        databasePath + "#" + row.name
     }
 
     /// Sets the stored totals to what the rows hold, reporting any drift it repairs.
@@ -209,33 +247,6 @@ extension SQLiteEngine {
 
     // MARK: - Sweeps and trims
 
-    func removeExpired() throws -> Int {
-        try requireWritable("remove expired entries")
-        return try translatingErrors {
-            let now = Self.milliseconds(clock.now)
-            var removed = 0
-            while true {
-                let rows = try read { connection in
-                    try connection.withStatement(
-                        "SELECT serial, removable, accessed, size, file, name FROM entry WHERE removable <= ?1 LIMIT ?2"
-                    ) { statement -> [SQLiteEntryRow] in
-                        try statement.bind(now, at: 1)
-                        try statement.bind(Int64(Self.batchSize), at: 2)
-                        var rows: [SQLiteEntryRow] = []
-                        while try statement.step() { rows.append(try Self.metadataRow(from: statement)) }
-                        return rows
-                    }
-                }
-                guard !rows.isEmpty else { break }
-                let gone = try removeRows(rows)
-                removed += gone
-                if gone == 0 { break }
-            }
-            count { $0.expirations += removed }
-            return removed
-        }
-    }
-
     /// A row without its record, from columns serial, removable, accessed, size, file, name.
     static func metadataRow(from statement: SQLiteStatement) throws -> SQLiteEntryRow {
         SQLiteEntryRow(
@@ -266,7 +277,7 @@ extension SQLiteEngine {
     /// Removes least recently used rows (oldest access first, then name) until within `bytes` and `count`,
     /// never `spared`, writing the recency buffer first so the order includes recent hits.
     private func trim(toBytes bytes: Int?, toCount count: Int?, sparing spared: String?) throws -> Int {
-        try requireWritable("trim the store")
+        try requireWritable("trim")
         return try translatingErrors {
             try flushRecency()
             var removed = 0

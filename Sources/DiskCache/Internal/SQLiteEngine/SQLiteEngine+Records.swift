@@ -40,58 +40,25 @@ extension SQLiteEngine {
                 count { $0.misses += 1 }
                 return nil
             }
-            let outcome = try open(&row)
-            guard case .success(var record) = outcome else {
-                if case .failure(let reason) = outcome { removeCorrupt(row, reason: reason) }
-                count { $0.misses += 1 }
-                return nil
-            }
-            guard record.keyBytes == keyBytes else {
-                removeCorrupt(row, reason: .misplaced)
-                count { $0.misses += 1 }
-                return nil
-            }
-            var stamped: [String: UInt64] = [:]
-            var current: [String: UInt64] = [:]
-            if record.header.hasTags {
-                guard let (versions, value) = TagBlock.decode(record.valueBytes) else {
-                    removeCorrupt(row, reason: .authenticationFailed)
-                    count { $0.misses += 1 }
-                    return nil
-                }
-                stamped = versions
-                record.valueBytes = value
-                record.tags = Set(versions.keys)
-                current = try currentTagVersions(of: versions.keys)
-            }
-            switch record.header.stamp(tagVersions: stamped).liveness(
-                currentEpoch: currentEpoch.id, currentTagVersions: current, at: clock.now)
-            {
-            case .live:
-                break
-            case .servableStale:
-                if includingStale { return record }
-                count { $0.misses += 1 }
-                return nil
+            switch try judge(&row, keyBytes: keyBytes) {
+            case .live(let record):
+                noteAccess(of: row)
+                count { $0.hits += 1 }
+                return Self.stripped(record)
+            case .servableStale(let record):
+                if includingStale { return Self.stripped(record) }
+            case .expired:
+                let removed = (try? removeRows([row])) ?? 0
+                count { $0.expirations += removed }
             case .fencedByTag:
                 _ = try? removeRows([row])
-                count { $0.misses += 1 }
-                return nil
-            case .wrongEpoch:
-                removeCorrupt(row, reason: .oldEpoch)
-                count { $0.misses += 1 }
-                return nil
-            case .expired:
-                _ = try? removeRows([row])
-                count {
-                    $0.expirations += 1
-                    $0.misses += 1
-                }
-                return nil
+            case .corrupt(let reason):
+                removeCorrupt(row, reason: reason)
+            case .tagsUnknown:
+                break
             }
-            noteAccess(of: row)
-            count { $0.hits += 1 }
-            return record
+            count { $0.misses += 1 }
+            return nil
         }
     }
 
@@ -99,10 +66,18 @@ extension SQLiteEngine {
     func findRow(name: String) throws -> SQLiteEntryRow? {
         var row = try read { connection in
             try connection.withStatement(
-                "SELECT serial, removable, accessed, size, file, value FROM entry WHERE name = ?1"
+                """
+                SELECT serial, removable, accessed, size, file, value, (SELECT value FROM meta WHERE name = 'epoch')
+                FROM entry WHERE name = ?1
+                """
             ) { statement -> SQLiteEntryRow? in
                 try statement.bind(name, at: 1)
                 guard try statement.step() else { return nil }
+                // The epoch is read with the row, in its snapshot: another process's wipe is seen at once,
+                // not only when a record names another epoch.
+                try statement.withBlob(at: 6) { salt in
+                    if !currentEpoch.salt.elementsEqual(salt) { try adoptEpoch(salt: Data(salt)) }
+                }
                 return try Self.row(name: name, from: statement, valueColumn: 5)
             }
         }
@@ -174,7 +149,7 @@ extension SQLiteEngine {
         count { $0.corruptEntriesRemoved += removed }
         report(
             .corruptEntryRemoved, "removed a corrupt entry (\(reason))",
-            path: databasePath + "#" + row.name, error: nil)
+            path: reportedPath(of: row), error: nil)
     }
 
     /// Notes a hit's access for the next recency write, when the stored access is a resolution old.
@@ -197,10 +172,14 @@ extension SQLiteEngine {
             return try applyLimits()
         }
         let size = EntryRecord.overhead + keyBytes.count + valueBytes.count
-        if let byteLimit = configuration.byteLimit, size > byteLimit {
+        // One rule with the file engine: no larger than the byte limit, nor than the format allows.
+        let largest = min(configuration.byteLimit ?? .max, DiskCacheConfiguration.largestEntrySize)
+        if size > largest {
             try remove(keyBytes: keyBytes)
             throw CacheError(
-                .entryTooLarge, "entry of \(size) bytes exceeds the store's limit of \(byteLimit) bytes")
+                .entryTooLarge,
+                "entry of \(size) bytes on disk exceeds the store's limit of \(largest) bytes; it was not stored "
+                    + "and the earlier entry for its key was removed", path: databasePath)
         }
         let name = try translatingErrors { try namer.hexName(of: keyBytes) }
         func header(_ epoch: Epoch) -> EntryRecord.Header {

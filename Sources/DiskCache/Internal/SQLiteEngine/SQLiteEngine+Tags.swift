@@ -80,7 +80,7 @@ extension SQLiteEngine {
             let error = CacheError(
                 .corruptEntry, "store '\(storeName)': a tag counter in the database is damaged", path: databasePath)
             report(
-                .corruptEntryRemoved, "a tag counter is damaged; entries with that tag are misses", path: nil,
+                .corruptEntryKept, "a tag's version counter is damaged; its entries are misses", path: nil,
                 error: error)
             throw error
         }

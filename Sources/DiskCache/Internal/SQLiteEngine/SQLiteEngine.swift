@@ -64,7 +64,7 @@ final class SQLiteEngine: StorageEngine {
     let tagCounters: TagCounters
     let files: AtomicFileWriter
     let folders: SQLiteStoreFolders
-    let readOnlyCause: CacheError?
+    let readOnlyCause: FileError?
     let state: Locked<State>
     let writer: Locked<SQLiteConnection?>
     let readers = Locked<[SQLiteConnection]>([])
@@ -111,11 +111,22 @@ final class SQLiteEngine: StorageEngine {
                     epoch: try Epoch.derive(master: loaded.key, salt: Data(count: KeyCheckRecord.saltSize)),
                     lastRecencyFlush: configuration.clock.now))
             writer = Locked(nil)
+            for (from, to) in folders.movedAside {
+                report(
+                    .corruptEntryRemoved,
+                    "an item the store did not create sat at \(from); it was moved, untouched and not followed, to "
+                        + "\(to) (delete it when you have looked)", path: from, error: nil)
+            }
             try DiskStore.translatingErrors {
                 if !migrating { try checkKey() }
                 try openDatabase()
                 if !isReadOnly {
-                    _ = files.removeStaleFiles(in: folders.temporary)
+                    let removed = files.removeStaleFiles(in: folders.temporary)
+                    if removed > 0 {
+                        report(
+                            .staleFilesRemoved, "removed \(removed) temporary file(s) left by an interrupted write",
+                            path: layout.temporaryFolder, error: nil)
+                    }
                     if !migrating { removeMigrationLeftovers() }
                 }
             }
@@ -135,10 +146,12 @@ final class SQLiteEngine: StorageEngine {
     /// The error for a change refused because the store was opened read-only.
     func requireWritable(_ operation: String) throws {
         guard let readOnlyCause else { return }
+        let reason =
+            readOnlyCause.errno == EROFS ? "it is on a read-only file system" : "this process may not modify it"
         throw CacheError(
             .readOnly,
-            "cannot \(operation) in store '\(storeName)': this process may not modify it, so it was opened "
-                + "read-only; reads still work. Nothing was changed", path: layout.root, cause: readOnlyCause)
+            "cannot \(operation) in store '\(storeName)': \(reason), so it was opened read-only; reads still work. "
+                + "Nothing was changed", path: layout.root, cause: readOnlyCause.cacheError)
     }
 
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String?, error: (any Error)?) {

@@ -24,6 +24,9 @@ struct SQLiteStoreFolders: Sendable {
     let temporary: Directory
     let large: Directory
     let locks: Directory
+    /// Foreign items found where a folder belongs and moved to `quarantine/`: (where it was, where it is now),
+    /// for the engine to report.
+    var movedAside: [(from: String, to: String)] = []
 
     /// Creates (or opens) the folders. When the file system refuses to create them (`EROFS`, `EACCES`,
     /// `EPERM`) and the store already exists, opens what is there read-only.
@@ -31,7 +34,7 @@ struct SQLiteStoreFolders: Sendable {
     /// - Returns: The folders, and the reason the store is read-only (`nil` when it is writable).
     /// - Throws: `CacheError` for a folder that cannot be created or opened, or a read-only store that does
     ///   not exist yet.
-    static func open(layout: StoreLayout, storeName: String) throws -> (SQLiteStoreFolders, CacheError?) {
+    static func open(layout: StoreLayout, storeName: String) throws -> (SQLiteStoreFolders, FileError?) {
         try DiskStore.translatingErrors {
             do {
                 try FileSystem.makeDirectories(layout.root)
@@ -39,13 +42,17 @@ struct SQLiteStoreFolders: Sendable {
                 for name in [StoreLayout.temporaryName, SQLiteEngine.largeFolderName, StoreLayout.locksName] {
                     try root.makeDirectory(name)
                 }
-                return (
-                    SQLiteStoreFolders(
-                        root: root, temporary: try root.directory(StoreLayout.temporaryName),
-                        large: try root.directory(SQLiteEngine.largeFolderName),
-                        locks: try root.directory(StoreLayout.locksName)),
-                    nil
-                )
+                var moved: [(from: String, to: String)] = []
+                var folders = SQLiteStoreFolders(
+                    root: root, temporary: try owned(StoreLayout.temporaryName, in: root, moved: &moved),
+                    large: try owned(SQLiteEngine.largeFolderName, in: root, moved: &moved),
+                    locks: try owned(StoreLayout.locksName, in: root, moved: &moved))
+                folders.movedAside = moved
+                // Every folder of an existing store is already there, so creating them proved nothing: ask.
+                if access(layout.root, W_OK) != 0, DiskStore.isWriteRefusal(errno), layout.holdsStore {
+                    return (folders, FileError(errno: errno, operation: "cannot write", path: layout.root))
+                }
+                return (folders, nil)
             } catch let error as FileError where DiskStore.isWriteRefusal(error.errno) {
                 // Reading needs the key-check record and the database; without them there is no store to read.
                 guard layout.holdsStore, let root = try? Directory.open(path: layout.root),
@@ -55,9 +62,25 @@ struct SQLiteStoreFolders: Sendable {
                 let locks = (try? root.directory(StoreLayout.locksName)) ?? large
                 return (
                     SQLiteStoreFolders(root: root, temporary: temporary, large: large, locks: locks),
-                    error.cacheError
+                    error
                 )
             }
         }
+    }
+
+    /// Opens the folder `name` in `root`; a link, file or FIFO in its place is moved whole (never followed)
+    /// into `quarantine/`, as the file engine does, and a fresh folder made.
+    private static func owned(
+        _ name: String, in root: Directory, moved: inout [(from: String, to: String)]
+    ) throws -> Directory {
+        let opened: Result<Directory, FileError> = Result { () throws(FileError) in try root.directory(name) }
+        guard case .failure(let error) = opened, error.isForeignItem else { return try opened.get() }
+        try root.makeDirectory(StoreLayout.quarantineName)
+        let quarantine = try root.directory(StoreLayout.quarantineName)
+        let aside = name + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        try root.rename(name, to: quarantine, as: aside)
+        moved.append((root.path + "/" + name, quarantine.path + "/" + aside))
+        try root.makeDirectory(name)
+        return try root.directory(name)
     }
 }
