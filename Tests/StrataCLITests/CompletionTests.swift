@@ -35,7 +35,10 @@ struct CompletionTests {
     }
 
     @Test(arguments: [
-        ("strata ''", ["clear", "completion", "exec", "get", "help", "ls", "migrate", "rm", "set", "stats", "trim", "verify"]),
+        (
+            "strata ''",
+            ["clear", "completion", "exec", "get", "help", "ls", "migrate", "rm", "set", "stats", "trim", "verify"]
+        ),
         ("strata ex", ["exec"]),
         ("strata completion ''", ["bash", "fish", "zsh"]),
         ("strata help st", ["stats"]),
