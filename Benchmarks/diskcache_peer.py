@@ -1,26 +1,37 @@
 #!/usr/bin/env python3
-"""Strata's DiskCache against python-diskcache on the same set/get workload, side by side.
+"""Strata's DiskCache (both engines) against python-diskcache on the same set/get workload, side by side.
 
-The workload (the same in both): 10,000 keys ("key-0" ...), values of 100 bytes or 4 KiB of random
+The workload (the same in all): 10,000 keys ("key-0" ...), values of 100 bytes or 4 KiB of random
 bytes; "set" stores every key once (after the warm-up round every set replaces an entry), "get" reads
 every key once in a seeded random order. One untimed warm-up round, then 9 timed rounds (--quick: 500
 keys, 3 rounds, as `strata-bench --quick`); the median round's operations per second is reported.
-Both stores run with their default durability (Strata: no fsync; python-diskcache: SQLite in WAL mode
-with synchronous=NORMAL), in a fresh folder under $TMPDIR.
+All stores run with their default durability (Strata: no fsync, and for the SQLite engine WAL with
+synchronous=NORMAL; python-diskcache: SQLite in WAL mode with synchronous=NORMAL), in a fresh folder under
+$TMPDIR.
+
+Strata is measured with both of its engines: the file engine (one AES-256-GCM file per entry, the
+"Strata" column, rows disk-peer-*) and the SQLite engine (`engine: .sqlite`, each entry sealed into a row
+of one WAL database, the "SQLite" columns, rows disk-peer-sqlite-*), in the same strata-bench rounds.
+Each engine's speed-up over python-diskcache is checked against its own targets: the file engine's
+(set ≥ 2×, get ≥ 1.5×) and the SQLite engine's (get ≥ 1.5×, set 100 B ≥ 1.5×, set 4 KiB ≥ 1.2×).
 
 Beside them the table prints, from the same strata-bench run, plain file I/O (one unencrypted file per
 key, temp + rename) and the floor: plain file I/O plus only the cryptography any cache with one
 AES-256-GCM-encrypted file per entry under a keyed-hash name must do (HMAC-SHA-256 name, random nonce,
 encrypt or decrypt-and-verify, through libcrypto). "floor/peer" is the best speed-up over python-diskcache
 that such a cache could reach on this machine: when it is below the target, no implementation of that
-design meets it.
+design meets it (it does not bound the SQLite engine, which keeps no file per entry).
 
 The Strata side is `strata-bench --filter disk-peer --json FILE`, run by this script in the same
-invocation (built in release mode with `swift run -c release`, or an existing binary via --strata-bin).
+invocation after the python-diskcache side (built in release mode with `swift run -c release`, or an
+existing binary via --strata-bin).
 
 Usage: python3 Benchmarks/diskcache_peer.py [--quick] [--strata-bin PATH] [--json FILE]
-(--json writes one object per row in strata-bench's shape, plus `speedup` = Strata ops/s over the peer's,
-`plain` and `floor` ops/s, and `floorSpeedup` = floor ops/s over the peer's; null where not measured.)
+(--json writes one object per table row (workload) in strata-bench's shape, for the file engine, plus `speedup` =
+Strata ops/s over the peer's, `plain` and `floor` ops/s, and `floorSpeedup` = floor ops/s over the peer's;
+and for the SQLite engine `sqlite` (its ops/s), `sqliteSpeedup` (over the peer's), `sqliteTarget`,
+`sqliteMet` and `sqliteOverFiles` (its ops/s over the file engine's in the same strata-bench rounds);
+null where not measured.)
 Exit status 0 unless something crashed; speed never fails the run.
 """
 
@@ -38,6 +49,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV = os.path.join(HERE, ".build", "peer-venv")  # .build/ is ignored by git
 TARGETS = {"set": 2.0, "get": 1.5}  # Strata ops/s at least this multiple of python-diskcache's
+# The SQLite engine's targets, per workload (its ops/s at least this multiple of python-diskcache's).
+SQLITE_TARGETS = {"set-100b": 1.5, "get-100b": 1.5, "set-4k": 1.2, "get-4k": 1.5}
 
 
 def ensure_diskcache():
@@ -134,8 +147,10 @@ def main():
 
     print(f"\npython-diskcache {diskcache.__version__} (Python {sys.version.split()[0]}) vs Strata DiskCache, "
           f"{key_count} keys, ops/s (median of {rounds} rounds)\n")
+    print("Strata = the file engine (one file per entry); SQLite = the SQLite engine (engine: .sqlite)\n")
     header = (f"{'workload':<20}{'diskcache ops/s':>16}{'Strata ops/s':>14}{'Strata/peer':>13}"
-              f"{'plain ops/s':>13}{'floor ops/s':>13}{'floor/peer':>12}  {'target':<10}result")
+              f"{'plain ops/s':>13}{'floor ops/s':>13}{'floor/peer':>12}  {'target':<10}{'result':<8}"
+              f"{'SQLite ops/s':>14}{'SQLite/peer':>13}  {'target':<10}result")
     print(header)
     rows = []
     unreachable = []
@@ -150,12 +165,21 @@ def main():
         speedup = strata / peer if strata else float("nan")
         floor_speedup = floor / peer if floor else None
         met = strata is not None and speedup >= target
+        workload = name[len("disk-peer-"):]
+        sqlite = strata_side.get(f"disk-peer-sqlite-{workload}", {}).get("strata")
+        sqlite_target = SQLITE_TARGETS[workload]
+        sqlite_speedup = sqlite / peer if sqlite else None
+        sqlite_met = sqlite_speedup >= sqlite_target if sqlite_speedup is not None else None
+        sqlite_over_files = sqlite / strata if sqlite and strata else None
         # `ratio` keeps strata-bench's convention (Strata's cost over the baseline's, lower is better);
         # `speedup` is the figure the table prints (Strata's ops/s over python-diskcache's).
         rows.append({"name": name, "unit": "ops/s", "strata": strata, "baseline": peer,
                      "ratio": peer / strata if strata else None, "speedup": speedup,
                      "target": f"Strata ≥ {target}× peer ops/s", "met": met,
-                     "plain": plain, "floor": floor, "floorSpeedup": floor_speedup})
+                     "plain": plain, "floor": floor, "floorSpeedup": floor_speedup,
+                     "sqlite": sqlite, "sqliteSpeedup": sqlite_speedup,
+                     "sqliteTarget": f"SQLite ≥ {sqlite_target}× peer ops/s", "sqliteMet": sqlite_met,
+                     "sqliteOverFiles": sqlite_over_files})
         if floor_speedup is not None and floor_speedup < target:
             unreachable.append(f"{name}: the floor alone reaches {floor_speedup:.2f}× python-diskcache "
                                f"(target {target}×)")
@@ -164,8 +188,11 @@ def main():
             return f"{value:>{width}.0f}" if value else f"{'n/a':>{width}}"
 
         floor_text = f"{floor_speedup:>11.2f}×" if floor_speedup is not None else f"{'n/a':>12}"
+        sqlite_text = f"{sqlite_speedup:>12.2f}×" if sqlite_speedup is not None else f"{'n/a':>13}"
+        sqlite_result = "n/a" if sqlite_met is None else "met" if sqlite_met else "MISSED"
         print(f"{name:<20}{peer:>16.0f}{number(strata, 14)}{speedup:>12.2f}×{number(plain, 13)}{number(floor, 13)}"
-              f"{floor_text}  ≥ {target}×{'':<4}{'met' if met else 'MISSED'}")
+              f"{floor_text}  ≥ {target}×{'':<4}{'met' if met else 'MISSED':<8}"
+              f"{number(sqlite, 14)}{sqlite_text}  ≥ {sqlite_target}×{'':<4}{sqlite_result}")
     for line in unreachable:
         print(f"target unreachable with one AES-256-GCM file per entry on this machine: {line}")
     if args.json:

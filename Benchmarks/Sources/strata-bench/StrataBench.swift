@@ -22,6 +22,7 @@ enum StrataBench {
         DiskSetEvict.scenario,
         DiskGet4K.scenario,
         DiskGet1M.scenario,
+        DiskSQLite1M.scenario,
         DiskOpen.scenario,
         DiskPeer.scenario,
         DiskValueMemory.scenario,

@@ -7,18 +7,22 @@ enum DiskFixture {
     /// fixed key keeps stores reopenable within a run.
     static let masterKey = Data((0..<32).map { UInt8($0 &* 7 &+ 1) })
 
-    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `byteLimit`.
+    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `byteLimit`;
+    /// a new store gets the file-per-entry engine unless `engine` names another (`.automatic` creates
+    /// `.files`).
     static func openCache(
         in directory: URL,
         byteLimit: Int? = nil,
-        durability: DiskCacheConfiguration.Durability = .none
+        durability: DiskCacheConfiguration.Durability = .none,
+        engine: DiskCacheConfiguration.Engine = .automatic
     ) throws -> DiskCache<String, Data> {
         let configuration = DiskCacheConfiguration(
             name: "strata-bench",
             directory: directory,
             byteLimit: byteLimit,
             durability: durability,
-            masterKeySource: .masterKey(masterKey)
+            masterKeySource: .masterKey(masterKey),
+            engine: engine
         )
         return try DiskCache(configuration: configuration, codec: .data)
     }
