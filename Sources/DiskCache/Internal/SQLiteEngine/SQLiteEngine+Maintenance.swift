@@ -265,6 +265,8 @@ extension SQLiteEngine {
 
     /// Trims to the low-water marks when a limit is exceeded, never removing `spared`.
     func enforceLimits(sparing spared: String?) throws {
+        // Without limits there is nothing to compare: no read of the totals (a read transaction) per write.
+        guard configuration.byteLimit != nil || configuration.countLimit != nil else { return }
         let (count, bytes) = totals()
         let overBytes = configuration.byteLimit.map { bytes > $0 } ?? false
         let overCount = configuration.countLimit.map { count > $0 } ?? false

@@ -236,7 +236,7 @@ extension SQLiteEngine {
             """
         ) { statement in
             try statement.bind(name, at: 1)
-            try statement.bind(Int64.random(in: .min ... .max), at: 2)
+            try statement.bind(nextSerial(), at: 2)
             if let removable { try statement.bind(removable, at: 3) } else { try statement.bindNull(at: 3) }
             try statement.bind(Self.milliseconds(now), at: 4)
             try statement.bind(Int64(size), at: 5)
@@ -247,6 +247,14 @@ extension SQLiteEngine {
         try moveTotals(count: old == nil ? 1 : 0, bytes: size - (old?.0 ?? 0), on: connection)
         try flushRecencyIfDue(on: connection)
         return old?.1.flatMap { $0 == file ? nil : $0 }
+    }
+
+    /// A serial for a row being written (``State/lastSerial``).
+    func nextSerial() -> Int64 {
+        state.withLock { state in
+            state.lastSerial &+= 1
+            return state.lastSerial
+        }
     }
 
     /// Adds to the stored count and bytes, in the caller's write transaction.
