@@ -135,7 +135,7 @@ extension DiskStore {
         } catch {
             throw error
         }
-        if lock != nil { state.withLock { $0.eventHolds += 1 } }
+        if lock != nil { events.beginHold() }
         return lock
     }
 }

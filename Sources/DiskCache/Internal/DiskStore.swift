@@ -31,11 +31,6 @@ final class DiskStore: Sendable {
     struct State {
         /// Why the store was opened read-only (see DiskStore+Access.swift); `nil` when it is writable.
         var readOnlyCause: FileError?
-        /// How many `store.lock` holds this process has, and the observer events reported meanwhile: they
-        /// are delivered once no hold is left, so no observer ever runs while the store lock is held (an
-        /// iOS app suspended holding a file lock in a shared container is killed; Docs/Platforms.md).
-        var eventHolds = 0
-        var deferredEvents: [CacheEvent] = []
         /// The store's folders, held open (StoreFolders.swift); `nil` until opened, or after the store
         /// folder went missing.
         var folders: StoreFolders?
@@ -59,6 +54,8 @@ final class DiskStore: Sendable {
     let writer: AtomicFileWriter
     let accounting = StoreAccounting()
     let state = Locked(State())
+    /// Observer events, held back while this process holds `store.lock` or runs ``deferringEvents(_:)``.
+    let events: HeldEvents
     /// Per-name stripes that keep a file change and its index update together (DiskStore+NameLocks.swift).
     // Int, not Void: ThreadSanitizer reports the inout access to a zero-sized state as a race.
     let nameLocks: [Locked<Int>] = (0..<nameLockStripeCount).map { _ in Locked(0) }
@@ -69,6 +66,7 @@ final class DiskStore: Sendable {
 
     init(configuration: DiskCacheConfiguration) throws {
         self.configuration = configuration
+        events = HeldEvents(observer: configuration.observer)
         layout = StoreLayout(root: configuration.resolvedDirectory)
         let layout = self.layout
         writer = AtomicFileWriter(
@@ -131,16 +129,10 @@ final class DiskStore: Sendable {
     /// Delivers an event to the observer, or, while this process holds `store.lock` or runs
     /// ``deferringEvents(_:)``, once the last such hold ends; call only outside `state.withLock`.
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String? = nil, error: (any Error)? = nil) {
-        guard let observer = configuration.observer else { return }
+        guard configuration.observer != nil else { return }
         // Observers get the public error, never an internal type (a `FileError`) they cannot inspect.
         let error = (error as? FileError)?.cacheError ?? error
-        let event = CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error)
-        let deferred = state.withLock { state -> Bool in
-            guard state.eventHolds > 0 else { return false }
-            state.deferredEvents.append(event)
-            return true
-        }
-        if !deferred { observer(event) }
+        events.deliver(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
     }
 
     /// Releases a hold of `store.lock` taken with ``storeLock(in:wait:creating:)``, then delivers the events
@@ -148,27 +140,14 @@ final class DiskStore: Sendable {
     func release(_ lock: FileLock?) {
         guard let lock else { return }
         lock.unlock()
-        deliverDeferredEvents()
+        events.endHold()
     }
 
     /// Runs `body` with observer events held back, then delivers them: for work done under a lock that an
     /// observer calling back into this store would need again (the load-once store gate), so an observer
     /// can never deadlock the store.
     func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.eventHolds += 1 }
-        defer { deliverDeferredEvents() }
-        return try body()
-    }
-
-    /// Ends one hold and, when it was the last, delivers the events reported meanwhile.
-    private func deliverDeferredEvents() {
-        let events = state.withLock { state -> [CacheEvent] in
-            state.eventHolds -= 1
-            guard state.eventHolds == 0 else { return [] }
-            defer { state.deferredEvents = [] }
-            return state.deferredEvents
-        }
-        for event in events { configuration.observer?(event) }
+        try events.holding(body)
     }
 
     func count(_ update: (inout StatisticsCounters) -> Void) {

@@ -26,16 +26,16 @@ final class InMemoryEngine: StorageEngine {
         var tagVersions: [String: UInt64] = [:]
         var counters = StatisticsCounters()
         var epoch: UInt64 = 1
-        var eventHolds = 0
-        var deferredEvents: [CacheEvent] = []
     }
 
     let configuration: DiskCacheConfiguration
     private let state = Locked(State())
     private let keyLocks = Locked<[Data: Int]>([:])
+    private let events: HeldEvents
 
     init(configuration: DiskCacheConfiguration) {
         self.configuration = configuration
+        events = HeldEvents(observer: configuration.observer)
     }
 
     private var now: Date { configuration.clock.now }
@@ -268,27 +268,10 @@ final class InMemoryEngine: StorageEngine {
     }
 
     func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.eventHolds += 1 }
-        defer {
-            let events = state.withLock { state -> [CacheEvent] in
-                state.eventHolds -= 1
-                guard state.eventHolds == 0 else { return [] }
-                defer { state.deferredEvents = [] }
-                return state.deferredEvents
-            }
-            for event in events { configuration.observer?(event) }
-        }
-        return try body()
+        try events.holding(body)
     }
 
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String?, error: (any Error)?) {
-        guard let observer = configuration.observer else { return }
-        let event = CacheEvent(kind, "in-memory store: \(message)", path: path, error: error)
-        let deferred = state.withLock { state -> Bool in
-            guard state.eventHolds > 0 else { return false }
-            state.deferredEvents.append(event)
-            return true
-        }
-        if !deferred { observer(event) }
+        events.deliver(CacheEvent(kind, "in-memory store: \(message)", path: path, error: error))
     }
 }

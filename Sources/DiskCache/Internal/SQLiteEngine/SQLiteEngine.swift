@@ -38,8 +38,6 @@ final class SQLiteEngine: StorageEngine {
         var recency: [String: Int64] = [:]
         /// When the recency buffer was last written (the engine's clock).
         var lastRecencyFlush: Date
-        var eventHolds = 0
-        var deferredEvents: [CacheEvent] = []
         /// Write transactions this instance began: tests and benchmarks check that reads begin none.
         var writeTransactions = 0
         /// The last row serial handed out: a random start, then one more per write, so a serial costs no
@@ -71,6 +69,7 @@ final class SQLiteEngine: StorageEngine {
     let state: Locked<State>
     let writer: Locked<SQLiteConnection?>
     let readers = Locked<[SQLiteConnection]>([])
+    let events: HeldEvents
 
     var clock: any CacheClock { configuration.clock }
     var storeName: String { configuration.name }
@@ -87,6 +86,7 @@ final class SQLiteEngine: StorageEngine {
     ///     against the folder's version 1 record and writes the version 2 record itself when it is done.
     init(configuration: DiskCacheConfiguration, migrating: Bool = false) throws {
         self.configuration = configuration
+        events = HeldEvents(observer: configuration.observer)
         layout = StoreLayout(root: configuration.resolvedDirectory)
         databasePath = layout.root + "/" + Self.databaseName
         largeFolderPath = layout.root + "/" + Self.largeFolderName
@@ -158,29 +158,13 @@ final class SQLiteEngine: StorageEngine {
     }
 
     func report(_ kind: CacheEvent.Kind, _ message: String, path: String?, error: (any Error)?) {
-        guard let observer = configuration.observer else { return }
+        guard configuration.observer != nil else { return }
         let error = (error as? FileError)?.cacheError ?? (error as? SQLiteError)?.cacheError ?? error
-        let event = CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error)
-        let deferred = state.withLock { state -> Bool in
-            guard state.eventHolds > 0 else { return false }
-            state.deferredEvents.append(event)
-            return true
-        }
-        if !deferred { observer(event) }
+        events.deliver(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
     }
 
     func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
-        state.withLock { $0.eventHolds += 1 }
-        defer {
-            let events = state.withLock { state -> [CacheEvent] in
-                state.eventHolds -= 1
-                guard state.eventHolds == 0 else { return [] }
-                defer { state.deferredEvents = [] }
-                return state.deferredEvents
-            }
-            for event in events { configuration.observer?(event) }
-        }
-        return try body()
+        try events.holding(body)
     }
 
     func count(_ update: (inout StatisticsCounters) -> Void) {
