@@ -31,6 +31,21 @@ extension DiskCacheConfiguration {
     /// - Complexity: O(*n*) reads, decryptions and writes for *n* entries; the file I/O runs on the caller's
     ///   thread.
     public func migrateStoreToSQLite(progress: ((Int, Int) -> Void)? = nil) throws -> Int {
+        let layout = StoreLayout(root: resolvedDirectory)
+        guard EngineSelection.recordedEngine(in: layout) == .files else { return try migrate(progress: progress) }
+        // One migration at a time: a second one waits here, then reads store.check again and finds the store
+        // moved. A lock file of its own, not store.lock, which the file engine takes itself during the copy
+        // (its statistics flush) and which flock would refuse to a second descriptor of this process. The
+        // commit deletes it; a waiter then holds the lock of a deleted file, which is still one lock.
+        let lock = try DiskStore.translatingErrors { () throws -> FileLock? in
+            try FileLock.acquire(
+                SQLiteEngine.migrationLockName, in: try Directory.open(path: layout.root), wait: true)
+        }
+        defer { lock?.unlock() }
+        return try migrate(progress: progress)
+    }
+
+    private func migrate(progress: ((Int, Int) -> Void)?) throws -> Int {
         switch EngineSelection.recordedEngine(in: StoreLayout(root: resolvedDirectory)) {
         case .sqlite:
             return 0

@@ -13,7 +13,8 @@ extension SQLiteEngine {
 
     func totals() -> (count: Int, bytes: Int) {
         let stored = try? read { try totals(on: $0) }
-        return (Int(clamping: stored?.count ?? 0), Int(clamping: stored?.bytes ?? 0))
+        // Totals edited below 0 read as 0 (verify() repairs them): limits compare without overflow.
+        return (Int(clamping: max(0, stored?.count ?? 0)), Int(clamping: max(0, stored?.bytes ?? 0)))
     }
 
     /// The stored count and bytes, on `connection`.

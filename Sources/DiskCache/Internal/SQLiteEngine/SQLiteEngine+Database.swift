@@ -136,8 +136,13 @@ extension SQLiteEngine {
     func openConnection() throws -> SQLiteConnection {
         if !isReadOnly {
             // Created owner-only before SQLite sees it: SQLite gives the -wal and -shm the database's mode, and
-            // would create the database itself with the umask's (often 0644).
-            if let fd = try? folders.root.openFile(Self.databaseName, O_RDWR | O_CREAT) { FileSystem.closeFile(fd) }
+            // would create the database itself with the umask's (often 0644). O_EXCL: only a file this call
+            // creates is opened and closed here — closing any descriptor of a database drops every POSIX lock
+            // this process holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2), and another
+            // process would then checkpoint and delete the WAL under this one's readers.
+            if let fd = try? folders.root.openFile(Self.databaseName, O_RDWR | O_CREAT | O_EXCL) {
+                FileSystem.closeFile(fd)
+            }
         }
         return try SQLiteConnection(path: databasePath, options: connectionOptions)
     }
@@ -184,7 +189,7 @@ extension SQLiteEngine {
         }
         var stale: [String] = []
         try? folders.large.forEach { name, _ in stale.append(name) }
-        for name in stale { unlinkLargeFile(name) }
+        for name in stale { unlinkLargeFile(name, of: nil) }
         report(
             .corruptEntryRemoved,
             "the database could not be used (\(error.kind)); it was moved to \(quarantine.path) and the store starts "
@@ -198,16 +203,20 @@ extension SQLiteEngine {
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try writer.withLock { connection -> T in
-            let open: SQLiteConnection
-            if let existing = connection, existing.isUsable {
-                open = existing
-            } else {
-                open = try openConnection()
-                connection = open
+        // Events reported inside (a damaged tag counter) reach the observer after the writer lock is released:
+        // an observer that writes to this store would otherwise wait for that lock forever.
+        try events.holding {
+            try writer.withLock { connection -> T in
+                let open: SQLiteConnection
+                if let existing = connection, existing.isUsable {
+                    open = existing
+                } else {
+                    open = try openConnection()
+                    connection = open
+                }
+                state.withLock { $0.writeTransactions += 1 }
+                return try open.writeTransaction { try body(open) }
             }
-            state.withLock { $0.writeTransactions += 1 }
-            return try open.writeTransaction { try body(open) }
         }
     }
 

@@ -62,10 +62,15 @@ extension SQLiteEngine {
         }
     }
 
-    /// Unlinks the large-value file `name` from `large/`, if it has a large-value file's form: a name read
-    /// from a row (which anyone with write access to the folder can edit) never reaches another path.
-    func unlinkLargeFile(_ name: String?) {
-        guard let name, Self.isLargeFileName(name) else { return }
+    /// The largest sealed record this store writes: its byte limit, or the format's bound.
+    var maxRecordSize: Int { min(configuration.byteLimit ?? .max, DiskCacheConfiguration.largestEntrySize) }
+
+    /// Unlinks the large-value file `name` from `large/`, if it has a large-value file's form and belongs to
+    /// the row `row` (starts with its name): a name read from a row (which anyone with write access to the folder
+    /// can edit) never reaches another path, nor another row's file. `row` `nil` only for a sweep of files no
+    /// row names.
+    func unlinkLargeFile(_ name: String?, of row: String?) {
+        guard let name, Self.isLargeFileName(name), row.map({ name.hasPrefix($0 + "-") }) ?? true else { return }
         try? folders.large.unlink(name)
     }
 
@@ -81,7 +86,8 @@ extension SQLiteEngine {
         let fd = try opened.get()
         defer { FileSystem.closeFile(fd) }
         let status = try FileSystem.status(of: fd, path: largeFolderPath + "/" + file)
-        guard status.isRegularFile, status.size == row.size else { return }
+        // Nothing is allocated from an untrusted size: no file larger than any entry this store writes.
+        guard status.isRegularFile, status.size == row.size, status.size <= maxRecordSize else { return }
         let (bytes, count) = try FileSystem.readContents(fd, status: status, path: largeFolderPath + "/" + file)
         row.sealed = bytes
         row.sealedCount = count

@@ -66,16 +66,18 @@ extension SQLiteEngine {
     /// Deletes every row, a batch per transaction, unlinking each batch's files after it commits.
     private func deleteAllRows(total: Int, done: inout Int, progress: (Int, Int) -> Void) throws {
         while true {
-            let (deleted, files) = try write { connection -> (Int, [String]) in
-                var files: [String] = []
+            let (deleted, files) = try write { connection -> (Int, [(String, String)]) in
+                var files: [(String, String)] = []
                 var ids: [Int64] = []
                 var bytes = 0
-                try connection.withStatement("SELECT id, size, file FROM entry LIMIT ?1") { statement in
+                try connection.withStatement("SELECT id, size, file, name FROM entry LIMIT ?1") { statement in
                     try statement.bind(Int64(Self.batchSize), at: 1)
                     while try statement.step() {
                         ids.append(statement.int64(at: 0))
-                        bytes += Int(statement.int64(at: 1))
-                        if let file = try statement.text(at: 2) { files.append(file) }
+                        bytes &+= Int(truncatingIfNeeded: statement.int64(at: 1))
+                        if let file = try statement.text(at: 2) {
+                            files.append((file, try statement.text(at: 3) ?? ""))
+                        }
                     }
                 }
                 for id in ids {
@@ -84,10 +86,10 @@ extension SQLiteEngine {
                         _ = try $0.step()
                     }
                 }
-                try moveTotals(count: -ids.count, bytes: -bytes, on: connection)
+                try moveTotals(count: -ids.count, bytes: 0 &- bytes, on: connection)
                 return (ids.count, files)
             }
-            for file in files { unlinkLargeFile(file) }
+            for (file, row) in files { unlinkLargeFile(file, of: row) }
             guard deleted > 0 else { return }
             for _ in 0..<deleted {
                 done += 1
@@ -241,7 +243,7 @@ extension SQLiteEngine {
                     return try $0.step()
                 }
             }
-            if named == false { unlinkLargeFile(name) }
+            if named == false { unlinkLargeFile(name, of: nil) }
         }
     }
 
@@ -252,7 +254,7 @@ extension SQLiteEngine {
         SQLiteEntryRow(
             name: try statement.text(at: 5) ?? "", serial: statement.int64(at: 0),
             removable: statement.isNull(at: 1) ? nil : statement.int64(at: 1), accessed: statement.int64(at: 2),
-            size: Int(clamping: statement.int64(at: 3)), file: try statement.text(at: 4))
+            size: Int(clamping: max(0, statement.int64(at: 3))), file: try statement.text(at: 4))
     }
 
     func trim(toBytes bytes: Int?, toCount count: Int?) throws -> Int {
@@ -302,7 +304,7 @@ extension SQLiteEngine {
                         while try statement.step() {
                             let row = try Self.metadataRow(from: statement)
                             rows.append(row)
-                            freedBytes += row.size
+                            freedBytes &+= row.size
                             if freedBytes >= excessBytes && rows.count >= excessCount { break }
                         }
                         return rows

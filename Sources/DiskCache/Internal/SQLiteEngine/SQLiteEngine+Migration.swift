@@ -16,7 +16,11 @@ extension SQLiteEngine {
     /// What the file engine leaves behind in a migrated folder, deleted once the version 2 record is in place.
     static let migrationLeftovers = [
         StoreLayout.entriesName, TagCounters.folderName, StoreLayout.statisticsName, StoreLayout.storeLockName,
+        migrationLockName,
     ]
+
+    /// The lock file that keeps two migrations of one store apart.
+    static let migrationLockName = "migrate.lock"
 
     /// Copies every live entry of `files` into this engine, re-sealed under this store's binding and epoch and
     /// re-stamped with this store's tag counters, then removes rows no live entry matches (left by an

@@ -91,7 +91,9 @@ extension SQLiteEngine {
         var row = SQLiteEntryRow(
             name: name, serial: statement.int64(at: 0),
             removable: statement.isNull(at: 1) ? nil : statement.int64(at: 1), accessed: statement.int64(at: 2),
-            size: Int(clamping: statement.int64(at: 3)), file: try statement.text(at: 4))
+            // A size edited below 0 is kept at 0: the row is then corrupt (its record is longer) and the sums
+            // that follow cannot overflow.
+            size: Int(clamping: max(0, statement.int64(at: 3))), file: try statement.text(at: 4))
         if row.file == nil {
             try statement.withBlob(at: valueColumn) { blob in
                 let bytes = UninitializedBytes(count: blob.count)
@@ -155,7 +157,9 @@ extension SQLiteEngine {
     /// Notes a hit's access for the next recency write, when the stored access is a resolution old.
     func noteAccess(of row: SQLiteEntryRow) {
         let now = Self.milliseconds(clock.now)
-        guard now - row.accessed >= Self.recencyResolution || now < row.accessed else { return }
+        // An access time edited to an extreme is simply rewritten: no arithmetic on it may trap.
+        let (age, overflow) = now.subtractingReportingOverflow(row.accessed)
+        guard overflow || age >= Self.recencyResolution || age < 0 else { return }
         state.withLock { $0.recency[row.name] = now }
     }
 
@@ -211,7 +215,7 @@ extension SQLiteEngine {
                     binding: .storeRow(name: name, file: file), key: epoch.sealingSubkey, to: fd, path: path)
             }
         }
-        unlinkLargeFile(replaced)
+        unlinkLargeFile(replaced, of: name)
         count { $0.insertions += 1 }
         try enforceLimits(sparing: name)
     }
@@ -244,7 +248,7 @@ extension SQLiteEngine {
             if let sealed { try statement.bind(borrowing: sealed, at: 7) } else { try statement.bindNull(at: 7) }
             _ = try statement.step()
         }
-        try moveTotals(count: old == nil ? 1 : 0, bytes: size - (old?.0 ?? 0), on: connection)
+        try moveTotals(count: old == nil ? 1 : 0, bytes: size &- (old?.0 ?? 0), on: connection)
         try flushRecencyIfDue(on: connection)
         return old?.1.flatMap { $0 == file ? nil : $0 }
     }
@@ -283,11 +287,11 @@ extension SQLiteEngine {
                     try $0.bind(name, at: 1)
                     _ = try $0.step()
                 }
-                try moveTotals(count: -1, bytes: -found.0, on: connection)
+                try moveTotals(count: -1, bytes: 0 &- found.0, on: connection)
                 return .some(found.1)
             }
         }
-        if case .some(let file) = file { unlinkLargeFile(file) }
+        if case .some(let file) = file { unlinkLargeFile(file, of: name) }
     }
 
     /// Removes each of `rows` that is still the row read (same name and serial), in batches, and unlinks
@@ -311,11 +315,11 @@ extension SQLiteEngine {
                         }
                         if connection.changes > 0 { gone.append(row) }
                     }
-                    try moveTotals(count: -gone.count, bytes: -gone.reduce(0) { $0 + $1.size }, on: connection)
+                    try moveTotals(count: -gone.count, bytes: 0 &- gone.reduce(0) { $0 &+ $1.size }, on: connection)
                     return gone
                 }
             }
-            for row in gone { unlinkLargeFile(row.file) }
+            for row in gone { unlinkLargeFile(row.file, of: row.name) }
             removed += gone.count
         }
         return removed
