@@ -105,16 +105,18 @@ struct ClusterConnectionTests {
         // Then every value comes back in order, the strayed key through one MOVED
         #expect(read.map { try? $0.get() } == keys.map { .bulkString($0) })
         #expect(connection.statistics.movedRedirects == 1)
-        // And each primary got its hundred or so commands in far fewer system calls than commands (a handful
-        // when idle, 8 seen beside two CPU burners under ThreadSanitizer; 190 and more when each command is
-        // sent on its own)
+        // And each primary got its hundred or so commands in far fewer system calls than commands: a handful
+        // when idle, 8 beside two CPU burners under ThreadSanitizer, 32 for 96 commands in a CI run under
+        // ThreadSanitizer on a loaded machine (the I/O thread woken and the replies read in more pieces); each
+        // command sent on its own costs at least two calls (190 and more). Half the commands keeps the two
+        // apart by a factor of four without counting on the scheduler.
         let after = connection.nodeStatistics
         for primary in topology.primaries {
             let calls = { (statistics: RedisConnection.Statistics?) in
                 (statistics?.writes ?? 0) + (statistics?.callerSystemCalls ?? 0)
             }
             let commands = keys.filter { topology.primary(for: HashSlot(key: $0)) == primary }.count
-            #expect(calls(after[primary]) - calls(before[primary]) <= commands / 4)
+            #expect(calls(after[primary]) - calls(before[primary]) <= commands / 2)
         }
         await connection.close()
     }
