@@ -1,6 +1,12 @@
 import CacheCore
 import CacheCrypto
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -84,5 +90,33 @@ enum KeyCheckRecord {
             throw damaged("authentication failed although the key fingerprint matches")
         }
         return file.bytes(at: 8, count: saltSize)
+    }
+
+    /// Reads the record file in the store folder `root`, for either engine, with the status of the file read;
+    /// `nil` when it does not exist.
+    ///
+    /// The file is opened without following a link and without blocking, and must be a regular file of the
+    /// record's exact size before a byte is read: a FIFO, a link or a huge sparse file there is a damaged record
+    /// (a clear error; nothing is deleted), never a hang or a large allocation.
+    static func readFile(in root: Directory, path: String, storeName: String) throws -> (Data, FileStatus)? {
+        let opened: Result<Int32, FileError> = Result { () throws(FileError) in
+            try root.openFile(StoreLayout.checkRecordName, O_RDONLY)
+        }
+        if case .failure(let error) = opened {
+            if error.isNotFound { return nil }
+            if error.isForeignItem {
+                throw damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
+            }
+        }
+        let fd = try opened.get()
+        defer { FileSystem.closeFile(fd) }
+        let status = try FileSystem.status(of: fd, path: path)
+        guard status.isRegularFile else {
+            throw damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
+        }
+        guard status.size == size else {
+            throw damaged("wrong length \(status.size)", path: path, storeName: storeName)
+        }
+        return (try FileSystem.readSmallFile(fd, count: size, path: path), status)
     }
 }

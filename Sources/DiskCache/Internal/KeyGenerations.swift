@@ -72,30 +72,13 @@ final class KeyGenerations: Sendable {
 
     /// Reads and checks `store.check` in the store folder `root`; `nil` when it does not exist.
     ///
-    /// The file is opened without following a link and without blocking, and must be a regular file of
-    /// the record's exact size before a byte is read: a FIFO, a link or a huge sparse file there is a
-    /// damaged record (a clear error; nothing is deleted), never a hang or a large allocation.
+    /// The file is read by ``KeyCheckRecord/readFile(in:path:storeName:)``: a FIFO, a link or a file of the
+    /// wrong size there is a damaged record (a clear error; nothing is deleted).
     func readRecord(in root: Directory) throws -> (Epoch, FileStatus)? {
         let path = layout.checkRecord
-        let fd: Int32
-        do {
-            fd = try root.openFile(StoreLayout.checkRecordName, O_RDONLY)
-        } catch  where error.isNotFound {
+        guard let (data, status) = try KeyCheckRecord.readFile(in: root, path: path, storeName: storeName) else {
             return nil
-        } catch  where error.isForeignItem {
-            throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
-        } catch {
-            throw error
         }
-        defer { FileSystem.closeFile(fd) }
-        let status = try FileSystem.status(of: fd, path: path)
-        guard status.isRegularFile else {
-            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
-        }
-        guard status.size == KeyCheckRecord.size else {
-            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
-        }
-        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
         let salt = try KeyCheckRecord.salt(from: data, master: master, path: path, storeName: storeName)
         return (try epoch(salt: salt), status)
     }

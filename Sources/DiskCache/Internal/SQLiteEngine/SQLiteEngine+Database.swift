@@ -80,25 +80,9 @@ extension SQLiteEngine {
 
     private func readCheckRecord() throws -> Data? {
         let path = layout.checkRecord
-        let opened: Result<Int32, FileError> = Result { () throws(FileError) in
-            try folders.root.openFile(StoreLayout.checkRecordName, O_RDONLY)
+        guard let (data, _) = try KeyCheckRecord.readFile(in: folders.root, path: path, storeName: storeName) else {
+            return nil
         }
-        if case .failure(let error) = opened {
-            if error.isNotFound { return nil }
-            if error.isForeignItem {
-                throw KeyCheckRecord.damaged("a symbolic link, not a regular file", path: path, storeName: storeName)
-            }
-        }
-        let fd = try opened.get()
-        defer { FileSystem.closeFile(fd) }
-        let status = try FileSystem.status(of: fd, path: path)
-        guard status.isRegularFile else {
-            throw KeyCheckRecord.damaged("\(status.kind), not a regular file", path: path, storeName: storeName)
-        }
-        guard status.size == KeyCheckRecord.size else {
-            throw KeyCheckRecord.damaged("wrong length \(status.size)", path: path, storeName: storeName)
-        }
-        let data = try FileSystem.readSmallFile(fd, count: KeyCheckRecord.size, path: path)
         if data.count > 4, data[data.startIndex + 4] == KeyCheckRecord.version {
             throw CacheError(
                 .unsupportedFormat,
