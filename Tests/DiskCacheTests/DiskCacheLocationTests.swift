@@ -1,6 +1,8 @@
 import CacheCore
 import CacheCrypto
+import CacheTesting
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import DiskCache
@@ -21,5 +23,29 @@ import Testing
         #expect(
             try MasterKeyLocation.xdgKeysFolder(environment: environment).path == "/home/alice/.local/share/strata/keys"
         )
+    }
+
+    @Test(arguments: TestStore.engines)
+    func aStoreNamedThroughALinkedFolderOpensAndFindsItsEntries(engine: Engine) throws {
+        // Given a store, and a symbolic link to the folder holding it (as /tmp and /var are on macOS)
+        let folder = TemporaryFolder()
+        let real = folder.url.appendingPathComponent("real", isDirectory: true)
+        try FileManager.default.createDirectory(at: real, withIntermediateDirectories: false)
+        let linked = folder.url.appendingPathComponent("linked", isDirectory: true)
+        try FileManager.default.createSymbolicLink(at: linked, withDestinationURL: real)
+        func open(_ parent: URL) throws -> DiskCache<String, Data> {
+            try DiskCache(
+                configuration: DiskCacheConfiguration(
+                    name: "tests", directory: parent.appendingPathComponent("store"),
+                    masterKeySource: .masterKey(TestKeys.primary), clock: ManualClock(), engine: engine))
+        }
+
+        // When the store is created through the link, then opened through the real path and the link again
+        try open(linked).setValue(Data("v".utf8), forKey: "k")
+
+        // Then each open finds the entry (SQLite refuses a link anywhere in a database's path unless the
+        // folders above it are resolved first)
+        #expect(try open(real).value(forKey: "k") == Data("v".utf8))
+        #expect(try open(linked).value(forKey: "k") == Data("v".utf8))
     }
 }

@@ -60,8 +60,9 @@ final class SQLiteConnection {
     /// Before SQLite sees the path, the database, its `-wal` and its `-shm` are checked with `lstat`: a link,
     /// FIFO, folder or device there fails with ``SQLiteError/Kind/notRegularFile`` (so a FIFO can never block
     /// the open, and a link is refused even where `SQLITE_OPEN_NOFOLLOW`, which SQLite applies to the
-    /// database file only, does not reach). The database is opened with `SQLITE_OPEN_NOFOLLOW` too, which
-    /// closes most of the window between that check and the open. Opening reads the schema once, so a file
+    /// database's path only, does not reach). The database is opened with `SQLITE_OPEN_NOFOLLOW` too, which
+    /// closes most of the window between that check and the open, by a path whose folders are resolved
+    /// first (``pathThroughLinkedFolders(_:)``). Opening reads the schema once, so a file
     /// that is not a database fails here with ``SQLiteError/Kind/corrupt``.
     ///
     /// - Parameters:
@@ -87,7 +88,7 @@ final class SQLiteConnection {
             flags |= SQLITE_OPEN_READWRITE | (options.createIfMissing ? SQLITE_OPEN_CREATE : 0)
         }
         var handle: OpaquePointer?
-        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        let result = sqlite3_open_v2(Self.pathThroughLinkedFolders(path), &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             var error = SQLiteError(
                 resultCode: handle.map { sqlite3_extended_errcode($0) } ?? result, database: handle,
@@ -260,6 +261,21 @@ final class SQLiteConnection {
 
     /// Throws ``SQLiteError/Kind/notRegularFile`` when something other than a regular file is at `path`;
     /// nothing there, or a path `lstat` cannot reach, is left for SQLite to report.
+    /// `path` with the folders above the database resolved (`realpath(3)`); `path` itself when its folder
+    /// cannot be resolved (SQLite then reports the open's failure).
+    ///
+    /// `SQLITE_OPEN_NOFOLLOW` refuses a link in any component of the path SQLite walks, not only at the
+    /// database: a store in a linked folder (`/tmp` and `/var` on macOS, a home or caches folder moved behind
+    /// a link, a store named through a link) would never open. Those folders are the caller's choice, as they
+    /// are for the file engine; a link at the database itself is still refused, by `refuseForeignItem` and by
+    /// the flag.
+    static func pathThroughLinkedFolders(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return path }
+        guard let resolved = realpath(String(path[..<slash]), nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved) + path[slash...]
+    }
+
     private static func refuseForeignItem(at path: String) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
