@@ -9,8 +9,9 @@ extension DiskCacheConfiguration {
     ///
     /// A plain value; thread-safe.
     public enum Engine: Sendable, Hashable, CaseIterable {
-        /// Opens an existing store with the engine it was created with; creates a new store with
-        /// ``files``.
+        /// Opens an existing store with the engine it was created with (a file store stays one until it is
+        /// migrated, see ``DiskCacheConfiguration/migrateStoreToSQLite(progress:)``); creates a new store with
+        /// ``sqlite``.
         case automatic
         /// One AES-256-GCM file per entry under `entries/`, named by the key's keyed hash.
         case files

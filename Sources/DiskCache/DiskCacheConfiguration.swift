@@ -86,7 +86,7 @@ public struct DiskCacheConfiguration: Sendable {
     ///   - clock: The wall clock; the system clock by default.
     ///   - observer: Receives ``CacheEvent``s; `nil` by default.
     ///   - engine: The storage engine; ``Engine/automatic`` by default (an existing store's own engine, the
-    ///     file-per-entry engine for a new one).
+    ///     SQLite engine for a new one).
     public init(
         name: String,
         directory: URL? = nil,

@@ -44,10 +44,43 @@ import Testing
         }
         let automatic = try DiskCache<String, Data>(configuration: configuration(.automatic))
         #expect(automatic.engine is FileEngine)
+        #expect(try automatic.value(forKey: "k") == Data("v".utf8))
+        // Written to under .automatic, it is still a file store: no database appeared beside it.
+        try automatic.setValue(Data("w".utf8), forKey: "k2")
+        #expect(try recordedVersion() == KeyCheckRecord.version)
+        #expect(!FileManager.default.fileExists(atPath: folder.store.path + "/" + SQLiteEngine.databaseName))
+        #expect(entryFileNames(inStore: folder.store).count == 2)
         let error = #expect(throws: CacheError.self) {
             try DiskCache<String, Data>(configuration: configuration(.sqlite))
         }
         #expect(error?.code == .unsupportedFormat)
+    }
+
+    @Test func aNewStoreUnderAutomaticIsASQLiteStore() throws {
+        // Given an empty folder and the default engine option
+        #expect(DiskCacheConfiguration(name: "tests").engine == .automatic)
+
+        // When a store is created in it and written to
+        let cache = try DiskCache<String, Data>(configuration: configuration(.automatic))
+        try cache.setValue(Data("v".utf8), forKey: "k")
+
+        // Then it is a SQLite store, recorded as one (store.check version 2), with no entry files
+        #expect(cache.engine is SQLiteEngine)
+        #expect(try recordedVersion() == KeyCheckRecord.sqliteVersion)
+        #expect(FileManager.default.fileExists(atPath: folder.store.path + "/" + SQLiteEngine.databaseName))
+        #expect(!FileManager.default.fileExists(atPath: folder.store.path + "/" + StoreLayout.entriesName))
+        // and it opens as one again, by either option that allows it
+        for engine in [Engine.automatic, .sqlite] {
+            let reopened = try DiskCache<String, Data>(configuration: configuration(engine))
+            #expect(reopened.engine is SQLiteEngine)
+            #expect(try reopened.value(forKey: "k") == Data("v".utf8))
+        }
+    }
+
+    /// The version byte of the folder's key-check record (Docs/DiskFormat.md): 1 for files, 2 for SQLite.
+    private func recordedVersion() throws -> UInt8 {
+        let record = try Data(contentsOf: folder.store.appendingPathComponent(StoreLayout.checkRecordName))
+        return try #require(record.count > 4 ? record[record.startIndex + 4] : nil)
     }
 
     @Test func anotherMasterKeyIsRefusedAndDeletesNothing() throws {

@@ -22,7 +22,9 @@ enum EngineSelection {
         /// Version 1: the file engine.
         case files
         /// Something that cannot be read as a record (a link, a FIFO, a folder, a short file): the engine
-        /// asked for (the file engine under `.automatic`) opens and reports the damage.
+        /// asked for opens and reports the damage. Under `.automatic` that is the file engine, not the new-store
+        /// default: the folder holds a store whose engine is unknown, and choosing one must not look like
+        /// creating a new store.
         case unreadable
         /// Version 2: the SQLite engine.
         case sqlite
@@ -35,10 +37,9 @@ enum EngineSelection {
     static func openEngine(_ configuration: DiskCacheConfiguration) throws -> any StorageEngine {
         let recorded = recordedEngine(in: StoreLayout(root: configuration.resolvedDirectory))
         switch (configuration.engine, recorded) {
-        case (.files, .none), (.files, .files), (.automatic, .none), (.automatic, .files), (.files, .unreadable),
-            (.automatic, .unreadable):
+        case (.files, .none), (.files, .files), (.automatic, .files), (.files, .unreadable), (.automatic, .unreadable):
             return try FileEngine(configuration: configuration)
-        case (.sqlite, .none), (.sqlite, .sqlite), (.automatic, .sqlite), (.sqlite, .unreadable):
+        case (.sqlite, .none), (.sqlite, .sqlite), (.automatic, .none), (.automatic, .sqlite), (.sqlite, .unreadable):
             return try SQLiteEngine(configuration: configuration)
         case (.files, .sqlite):
             throw mismatch(configuration, recorded: "the SQLite engine", asked: "files")
