@@ -18,8 +18,9 @@ import Darwin
 @Suite struct HostileStoreMessageTests {
     static let timeout = 30.0
 
-    /// A store holding `k` and the path of the fan-out folder its entry sits in.
+    /// A file store holding `k` and the path of the fan-out folder its entry sits in.
     static func storeWithOneEntry(_ harness: StrataHarness) throws -> String {
+        try harness.makeFileStore()
         #expect(try harness.run(["set", "k", "v"]).status == 0)
         let name = try #require(HostileStoreTests.entryNames(harness).first)
         return harness.store.path + "/entries/" + name.prefix(2)
@@ -105,11 +106,12 @@ import Darwin
         #expect(!line.contains("Error Domain"))
     }
 
-    @Test(.enabled(if: Mounts.available, Comment(rawValue: Mounts.requirement)))
-    func execOnAStoreItCannotChangeRunsTheCommandWithoutCaching() throws {
-        // Given a store this process can only read
+    @Test(.enabled(if: Mounts.available, Comment(rawValue: Mounts.requirement)), arguments: [false, true])
+    func execOnAStoreItCannotChangeRunsTheCommandWithoutCaching(fileStore: Bool) throws {
+        // Given a store (the tool's own, or a file store) this process can only read
         let harness = try StrataHarness()
-        _ = try Self.storeWithOneEntry(harness)
+        if fileStore { try harness.makeFileStore() }
+        #expect(try harness.run(["set", "k", "v"]).status == 0)
         let mount = try Mounts.bindReadOnly(harness.store, at: harness.store)
         defer { mount.unmount() }
         let command = ["exec", "--", "/bin/sh", "-c", "echo out; echo err >&2; exit 0"]

@@ -38,8 +38,10 @@ extension HostileItem {
 
     @Test(arguments: HostileItem.allCases)
     func everyCommandIsBoundedKeepsTheCanaryAndTheOtherEntries(item: HostileItem) throws {
-        // Given a store with "victim" and "keep" (in another fan-out folder) and a locked key file
+        // Given a file store (the items sit where its files belong) with "victim" and "keep" (in another
+        // fan-out folder) and a locked key file
         let harness = try StrataHarness()
+        try harness.makeFileStore()
         #expect(try harness.run(["set", "victim", "v"]).status == 0)
         let victim = try #require(Self.entryNames(harness).first)
         #expect(try harness.run(["exec", "--ttl", "1h", "--", "/bin/true"]).status == 0)
@@ -109,8 +111,9 @@ extension HostileItem {
     }
 
     @Test func fifoAtAnEntryIsNamedByGetVerifyAndLsWithoutWaiting() throws {
-        // Given a FIFO (no writer) where the entry of "k" belongs, beside a sound entry
+        // Given a FIFO (no writer) where the entry of "k" belongs in a file store, beside a sound entry
         let harness = try StrataHarness()
+        try harness.makeFileStore()
         #expect(try harness.run(["set", "k", "v"]).status == 0)
         let name = try #require(Self.entryNames(harness).first)
         #expect(try harness.run(["set", "other", "o"]).status == 0)
@@ -165,6 +168,7 @@ extension HostileItem {
     @Test(.enabled(if: getuid() != 0, "root reads files whatever their mode"))
     func verifyNamesAnEntryItCannotReadAsCannotReadPathReason() throws {
         let harness = try StrataHarness()
+        try harness.makeFileStore()
         #expect(try harness.run(["set", "k", "v"]).status == 0)
         let name = try #require(Self.entryNames(harness).first)
         let path = harness.store.path + "/entries/" + name.prefix(2) + "/" + name

@@ -4,8 +4,9 @@ import Testing
 /// Unreadable entries, symbolic links to a store, and missing key files.
 @Suite(.serialized)
 struct StoreTroubleTests {
-    /// Stores k1…k8, then replaces one entry file with a directory; returns that key.
+    /// Stores k1…k8 in a file store, then replaces one entry file with a directory; returns that key.
     private func storeWithOneDirectoryEntry(_ harness: StrataHarness) throws -> String {
+        try harness.makeFileStore()
         for index in 1...8 { #expect(try harness.run(["set", "k\(index)", "v\(index)"]).status == 0) }
         let entries = harness.store.appendingPathComponent("entries")
         let files = try FileManager.default.subpathsOfDirectory(atPath: entries.path).filter { $0.count == 67 }

@@ -1,3 +1,4 @@
+import DiskCache
 import Foundation
 import StrataTestSupport
 import Testing
@@ -29,6 +30,18 @@ final class StrataHarness: Sendable {
     init() throws {
         store = folder.url.appendingPathComponent("store", isDirectory: true)
         key = Self.randomKey()
+    }
+
+    /// Creates the store folder as a store of the file engine, under this harness's key, empty.
+    ///
+    /// The tool creates SQLite stores; it opens an existing store with the engine the store records. Tests of
+    /// what the commands do about the file engine's own items (entry files, fan-out folders) start here.
+    func makeFileStore() throws {
+        let key = try #require(Data(base64Encoded: key))
+        _ = try DiskCache<String, Data>(
+            configuration: DiskCacheConfiguration(
+                name: "strata", directory: store, masterKeySource: .masterKey(key), engine: .files),
+            codec: .data)
     }
 
     /// A fresh base64 master key of 32 random bytes.
