@@ -11,7 +11,7 @@ enum DiskGet1M {
         let valueSize = 1 << 20
         let keys = DiskFixture.keys(valueCount, prefix: "large")
         let value = DiskFixture.randomBytes(valueSize, seed: 1 << 20)
-        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-1m-strata"))
+        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-1m-strata"), engine: .files)
         let plain = PlainFileStore(directory: try context.makeDirectory("disk-get-1m-plain"), fsync: false)
         let floorStore = try FloorStore.open(in: try context.makeDirectory("disk-get-1m-floor"))
         for key in keys {

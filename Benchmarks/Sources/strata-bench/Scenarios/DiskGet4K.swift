@@ -10,7 +10,7 @@ enum DiskGet4K {
         let keyCount = context.size(full: 10_000, quick: 1_000)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(4096, seed: 44)
-        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-4k-strata"))
+        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-get-4k-strata"), engine: .files)
         let plain = PlainFileStore(directory: try context.makeDirectory("disk-get-4k-plain"), fsync: false)
         let floorStore = try FloorStore.open(in: try context.makeDirectory("disk-get-4k-floor"))
         for key in keys {

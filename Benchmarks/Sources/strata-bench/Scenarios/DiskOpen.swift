@@ -11,7 +11,7 @@ enum DiskOpen {
         let keys = DiskFixture.keys(entryCount)
         let value = DiskFixture.randomBytes(100, seed: 100)
         do {
-            let cache = try DiskFixture.openCache(in: directory)
+            let cache = try DiskFixture.openCache(in: directory, engine: .files)
             for key in keys { try cache.setValue(value, forKey: key) }
         }
         let probe = keys[entryCount / 2]
@@ -22,7 +22,7 @@ enum DiskOpen {
                 var cache: DiskCache<String, Data>?
                 var hit: Data?
                 let elapsed = try measureNanoseconds {
-                    cache = try DiskFixture.openCache(in: directory)
+                    cache = try DiskFixture.openCache(in: directory, engine: .files)
                     hit = try cache?.value(forKey: probe)
                 }
                 try expect(hit == value, "the first read after open missed")
@@ -47,7 +47,7 @@ enum DiskOpen {
             strata: {
                 var cache: DiskCache<String, Data>?
                 let elapsed = try measureNanoseconds {
-                    cache = try DiskFixture.openCache(in: directory, byteLimit: 1 << 40)
+                    cache = try DiskFixture.openCache(in: directory, byteLimit: 1 << 40, engine: .files)
                     try cache?.setValue(value, forKey: "extra-\(extraKey)")
                 }
                 extraKey += 1

@@ -25,7 +25,8 @@ enum DiskPeer {
         var results: [ScenarioResult] = []
         for (label, size) in [("100b", 100), ("4k", 4096)] {
             let value = DiskFixture.randomBytes(size, seed: UInt64(size))
-            let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-peer-\(label)-strata"))
+            let cache = try DiskFixture.openCache(
+                in: try context.makeDirectory("disk-peer-\(label)-strata"), engine: .files)
             let sqlite = try DiskFixture.openCache(
                 in: try context.makeDirectory("disk-peer-\(label)-sqlite"), engine: .sqlite)
             let plain = PlainFileStore(directory: try context.makeDirectory("disk-peer-\(label)-plain"), fsync: false)

@@ -34,7 +34,8 @@ enum DiskSQLite1M {
             totalBytes / (try measureNanoseconds { for key in keys { try store.setValue(value, forKey: key) } }) * 1e3
         }
 
-        let getFiles = try DiskFixture.openCache(in: try context.makeDirectory("disk-sqlite-get-1m-files"))
+        let getFiles = try DiskFixture.openCache(
+            in: try context.makeDirectory("disk-sqlite-get-1m-files"), engine: .files)
         let getSQLite = try DiskFixture.openCache(
             in: try context.makeDirectory("disk-sqlite-get-1m-sqlite"), engine: .sqlite)
         for key in keys {
@@ -46,7 +47,8 @@ enum DiskSQLite1M {
             baseline: { try getRate(getFiles, "DiskCache (file engine)") }
         )
 
-        let setFiles = try DiskFixture.openCache(in: try context.makeDirectory("disk-sqlite-set-1m-files"))
+        let setFiles = try DiskFixture.openCache(
+            in: try context.makeDirectory("disk-sqlite-set-1m-files"), engine: .files)
         let setSQLite = try DiskFixture.openCache(
             in: try context.makeDirectory("disk-sqlite-set-1m-sqlite"), engine: .sqlite)
         let sets = try context.diskRounds.run(

@@ -11,7 +11,7 @@ enum DiskSet4K {
         let keyCount = context.size(full: 10_000, quick: 500)
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(4096, seed: 4)
-        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-set-4k-strata"))
+        let cache = try DiskFixture.openCache(in: try context.makeDirectory("disk-set-4k-strata"), engine: .files)
         let plain = PlainFileStore(directory: try context.makeDirectory("disk-set-4k-plain"), fsync: false)
         let floorStore = try FloorStore.open(in: try context.makeDirectory("disk-set-4k-floor"))
 

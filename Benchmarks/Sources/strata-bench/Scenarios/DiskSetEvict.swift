@@ -50,7 +50,7 @@ enum DiskSetEvict {
         let cache = try DiskCache<String, Data>(
             configuration: DiskCacheConfiguration(
                 name: "strata-bench", directory: directory, countLimit: limit, lowWaterFraction: fraction,
-                masterKeySource: .masterKey(DiskFixture.masterKey)),
+                masterKeySource: .masterKey(DiskFixture.masterKey), engine: .files),
             codec: .data)
         let value = DiskFixture.randomBytes(1024, seed: 8)
         for key in DiskFixture.keys(limit, prefix: "fill") { try cache.setValue(value, forKey: key) }

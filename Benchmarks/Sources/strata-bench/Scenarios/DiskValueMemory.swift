@@ -62,12 +62,12 @@ enum DiskValueMemory {
             var produced = 0
             switch kind {
             case .strataSet:
-                let cache = try DiskFixture.openCache(in: directory.appendingPathComponent("store"))
+                let cache = try DiskFixture.openCache(in: directory.appendingPathComponent("store"), engine: .files)
                 try cache.setValue(makeValue(bytes), forKey: "value")
             case .plainWrite:
                 try makeValue(bytes).write(to: plainFile)
             case .strataGet:
-                let cache = try DiskFixture.openCache(in: directory.appendingPathComponent("store"))
+                let cache = try DiskFixture.openCache(in: directory.appendingPathComponent("store"), engine: .files)
                 produced = try cache.value(forKey: "value")?.count ?? 0
             case .plainRead:
                 produced = try Data(contentsOf: plainFile).count

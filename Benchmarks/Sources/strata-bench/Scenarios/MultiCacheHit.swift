@@ -16,7 +16,7 @@ enum MultiCacheHit {
         let keys = DiskFixture.keys(keyCount)
         let value = DiskFixture.randomBytes(100, seed: 0x3C)
         let memory = try MemoryCache<String, Data>()
-        let disk = try DiskFixture.openCache(in: try context.makeDirectory("multicache-disk"))
+        let disk = try DiskFixture.openCache(in: try context.makeDirectory("multicache-disk"), engine: .files)
         let multi = try MultiCache<String, Data>(tiers: [.init(memory, name: "memory"), .init(disk, name: "disk")])
         for key in keys { try await multi.setValue(value, forKey: key, expiry: .never) }
         let lookups = [Int].randomIndices(context.size(full: 200_000, quick: 50_000), below: keyCount, seed: 0x3D)

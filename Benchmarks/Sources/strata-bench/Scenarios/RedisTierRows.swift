@@ -211,7 +211,7 @@ enum RedisTierRows {
             let keys = DiskFixture.keys(2_000)
             let value = DiskFixture.randomBytes(100, seed: 0x3C)
             let memory = try MemoryCache<String, Data>()
-            let disk = try DiskFixture.openCache(in: try context.makeDirectory("redis-multi"))
+            let disk = try DiskFixture.openCache(in: try context.makeDirectory("redis-multi"), engine: .files)
             let redis = try tier("multicache")
             let with = try MultiCache<String, Data>([memory, disk, redis])
             let without = try MultiCache<String, Data>([memory, disk])

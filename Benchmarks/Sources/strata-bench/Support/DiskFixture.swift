@@ -7,14 +7,16 @@ enum DiskFixture {
     /// fixed key keeps stores reopenable within a run.
     static let masterKey = Data((0..<32).map { UInt8($0 &* 7 &+ 1) })
 
-    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `byteLimit`;
-    /// a new store gets the file-per-entry engine unless `engine` names another (`.automatic` creates
-    /// `.files`).
+    /// Opens an encrypted DiskCache for `Data` values in `directory`, with no size limit unless `byteLimit`,
+    /// on `engine`.
+    ///
+    /// The engine has no default: `.automatic` creates SQLite stores since issue 24, and a row must keep
+    /// measuring the engine its history and its baseline were recorded on.
     static func openCache(
         in directory: URL,
         byteLimit: Int? = nil,
         durability: DiskCacheConfiguration.Durability = .none,
-        engine: DiskCacheConfiguration.Engine = .automatic
+        engine: DiskCacheConfiguration.Engine
     ) throws -> DiskCache<String, Data> {
         let configuration = DiskCacheConfiguration(
             name: "strata-bench",
