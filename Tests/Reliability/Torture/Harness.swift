@@ -81,12 +81,19 @@ enum Store {
 
     static var masterKeyBase64: String { masterKey.base64EncodedString() }
 
+    /// Opens (creating if needed) the store in `directory` on `engine`.
+    ///
+    /// The file engine unless told: the scenarios edit, count, fill and graft its entry files, and were
+    /// written for it. `.automatic` creates SQLite stores (issue 24), and so does the `strata` tool; a
+    /// scenario that drives the tool on a file store creates the store here first, and the tool then opens it
+    /// with the engine it records.
     static func open(
         _ directory: URL,
         byteLimit: Int? = nil,
         durability: DiskCacheConfiguration.Durability = .none,
         key: Data = masterKey,
-        observer: CacheObserver? = nil
+        observer: CacheObserver? = nil,
+        engine: DiskCacheConfiguration.Engine = .files
     ) throws -> DiskCache<String, Data> {
         let configuration = DiskCacheConfiguration(
             name: "reliability",
@@ -94,7 +101,8 @@ enum Store {
             byteLimit: byteLimit,
             durability: durability,
             masterKeySource: .masterKey(key),
-            observer: observer
+            observer: observer,
+            engine: engine
         )
         return try DiskCache<String, Data>(configuration: configuration, codec: .data)
     }

@@ -38,6 +38,8 @@ enum Hostile {
         for round in 0..<rounds {
             let folder = work.appendingPathComponent("round-\(round)")
             let store = folder.appendingPathComponent("store")
+            // A file store: the places planted are the file engine's (entries/, fan-out folders, entry files).
+            _ = try Store.open(store)
             let canary = try Canary(in: folder)
             let before = canary.snapshot()
             func strataRun(_ arguments: [String]) throws -> (status: Int32, signaled: Bool, stdout: Data, stderr: Data)

@@ -43,6 +43,8 @@ enum MultiProcess {
         let work = try TemporaryFolder.make(label: "reliability-multiprocess")
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("store")
+        // A file store: the byte limit is checked below against its entry files on disk.
+        _ = try Store.open(store)
         var environment = ProcessInfo.processInfo.environment
         environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         let common = ["--store", store.path, "--max-size", "\(maxBytes)"]

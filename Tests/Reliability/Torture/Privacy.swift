@@ -42,6 +42,8 @@ enum Privacy {
 
         // CLI: `strata clear` from another process.
         let cliStore = work.appendingPathComponent("cli")
+        // A file store: `check` grafts the files left after the wipe into the copy taken before it.
+        _ = try Store.open(cliStore)
         var environment = ProcessInfo.processInfo.environment
         environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         for key in keys {
