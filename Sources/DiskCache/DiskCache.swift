@@ -62,7 +62,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// The store's folder: ``DiskCacheConfiguration/resolvedDirectory``.
     public var directory: URL { configuration.resolvedDirectory }
     let codec: ValueCodec<Value>
-    /// Where the records live: the file-per-entry engine today (Internal/Engine/StorageEngine.swift). An
+    /// Where the records live: the engine the store records, SQLite or files (Internal/Engine/). An
     /// existential, not a generic parameter, so the public type stays `DiskCache<Key, Value>`; its
     /// dynamic dispatch costs nanoseconds beside a read's file I/O (Docs/DiskCache.md, "Engines").
     let engine: any StorageEngine

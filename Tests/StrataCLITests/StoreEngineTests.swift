@@ -2,8 +2,8 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// Which engine the tool's stores use (Docs/CLI.md, "Engines"): a new store is a SQLite store; an existing
-/// file store keeps its engine until `strata migrate` moves it.
+/// Which engine the tool's stores use (Docs/CLI.md, "Where the store and its key live"): a new store is a
+/// SQLite store; an existing file store keeps its engine until `strata migrate` moves it.
 @Suite struct StoreEngineTests {
     /// The version byte of the store's key-check record (Docs/DiskFormat.md): 1 for files, 2 for SQLite.
     static func recordedVersion(_ store: URL) throws -> UInt8 {
