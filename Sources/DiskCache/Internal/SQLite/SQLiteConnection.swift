@@ -259,8 +259,6 @@ final class SQLiteConnection {
         return try statement.step() ? statement.text(at: 0) : nil
     }
 
-    /// Throws ``SQLiteError/Kind/notRegularFile`` when something other than a regular file is at `path`;
-    /// nothing there, or a path `lstat` cannot reach, is left for SQLite to report.
     /// `path` with the folders above the database resolved (`realpath(3)`); `path` itself when its folder
     /// cannot be resolved (SQLite then reports the open's failure).
     ///
@@ -276,6 +274,8 @@ final class SQLiteConnection {
         return String(cString: resolved) + path[slash...]
     }
 
+    /// Throws ``SQLiteError/Kind/notRegularFile`` when something other than a regular file is at `path`;
+    /// nothing there, or a path `lstat` cannot reach, is left for SQLite to report.
     private static func refuseForeignItem(at path: String) throws {
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
