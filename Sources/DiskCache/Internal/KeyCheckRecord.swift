@@ -68,7 +68,8 @@ enum KeyCheckRecord {
             throw CacheError(
                 .unsupportedFormat,
                 "store '\(storeName)' uses key-check format version \(file[file.startIndex + 4]); this build reads "
-                    + "version \(version)", path: path)
+                    + "versions \(Self.version) (the file engine) and \(Self.sqliteVersion) (the SQLite engine)",
+                path: path)
         }
         guard file.count == size else { throw damaged("wrong length \(file.count)") }
         let checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)

@@ -83,6 +83,30 @@ import Testing
         return try #require(record.count > 4 ? record[record.startIndex + 4] : nil)
     }
 
+    @Test(arguments: [Engine.automatic, .files, .sqlite])
+    func anUnknownCheckRecordVersionNamesTheVersionsThisBuildReads(_ engine: Engine) throws {
+        // Given a store whose store.check says version 3 (a newer build's)
+        do {
+            let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+            try cache.setValue(Data("v".utf8), forKey: "k")
+        }
+        let check = URL(fileURLWithPath: folder.store.path + "/" + StoreLayout.checkRecordName)
+        var record = try Data(contentsOf: check)
+        record[4] = 3
+        try record.write(to: check)
+
+        // When it is opened with any engine option
+        let error = #expect(throws: CacheError.self) {
+            try DiskCache<String, Data>(configuration: configuration(engine))
+        }
+
+        // Then it is a newer format, and the message names both versions this build reads, not one of them
+        #expect(error?.code == .unsupportedFormat)
+        #expect(error?.message.contains("format version 3") == true)
+        #expect(error?.message.contains("reads versions 1 (the file engine) and 2 (the SQLite engine)") == true)
+        #expect(FileManager.default.fileExists(atPath: folder.store.path + "/" + SQLiteEngine.databaseName))
+    }
+
     @Test func anotherMasterKeyIsRefusedAndDeletesNothing() throws {
         let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
         try cache.setValue(Data("v".utf8), forKey: "k")
