@@ -34,6 +34,79 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    @Test(arguments: ["UPDATE totals SET bytes = 1e12", "UPDATE totals SET count = 1000000000"])
+    func totalsEditedUpwardsAreRecountedBeforeATrimEvictsEverything(_ edit: String) throws {
+        // Given a store well within its limits, whose stored totals are then edited upwards
+        let events = EventRecorder()
+        let cache = try DiskCache<String, Data>(
+            configuration: DiskCacheConfiguration(
+                name: "tests", directory: folder.store, byteLimit: 1 << 20, countLimit: 100,
+                masterKeySource: .masterKey(TestKeys.primary), clock: ManualClock(), observer: events.observer,
+                engine: .sqlite))
+        for index in 0..<10 { try cache.setValue(Data(count: 1_000), forKey: "k\(index)") }
+        try StoreDatabase(folder).execute(edit)
+
+        // When a write runs the trim the edited totals call for
+        try cache.setValue(Data(count: 1_000), forKey: "new")
+
+        // Then the totals are recounted from the rows (reported as repaired) and no entry is evicted
+        #expect(cache.count == 11)
+        for index in 0..<10 { #expect(try cache.value(forKey: "k\(index)") == Data(count: 1_000)) }
+        #expect(cache.statistics.evictions == 0)
+        #expect(events.count(of: .maintenanceFailed) == 1)
+    }
+
+    static let epochDamage = [
+        "DELETE FROM meta WHERE name = 'epoch'",
+        "UPDATE meta SET value = x'0102' WHERE name = 'epoch'",
+        "UPDATE meta SET value = 'not a salt, but text of some length' WHERE name = 'epoch'",
+        "UPDATE meta SET value = NULL WHERE name = 'epoch'",
+        "UPDATE meta SET value = 42 WHERE name = 'epoch'",
+    ]
+
+    @Test(arguments: epochDamage)
+    func aDamagedEpochIsAWipeAnOpenStoreRecoversFrom(_ edit: String) throws {
+        // Given an open store with an entry, whose epoch row is then damaged from outside
+        let events = EventRecorder()
+        let cache = try makeSQLiteCache(folder, observer: events.observer)
+        try cache.setValue(Data("a".utf8), forKey: "a")
+        try StoreDatabase(folder).execute(edit)
+
+        // When it is read, then written
+        #expect(try cache.value(forKey: "a") == nil)
+        try cache.setValue(Data("b".utf8), forKey: "b")
+
+        // Then the earlier entry stays a miss, the write started a fresh epoch that every instance reads, and
+        // the repair was reported
+        #expect(try cache.value(forKey: "b") == Data("b".utf8))
+        let reopened = try makeSQLiteCache(folder)
+        #expect(try reopened.value(forKey: "b") == Data("b".utf8))
+        #expect(try reopened.value(forKey: "a") == nil)
+        let stored = try StoreDatabase(folder).integers("SELECT length(value) FROM meta WHERE name = 'epoch'")
+        #expect(stored == [Int64(KeyCheckRecord.saltSize)])
+        #expect(events.count(of: .corruptEntryRemoved) >= 1)
+    }
+
+    @Test(arguments: epochDamage)
+    func aStoreWhoseEpochIsDamagedOpensAsAfterAWipe(_ edit: String) throws {
+        // Given a closed store with an entry, whose epoch row is then damaged
+        do {
+            let cache = try makeSQLiteCache(folder)
+            try cache.setValue(Data("a".utf8), forKey: "a")
+        }
+        try StoreDatabase(folder).execute(edit)
+
+        // When it is opened
+        let events = EventRecorder()
+        let cache = try makeSQLiteCache(folder, observer: events.observer)
+
+        // Then it opens with a fresh epoch (reported), the earlier entry is a miss, and it takes writes
+        #expect(events.count(of: .corruptEntryRemoved) == 1)
+        #expect(try cache.value(forKey: "a") == nil)
+        try cache.setValue(Data("b".utf8), forKey: "b")
+        #expect(try makeSQLiteCache(folder).value(forKey: "b") == Data("b".utf8))
+    }
+
     @Test func aFileColumnNamingAnotherRowsFileNeverDeletesIt() throws {
         let cache = try makeSQLiteCache(folder)
         let large = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0) })

@@ -108,6 +108,9 @@ extension SQLiteEngine {
             connection = try openPrepared()
         }
         writer.withLock { $0 = connection }
+        if !isReadOnly, try epochSalt(on: connection) == nil {
+            _ = try connection.writeTransaction { try adoptEpoch(from: connection) }
+        }
         try adoptEpoch(from: connection)
     }
 
@@ -131,7 +134,8 @@ extension SQLiteEngine {
         return try SQLiteConnection(path: databasePath, options: connectionOptions)
     }
 
-    private func prepareSchema(on connection: SQLiteConnection) throws {
+    /// Creates the schema of a new database, with its first epoch: `salt`, or a random one.
+    private func prepareSchema(on connection: SQLiteConnection, salt: Data? = nil) throws {
         if !isReadOnly {
             try connection.writeTransaction {
                 for statement in Self.schema { try connection.execute(statement) }
@@ -139,10 +143,11 @@ extension SQLiteEngine {
                     try $0.bind(Self.schemaVersion, at: 1)
                     _ = try $0.step()
                 }
-                let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-                try connection.withStatement("INSERT OR IGNORE INTO meta(name, value) VALUES ('epoch', ?1)") {
-                    try $0.bind(Array(salt), at: 1)
-                    _ = try $0.step()
+                // Only a new database gets its first epoch here: a missing epoch row in an existing one is damage,
+                // repaired and reported by adoptEpoch(from:).
+                if connection.changes > 0 {
+                    try Self.storeEpochSalt(
+                        try salt ?? CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize), on: connection)
                 }
             }
         }
@@ -214,33 +219,56 @@ extension SQLiteEngine {
 
     // MARK: - The key epoch
 
-    /// The epoch salt the database holds now, on `connection`.
-    func epochSalt(on connection: SQLiteConnection) throws -> Data {
+    /// The epoch salt the database holds now, on `connection`; `nil` when the row is missing or damaged.
+    func epochSalt(on connection: SQLiteConnection) throws -> Data? {
         let salt = try connection.withStatement("SELECT value FROM meta WHERE name = 'epoch'") { statement in
             try statement.step() ? try statement.blob(at: 0) : nil
         }
-        guard let salt, salt.count == KeyCheckRecord.saltSize else {
-            throw CacheError(
-                .corruptEntry, "store '\(storeName)': the key epoch in the database is missing or damaged",
-                path: databasePath)
-        }
+        guard let salt, salt.count == KeyCheckRecord.saltSize else { return nil }
         return Data(salt)
     }
 
+    /// The salt a missing or damaged epoch row reads as: no record is sealed under it, so every entry is a miss
+    /// (and is removed as met, as after a wipe) until a writer gives the row a fresh salt.
+    static let damagedEpochSalt = Data(count: KeyCheckRecord.saltSize)
+
     /// Makes the database's epoch the one in use, if it changed; returns it.
+    ///
+    /// A missing or damaged epoch row is a wipe, not a lasting error (it is a cache): inside a write
+    /// transaction the row gets a fresh salt, reported once; elsewhere it reads as ``damagedEpochSalt``.
     @discardableResult
     func adoptEpoch(from connection: SQLiteConnection) throws -> Epoch {
-        try adoptEpoch(salt: try epochSalt(on: connection))
+        if let salt = try epochSalt(on: connection) { return try adoptEpoch(salt: salt) }
+        // Readers never write (and the engine's reads hold no transaction): only the writer repairs.
+        guard connection.isInTransaction, !isReadOnly else { return try adoptEpoch(salt: Self.damagedEpochSalt) }
+        return try adoptEpoch(salt: try replaceDamagedEpoch(on: connection))
     }
 
-    /// Makes the epoch of `salt` the one in use, if it is not already; returns it.
+    /// Writes a fresh epoch salt in place of a missing or damaged one, in the caller's write transaction.
+    private func replaceDamagedEpoch(on connection: SQLiteConnection) throws -> Data {
+        let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
+        try Self.storeEpochSalt(salt, on: connection)
+        state.withLock { $0.recency = [:] }
+        report(
+            .corruptEntryRemoved,
+            "the key epoch in the database was missing or damaged; a new epoch was started, so every earlier entry "
+                + "is unreadable and is removed as it is met", path: databasePath, error: nil)
+        return salt
+    }
+
+    /// Sets the epoch row to `salt`, creating it when it was deleted.
+    static func storeEpochSalt(_ salt: Data, on connection: SQLiteConnection) throws {
+        try connection.withStatement("INSERT OR REPLACE INTO meta(name, value) VALUES ('epoch', ?1)") {
+            try $0.bind(Array(salt), at: 1)
+            _ = try $0.step()
+        }
+    }
+
+    /// Makes the epoch of `salt` the one in use, if it is not already; returns it. A salt of the wrong length
+    /// (an edited row, read with a row by ``findRow(name:)``) is the damaged epoch.
     @discardableResult
     func adoptEpoch(salt: Data) throws -> Epoch {
-        guard salt.count == KeyCheckRecord.saltSize else {
-            throw CacheError(
-                .corruptEntry, "store '\(storeName)': the key epoch in the database is missing or damaged",
-                path: databasePath)
-        }
+        let salt = salt.count == KeyCheckRecord.saltSize ? salt : Self.damagedEpochSalt
         if let current = state.withLock({ $0.epoch.salt == salt ? $0.epoch : nil }) { return current }
         let epoch = try Epoch.derive(master: master, salt: salt)
         state.withLock { $0.epoch = epoch }

@@ -53,11 +53,7 @@ extension SQLiteEngine {
     /// Writes a fresh epoch salt and adopts it; drops the buffered accesses, which name rows of the old one.
     private func startNewEpoch() throws {
         try write { connection in
-            let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
-            try connection.withStatement("UPDATE meta SET value = ?1 WHERE name = 'epoch'") {
-                try $0.bind(Array(salt), at: 1)
-                _ = try $0.step()
-            }
+            try Self.storeEpochSalt(try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize), on: connection)
             try adoptEpoch(from: connection)
         }
         state.withLock { $0.recency = [:] }
@@ -278,6 +274,24 @@ extension SQLiteEngine {
             sparing: spared)
     }
 
+    /// Whether a trim's excess is what one write past the limits leaves over the low-water marks: at most the
+    /// gap between each limit and its low-water mark, plus the entry just written (`spared`).
+    private func isRoutine(excessBytes: Int, excessCount: Int, _ spared: String?) throws -> Bool {
+        let gap = { (limit: Int?) in limit.map { $0 - self.lowWater($0) } ?? 0 }
+        var sparedSize: Int64 = 0
+        if let spared {
+            sparedSize = try read { connection in
+                try connection.withStatement("SELECT size FROM entry WHERE name = ?1") {
+                    try $0.bind(spared, at: 1)
+                    return try $0.step() ? max(0, $0.int64(at: 0)) : 0
+                }
+            }
+        }
+        let (byteAllowance, overflow) = gap(configuration.byteLimit).addingReportingOverflow(Int(clamping: sparedSize))
+        return (overflow || excessBytes <= byteAllowance)
+            && excessCount <= gap(configuration.countLimit) + (spared == nil ? 0 : 1)
+    }
+
     /// Removes least recently used rows (oldest access first, then name) until within `bytes` and `count`,
     /// never `spared`, writing the recency buffer first so the order includes recent hits.
     private func trim(toBytes bytes: Int?, toCount count: Int?, sparing spared: String?) throws -> Int {
@@ -285,11 +299,19 @@ extension SQLiteEngine {
         return try translatingErrors {
             try flushRecency()
             var removed = 0
+            var totalsRecounted = false
             while true {
                 let (held, total) = totals()
                 let excessBytes = bytes.map { total - $0 } ?? 0
                 let excessCount = count.map { held - $0 } ?? 0
                 guard excessBytes > 0 || excessCount > 0 else { break }
+                // Totals edited upwards from outside would have this trim evict every entry: before evicting
+                // more than one write past the limit can call for, count what the rows hold (once).
+                if !totalsRecounted, try !isRoutine(excessBytes: excessBytes, excessCount: excessCount, spared) {
+                    totalsRecounted = true
+                    try repairTotals()
+                    continue
+                }
                 let rows = try read { connection in
                     try connection.withStatement(
                         """
