@@ -54,7 +54,8 @@ extension SQLiteEngine {
         let snapshot = state.withLock { $0.pending }
         guard !snapshot.isZero, !isReadOnly else { return }
         let assignments = Self.statisticsColumns.enumerated().map { "\($1) = min(\($1) + ?\($0 + 1), \(Int64.max))" }
-        try translatingErrors {
+        // A store deleted from outside is not made again for its counters: they stay pending.
+        let flushed = try unlessGone(false) {
             try write { connection in
                 try connection.withStatement("UPDATE totals SET \(assignments.joined(separator: ", ")) WHERE id = 1") {
                     statement in
@@ -64,8 +65,9 @@ extension SQLiteEngine {
                     _ = try statement.step()
                 }
             }
+            return true
         }
-        state.withLock { $0.pending = $0.pending - snapshot }
+        if flushed { state.withLock { $0.pending = $0.pending - snapshot } }
     }
 
     // MARK: - Recency
@@ -96,7 +98,7 @@ extension SQLiteEngine {
             return state.recency
         }
         guard !buffered.isEmpty, !isReadOnly else { return }
-        try translatingErrors { try write { try writeRecency(buffered, on: $0) } }
+        try unlessGone(()) { try write { try writeRecency(buffered, on: $0) } }
     }
 
     private func writeRecency(_ accesses: [String: Int64], on connection: SQLiteConnection) throws {

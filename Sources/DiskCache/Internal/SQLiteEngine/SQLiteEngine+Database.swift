@@ -99,29 +99,50 @@ extension SQLiteEngine {
     /// is not a database, or a link, FIFO or folder where the database or its `-wal` or `-shm` belong, is
     /// moved to `quarantine/` and the store starts again empty (it is a cache), reported once.
     func openDatabase() throws {
-        let connection: SQLiteConnection
+        try writer.withLock { writer in
+            let (connection, identity) = try openWriter(salt: nil)
+            writer = connection
+            state.withLock { $0.database = identity }
+            try adoptEpoch(onOpened: connection)
+        }
+    }
+
+    /// Opens a writer connection on the database at the path, made with first epoch `salt` (or a random one)
+    /// when missing; quarantines a damaged one (``openDatabase()``).
+    ///
+    /// - Returns: The connection, and the file that was at the path just before it opened.
+    func openWriter(salt: Data?) throws -> (SQLiteConnection, FileStatus?) {
         do {
-            connection = try openPrepared()
+            return try openPrepared(salt: salt)
         } catch let error as SQLiteError where error.kind == .corrupt || error.kind == .notRegularFile {
             guard !isReadOnly else { throw error }
             try quarantineDatabase(because: error)
-            connection = try openPrepared()
+            return try openPrepared(salt: salt)
         }
-        writer.withLock { $0 = connection }
+    }
+
+    /// Adopts the epoch of a just-opened writer, replacing a damaged one first (in a transaction of its own).
+    func adoptEpoch(onOpened connection: SQLiteConnection) throws {
         if !isReadOnly, try epochSalt(on: connection) == nil {
             _ = try connection.writeTransaction { try adoptEpoch(from: connection) }
         }
         try adoptEpoch(from: connection)
     }
 
-    private func openPrepared() throws -> SQLiteConnection {
-        let connection = try openConnection()
-        try prepareSchema(on: connection)
-        return connection
+    private func openPrepared(salt: Data?) throws -> (SQLiteConnection, FileStatus?) {
+        let (connection, identity) = try openConnection(creating: true)
+        try prepareSchema(on: connection, salt: salt)
+        return (connection, identity)
     }
 
-    func openConnection() throws -> SQLiteConnection {
-        if !isReadOnly {
+    /// Opens a connection on the database at the path, creating it first when `creating` (the writer; a
+    /// reader never makes a database deleted from outside again).
+    ///
+    /// - Returns: The connection, and the file at the path just before SQLite opened it: if the file is
+    ///   replaced in between, the next look at the path sees a file other than this one and follows it, where
+    ///   a look after the open could record the new file for a connection on the old one.
+    func openConnection(creating: Bool) throws -> (SQLiteConnection, FileStatus?) {
+        if creating && !isReadOnly {
             // Created owner-only before SQLite sees it: SQLite gives the -wal and -shm the database's mode, and
             // would create the database itself with the umask's (often 0644). O_EXCL: only a file this call
             // creates is opened and closed here — closing any descriptor of a database drops every POSIX lock
@@ -131,7 +152,10 @@ extension SQLiteEngine {
                 FileSystem.closeFile(fd)
             }
         }
-        return try SQLiteConnection(path: databasePath, options: connectionOptions)
+        let identity = databaseAtPath()
+        var options = connectionOptions
+        options.createIfMissing = creating && !isReadOnly
+        return (try SQLiteConnection(path: databasePath, options: options), identity)
     }
 
     /// Creates the schema of a new database, with its first epoch: `salt`, or a random one.
@@ -191,18 +215,17 @@ extension SQLiteEngine {
     var writeTransactionCount: Int { state.withLock { $0.writeTransactions } }
 
     /// Runs `body` on the writer connection inside one `BEGIN IMMEDIATE` transaction.
-    func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    ///
+    /// - Parameter recreating: Whether a database deleted from outside is made again (an entry is being
+    ///   written), rather than ``SQLiteDatabaseGone`` thrown (SQLiteEngine+Following.swift).
+    func write<T>(recreating: Bool = false, _ body: (SQLiteConnection) throws -> T) throws -> T {
         // Events reported inside (a damaged tag counter) reach the observer after the writer lock is released:
         // an observer that writes to this store would otherwise wait for that lock forever.
         try events.holding {
             try writer.withLock { connection -> T in
-                let open: SQLiteConnection
-                if let existing = connection, existing.isUsable {
-                    open = existing
-                } else {
-                    open = try openConnection()
-                    connection = open
-                }
+                // Also opens a writer where there is none yet, or only one inherited across fork().
+                try followDatabase(&connection, recreating: recreating)
+                guard let open = connection else { throw SQLiteDatabaseGone() }
                 state.withLock { $0.writeTransactions += 1 }
                 return try open.writeTransaction { try body(open) }
             }
@@ -211,9 +234,24 @@ extension SQLiteEngine {
 
     /// Runs `body` on a reader connection from the pool (opening one when none is free).
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let pooled = readers.withLock { $0.popLast() }
-        let connection = try pooled.flatMap { $0.isUsable ? $0 : nil } ?? openConnection()
-        defer { readers.withLock { $0.append(connection) } }
+        try followDatabaseIfDue()
+        let (pooled, generation) = readers.withLock { ($0.connections.popLast(), $0.generation) }
+        let connection: SQLiteConnection
+        if let pooled, pooled.isUsable {
+            connection = pooled
+        } else {
+            // A new connection opens whatever is at the path: it must be the file the writer uses.
+            try followDatabaseIfDue(force: true)
+            connection = try openConnection(creating: false).0
+        }
+        defer {
+            let kept = readers.withLock { pool in
+                guard pool.generation == generation else { return false }
+                pool.connections.append(connection)
+                return true
+            }
+            if !kept { connection.closeDetached() }
+        }
         return try body(connection)
     }
 

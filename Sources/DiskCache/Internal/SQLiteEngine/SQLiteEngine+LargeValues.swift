@@ -32,6 +32,8 @@ extension SQLiteEngine {
         try translatingErrors {
             var epoch = currentEpoch
             for _ in 0..<3 {
+                // The file goes into `large/` of the store at the path, made again first if it was deleted.
+                try writer.withLock { try followDatabase(&$0, recreating: true) }
                 let random = String(UInt64.random(in: 0...UInt64.max), radix: 16)
                 let file = name + "-" + String(repeating: "0", count: 16 - random.count) + random
                 let sealedEpoch = epoch
@@ -42,7 +44,7 @@ extension SQLiteEngine {
                 var committed = false
                 defer { if !committed { try? folders.large.unlink(file) } }
                 let size = try folders.large.status(file)?.size ?? 0
-                let outcome = try write { connection -> String?? in
+                let outcome = try write(recreating: true) { connection -> String?? in
                     // Another process started a new epoch since the file was sealed: seal again under it.
                     guard try adoptEpoch(from: connection).id == sealedEpoch.id else { return nil }
                     return .some(

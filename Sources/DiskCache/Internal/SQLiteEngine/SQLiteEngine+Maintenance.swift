@@ -25,7 +25,7 @@ extension SQLiteEngine {
     /// are gone, the epoch stays, and that is reported, since every entry was removed.
     func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
         try requireWritable("remove all entries")
-        try translatingErrors {
+        try unlessGone(()) {
             let total = Int(try read { try totals(on: $0) }.count)
             var done = 0
             progress(0, total)
@@ -131,7 +131,7 @@ extension SQLiteEngine {
     func verify(
         progress: ((Int, Int) -> Void)?, visit: (EntryRecord, StoredEntryFacts) -> Void
     ) throws -> DiskCacheVerifyReport {
-        try translatingErrors {
+        try unlessGone(DiskCacheVerifyReport(checked: 0, removed: [])) {
             let (report, _) = try withoutActuallyEscaping(visit) { try sweep(progress: progress, visit: $0) }
             if !isReadOnly {
                 try repairTotals()
@@ -143,7 +143,7 @@ extension SQLiteEngine {
 
     func removeExpired() throws -> Int {
         // A store opened read-only removes nothing, as its reads and verify() do: 0, not an error.
-        try translatingErrors { try sweep(progress: nil, visit: nil).expiredOrFenced }
+        try unlessGone(0) { try sweep(progress: nil, visit: nil).expiredOrFenced }
     }
 
     /// Judges every row (SQLiteEngine+Verdict.swift), removes the expired, tag-fenced and corrupt ones if
@@ -296,7 +296,7 @@ extension SQLiteEngine {
     /// never `spared`, writing the recency buffer first so the order includes recent hits.
     private func trim(toBytes bytes: Int?, toCount count: Int?, sparing spared: String?) throws -> Int {
         try requireWritable("trim")
-        return try translatingErrors {
+        return try unlessGone(0) {
             try flushRecency()
             var removed = 0
             var totalsRecounted = false

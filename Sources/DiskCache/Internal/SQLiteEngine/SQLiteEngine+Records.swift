@@ -36,7 +36,13 @@ extension SQLiteEngine {
     func read(keyBytes: Data, includingStale: Bool) throws -> EntryRecord? {
         try translatingErrors {
             let name = try namer.hexName(of: keyBytes)
-            guard var row = try findRow(name: name) else {
+            let found: SQLiteEntryRow?
+            do {
+                found = try findRow(name: name)
+            } catch is SQLiteDatabaseGone {
+                found = nil
+            }
+            guard var row = found else {
                 count { $0.misses += 1 }
                 return nil
             }
@@ -197,7 +203,7 @@ extension SQLiteEngine {
         let replaced: String?
         if size <= DiskCacheConfiguration.Engine.sqliteRowLimit {
             replaced = try translatingErrors {
-                try write { connection in
+                try write(recreating: true) { connection in
                     let epoch = try adoptEpoch(from: connection)
                     return try EntryRecord.seal(
                         keyBytes: keyBytes, valueBytes: valueBytes, header: header(epoch),
@@ -276,7 +282,7 @@ extension SQLiteEngine {
     func remove(keyBytes: Data) throws {
         try requireWritable("remove an entry")
         let name = try translatingErrors { try namer.hexName(of: keyBytes) }
-        let file = try translatingErrors {
+        let file = try unlessGone(nil) {
             try write { connection -> String?? in
                 let found = try connection.withStatement("SELECT size, file FROM entry WHERE name = ?1") {
                     try $0.bind(name, at: 1)
@@ -304,7 +310,7 @@ extension SQLiteEngine {
         var removed = 0
         for start in stride(from: 0, to: rows.count, by: Self.batchSize) {
             let batch = rows[start..<min(start + Self.batchSize, rows.count)]
-            let gone = try translatingErrors {
+            let gone = try unlessGone([]) {
                 try write { connection -> [SQLiteEntryRow] in
                     var gone: [SQLiteEntryRow] = []
                     for row in batch {

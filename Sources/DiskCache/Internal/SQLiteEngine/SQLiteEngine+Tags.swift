@@ -17,7 +17,8 @@ extension SQLiteEngine {
         guard !missing.isEmpty else { return versions }
         try requireWritable("create a tag counter")
         try translatingErrors {
-            try write { connection in
+            // Stamping an entry about to be written: a store deleted from outside is made again for it.
+            try write(recreating: true) { connection in
                 for tag in missing {
                     let name = try tagCounters.fileName(of: tag)
                     // A counter another writer created first is the one to stamp with.
@@ -36,7 +37,7 @@ extension SQLiteEngine {
 
     func advanceTagVersion(of tag: String) throws {
         try requireWritable("remove a tag")
-        try translatingErrors {
+        try unlessGone(()) {
             let name = try tagCounters.fileName(of: tag)
             try write { connection in
                 // A damaged counter is as good as missing: advanced to a fresh base, never read as a number.
@@ -51,7 +52,7 @@ extension SQLiteEngine {
     ///
     /// - Throws: `.corruptEntry` for a damaged counter with `damagedThrows`, or the database's failure.
     func currentTagVersions(of tags: some Sequence<String>, damagedThrows: Bool = false) throws -> [String: UInt64] {
-        try translatingErrors {
+        try unlessGone([:]) {
             try read { connection in
                 var versions: [String: UInt64] = [:]
                 for tag in tags {

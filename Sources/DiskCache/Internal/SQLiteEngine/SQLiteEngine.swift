@@ -43,6 +43,11 @@ final class SQLiteEngine: StorageEngine {
         /// The last row serial handed out: a random start, then one more per write, so a serial costs no
         /// system call and two writers (in this process or another) practically never share one.
         var lastSerial = Int64.random(in: .min ... .max)
+        /// The database file the connections use (as the writer found it at the path before opening it);
+        /// `nil` while the database is missing from the path (SQLiteEngine+Following.swift).
+        var database: FileStatus?
+        /// When a read last compared it with the file at the path (the engine's clock).
+        var databaseCheckedAt: Date
     }
 
     static let databaseName = "store.sqlite"
@@ -64,16 +69,18 @@ final class SQLiteEngine: StorageEngine {
     let namer: KeyedNamer
     let tagCounters: TagCounters
     let files: AtomicFileWriter
-    let folders: SQLiteStoreFolders
+    /// Opened again when the store folder is replaced or made again (SQLiteEngine+Following.swift).
+    let heldFolders: Locked<SQLiteStoreFolders>
     let readOnlyCause: FileError?
     let state: Locked<State>
     let writer: Locked<SQLiteConnection?>
-    let readers = Locked<[SQLiteConnection]>([])
+    let readers = Locked(SQLiteReaderPool())
     let events: HeldEvents
 
     var clock: any CacheClock { configuration.clock }
     var storeName: String { configuration.name }
     var isReadOnly: Bool { readOnlyCause != nil }
+    var folders: SQLiteStoreFolders { heldFolders.withLock { $0 } }
 
     /// Opens (creating if needed) the SQLite store `configuration` describes.
     ///
@@ -108,18 +115,14 @@ final class SQLiteEngine: StorageEngine {
                 let naming = try StoreSubkeys.derive(master: loaded.key, epochSalt: DiskStore.namingSalt).namingSubkey
                 return (try KeyedNamer(namingSubkey: naming), try TagCounters(master: loaded.key))
             }
-            (folders, readOnlyCause) = try SQLiteStoreFolders.open(layout: layout, storeName: configuration.name)
+            let (opened, readOnlyCause) = try SQLiteStoreFolders.open(layout: layout, storeName: configuration.name)
+            (heldFolders, self.readOnlyCause) = (Locked(opened), readOnlyCause)
             state = Locked(
                 State(
                     epoch: try Epoch.derive(master: loaded.key, salt: Data(count: KeyCheckRecord.saltSize)),
-                    lastRecencyFlush: configuration.clock.now))
+                    lastRecencyFlush: configuration.clock.now, databaseCheckedAt: configuration.clock.now))
             writer = Locked(nil)
-            for (from, to) in folders.movedAside {
-                report(
-                    .corruptEntryRemoved,
-                    "an item the store did not create sat at \(from); it was moved, untouched and not followed, to "
-                        + "\(to) (delete it when you have looked)", path: from, error: nil)
-            }
+            reportMovedAside(opened)
             try DiskStore.translatingErrors {
                 if !migrating { try checkKey() }
                 try openDatabase()
@@ -142,6 +145,7 @@ final class SQLiteEngine: StorageEngine {
     deinit {
         try? flushRecency()
         try? flushStatistics()
+        detachIfReplaced()
     }
 
     // MARK: - Errors and events
@@ -163,6 +167,16 @@ final class SQLiteEngine: StorageEngine {
         events.deliver(CacheEvent(kind, "store '\(storeName)': \(message)", path: path, error: error))
     }
 
+    /// Reports the foreign items opening `folders` moved aside.
+    func reportMovedAside(_ folders: SQLiteStoreFolders) {
+        for (from, to) in folders.movedAside {
+            report(
+                .corruptEntryRemoved,
+                "an item the store did not create sat at \(from); it was moved, untouched and not followed, to "
+                    + "\(to) (delete it when you have looked)", path: from, error: nil)
+        }
+    }
+
     func deferringEvents<T>(_ body: () throws -> T) rethrows -> T {
         try events.holding(body)
     }
@@ -177,6 +191,8 @@ final class SQLiteEngine: StorageEngine {
             return try body()
         } catch let error as SQLiteError {
             throw error.cacheError
+        } catch let gone as SQLiteDatabaseGone {
+            throw gone
         } catch {
             return try DiskStore.translatingErrors { throw error }
         }
