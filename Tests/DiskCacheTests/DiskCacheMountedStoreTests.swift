@@ -132,14 +132,7 @@ struct DiskCacheMountedStoreTests {
         let saltBefore = try storage.epochSalt()
 
         // When the store is cleared
-        var cleared = false
-        try withKnownIssue("SQLite engine: removeAll() on a full volume fails at its first commit (the new epoch)") {
-            try cache.removeAll()
-            cleared = true
-        } when: {
-            engine == .sqlite
-        }
-        guard cleared else { return }
+        try cache.removeAll()
 
         // Then every entry is gone, a new epoch is in place, and the store takes writes again
         #expect(try storage.count() == 0)

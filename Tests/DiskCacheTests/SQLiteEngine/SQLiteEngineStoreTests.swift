@@ -107,6 +107,29 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: folder.store.path + "/" + SQLiteEngine.databaseName))
     }
 
+    @Test func followingAReplacedDatabaseLeavesTheNewDatabasesWALAlone() throws {
+        // Given an instance reading its store, whose folder is then deleted and made again by another instance
+        // that has a committed write only in its WAL
+        let clock = ManualClock()
+        var old = configuration(.sqlite)
+        old.clock = clock
+        let first = try DiskCache<String, Data>(configuration: old)
+        try first.setValue(Data("1".utf8), forKey: "k")
+        #expect(try first.value(forKey: "k") == Data("1".utf8))
+        try FileManager.default.removeItem(at: folder.store)
+        let second = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+        try second.setValue(Data("2".utf8), forKey: "k")
+
+        // When the first instance follows the path to the new database (closing its connections on the old one)
+        clock.advance(by: 1)
+        #expect(try first.value(forKey: "k") == Data("2".utf8))
+
+        // Then the new database's WAL is still there, and a third instance reads what the second wrote
+        #expect(FileManager.default.fileExists(atPath: folder.store.path + "/" + SQLiteEngine.databaseName + "-wal"))
+        #expect(try DiskCache<String, Data>(configuration: configuration(.sqlite)).value(forKey: "k") == Data("2".utf8))
+        #expect(try second.value(forKey: "k") == Data("2".utf8))
+    }
+
     @Test func anotherMasterKeyIsRefusedAndDeletesNothing() throws {
         let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
         try cache.setValue(Data("v".utf8), forKey: "k")

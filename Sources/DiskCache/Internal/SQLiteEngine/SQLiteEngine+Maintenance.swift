@@ -20,9 +20,8 @@ extension SQLiteEngine {
     /// Starts a new key epoch in one commit (every earlier row is unreadable from then on), then deletes the
     /// rows in batches and their files after each batch commits.
     ///
-    /// On a full disk the new salt may not fit before anything is freed: the rows are then deleted first and
-    /// the salt written after (the file engine's order in that case); when even that finds no room, the rows
-    /// are gone, the epoch stays, and that is reported, since every entry was removed.
+    /// On a full volume SQLite can commit nothing, not even a deletion (its WAL cannot grow, and a checkpoint
+    /// would grow the database): the database is then replaced (``replaceDatabase(because:)``).
     func removeAll(progress: (_ done: Int, _ total: Int) -> Void) throws {
         try requireWritable("remove all entries")
         try unlessGone(()) {
@@ -31,23 +30,45 @@ extension SQLiteEngine {
             progress(0, total)
             do {
                 try startNewEpoch()
-            } catch let error as SQLiteError where error.kind == .full {
                 try deleteAllRows(total: total, done: &done, progress: progress)
-                do {
-                    try startNewEpoch()
-                } catch let retry as SQLiteError where retry.kind == .full {
-                    report(
-                        .maintenanceFailed,
-                        "the disk is full: every entry was deleted, but the new key epoch could not be written, so "
-                            + "the store keeps its epoch", path: databasePath, error: retry)
-                    return
-                }
+            } catch let error as SQLiteError where error.kind == .full {
+                try replaceDatabase(because: error)
+                progress(max(total, done), max(total, done))
+                return
             }
-            try deleteAllRows(total: total, done: &done, progress: progress)
             // The deletions filled the WAL with pages nobody needs: give the space back now. A reader of
             // another process may keep it from completing; the next automatic checkpoint then does it.
             _ = try? writer.withLock { try $0?.checkpoint(.truncate) }
         }
+    }
+
+    /// The wipe of a full volume: the large-value files and the database with its `-wal` and `-shm` are
+    /// unlinked (their space is freed once no process holds them open) and an empty database with a fresh
+    /// epoch made in their place. Other instances follow it at their next write, or at their next read a
+    /// second on (SQLiteEngine+Following.swift); the stored statistics and tag counters start again (no entry
+    /// is left for a counter to fence).
+    ///
+    /// - Throws: `SQLiteError` `.full` when even then the new database does not fit (another process still
+    ///   holds the old one open): every entry is gone, and the next write makes the store again.
+    private func replaceDatabase(because error: SQLiteError) throws {
+        try writer.withLock { connection in
+            detachConnections(&connection)
+            var large: [String] = []
+            try? folders.large.forEach { name, _ in large.append(name) }
+            for name in large { unlinkLargeFile(name, of: nil) }
+            for suffix in ["", "-wal", "-shm"] { try? folders.root.unlink(Self.databaseName + suffix) }
+            let (opened, identity) = try openWriter(salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize))
+            connection = opened
+            state.withLock {
+                $0.database = identity
+                $0.databaseCheckedAt = clock.now
+            }
+            try adoptEpoch(onOpened: opened)
+        }
+        report(
+            .maintenanceFailed,
+            "the volume is full, so SQLite could not commit the wipe; the database was deleted and made again, empty, "
+                + "with a new key epoch (its statistics start again)", path: databasePath, error: error)
     }
 
     /// Writes a fresh epoch salt and adopts it; drops the buffered accesses, which name rows of the old one.
