@@ -250,7 +250,7 @@ extension SQLiteEngine {
                 pool.connections.append(connection)
                 return true
             }
-            if !kept { connection.closeDetached() }
+            if !kept { connection.close() }
         }
         return try body(connection)
     }

@@ -20,7 +20,7 @@ struct SQLiteDatabaseGone: Error {}
 struct SQLiteReaderPool {
     var connections: [SQLiteConnection] = []
     /// One more each time the engine follows its path to another file: a connection checked out under an
-    /// older generation is closed, detached, when given back.
+    /// older generation is closed when given back.
     var generation = 0
 }
 
@@ -57,7 +57,14 @@ extension SQLiteEngine {
         guard case .some(let held) = due else { return }
         // The stat alone in the common case: the writer lock only when there is something to follow.
         if let held, let onDisk = databaseAtPath(), onDisk.isSameFile(as: held) { return }
-        try writer.withLock { try followDatabase(&$0, recreating: false) }
+        try followDatabase(recreating: false)
+    }
+
+    /// Takes the writer lock and follows the path (``followDatabase(_:recreating:)``); what it reports (a
+    /// quarantined database, a repaired epoch) reaches the observer after the lock is released, so an observer
+    /// that writes to this store does not wait for it forever.
+    func followDatabase(recreating: Bool) throws {
+        try events.holding { try writer.withLock { try followDatabase(&$0, recreating: recreating) } }
     }
 
     /// With the writer lock held (`connection` is the writer): makes the connections use the database now
@@ -85,18 +92,20 @@ extension SQLiteEngine {
         try adoptEpoch(onOpened: opened)
     }
 
-    /// Closes the writer and the pooled readers without letting SQLite delete the `-wal` and `-shm` that now
-    /// belong to another file (SQLiteConnection+Detach.swift); readers in use are closed when given back.
-    /// The buffered accesses name rows of the old file: dropped.
+    /// Closes the writer and the pooled readers; readers in use are closed when given back. The last close of
+    /// a database deletes its `-wal` and `-shm` by name, which now belong to the new file, but SQLite skips the
+    /// checkpoint and the deletion for a database unlinked or replaced since it opened (pager.c,
+    /// `databaseIsUnmoved`), which `followingAReplacedDatabaseLeavesTheNewDatabasesWALAlone` checks. The
+    /// buffered accesses name rows of the old file: dropped.
     func detachConnections(_ connection: inout SQLiteConnection?) {
-        connection?.closeDetached()
+        connection?.close()
         connection = nil
         let pooled = readers.withLock { pool -> [SQLiteConnection] in
             pool.generation += 1
             defer { pool.connections = [] }
             return pool.connections
         }
-        for reader in pooled { reader.closeDetached() }
+        for reader in pooled { reader.close() }
         state.withLock {
             $0.database = nil
             $0.recency = [:]

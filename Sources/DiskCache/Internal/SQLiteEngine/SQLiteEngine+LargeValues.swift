@@ -33,7 +33,7 @@ extension SQLiteEngine {
             var epoch = currentEpoch
             for _ in 0..<3 {
                 // The file goes into `large/` of the store at the path, made again first if it was deleted.
-                try writer.withLock { try followDatabase(&$0, recreating: true) }
+                try followDatabase(recreating: true)
                 let random = String(UInt64.random(in: 0...UInt64.max), radix: 16)
                 let file = name + "-" + String(repeating: "0", count: 16 - random.count) + random
                 let sealedEpoch = epoch

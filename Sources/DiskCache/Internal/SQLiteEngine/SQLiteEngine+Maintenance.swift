@@ -51,19 +51,22 @@ extension SQLiteEngine {
     /// - Throws: `SQLiteError` `.full` when even then the new database does not fit (another process still
     ///   holds the old one open): every entry is gone, and the next write makes the store again.
     private func replaceDatabase(because error: SQLiteError) throws {
-        try writer.withLock { connection in
-            detachConnections(&connection)
-            var large: [String] = []
-            try? folders.large.forEach { name, _ in large.append(name) }
-            for name in large { unlinkLargeFile(name, of: nil) }
-            for suffix in ["", "-wal", "-shm"] { try? folders.root.unlink(Self.databaseName + suffix) }
-            let (opened, identity) = try openWriter(salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize))
-            connection = opened
-            state.withLock {
-                $0.database = identity
-                $0.databaseCheckedAt = clock.now
+        try events.holding {
+            try writer.withLock { connection in
+                detachConnections(&connection)
+                var large: [String] = []
+                try? folders.large.forEach { name, _ in large.append(name) }
+                for name in large { unlinkLargeFile(name, of: nil) }
+                for suffix in ["", "-wal", "-shm"] { try? folders.root.unlink(Self.databaseName + suffix) }
+                let (opened, identity) = try openWriter(
+                    salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize))
+                connection = opened
+                state.withLock {
+                    $0.database = identity
+                    $0.databaseCheckedAt = clock.now
+                }
+                try adoptEpoch(onOpened: opened)
             }
-            try adoptEpoch(onOpened: opened)
         }
         report(
             .maintenanceFailed,
