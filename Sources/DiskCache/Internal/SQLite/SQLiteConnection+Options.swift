@@ -34,6 +34,11 @@ extension SQLiteConnection {
         /// database truncated by another process into `SIGBUS` (sqlite.org/mmap.html), which a store in a
         /// folder others can write must not risk; measured in Docs/DiskEngine-SQLite.md.
         var mmapSize: Int64 = 0
+        /// `PRAGMA cache_size` as a bound in KiB: how much of the database one connection keeps in its own
+        /// page cache. SQLite's default (2,000 KiB) is smaller than the pages of 10,000 small entries and
+        /// their index, so a get paid one `pread` per page it missed; 32 MiB is python-diskcache's bound (8,192
+        /// pages of 4 KiB). Memory is taken only as pages are read.
+        var cacheSizeKiB = 32 << 10
         /// `PRAGMA page_size` for a new database, in bytes (a power of two from 512 to 65,536); `nil` keeps
         /// SQLite's 4,096. Ignored for an existing database (WAL fixes the page size).
         var pageSize: Int? = nil
@@ -52,6 +57,8 @@ extension SQLiteConnection {
             // trusted_schema=OFF: a hostile database file's triggers and views may not call functions with
             // side effects (sqlite.org/pragma.html#pragma_trusted_schema, 3.31+).
             var pragmas = ["PRAGMA trusted_schema=OFF"]
+            // A negative cache_size is a bound in KiB, not a page count (sqlite.org/pragma.html#pragma_cache_size).
+            pragmas.append("PRAGMA cache_size=-\(cacheSizeKiB)")
             if readOnly { return pragmas + ["PRAGMA mmap_size=\(mmapSize)"] }
             if let pageSize { pragmas.append("PRAGMA page_size=\(pageSize)") }
             pragmas += [
