@@ -313,6 +313,15 @@ extension SQLiteEngine {
         return epoch
     }
 
+    /// The epoch in use when its salt is `salt` (compared under one acquisition of the state's lock, with no
+    /// copy), else the database's new one, adopted.
+    func adoptEpoch(matching salt: UnsafeRawBufferPointer) throws -> Epoch {
+        let current = state.withLock { state in
+            state.epoch.salt.withUnsafeBytes { $0.elementsEqual(salt) } ? state.epoch : nil
+        }
+        return try current ?? adoptEpoch(salt: Data(salt))
+    }
+
     var currentEpoch: Epoch { state.withLock { $0.epoch } }
 
     /// Whether `name` has the form of a large-value file: a row name, `-`, 16 hex digits.

@@ -26,6 +26,9 @@ struct SQLiteEntryRow {
     /// The sealed record (read from the row, or from the file), and how many bytes of it were read.
     var sealed: UninitializedBytes?
     var sealedCount = 0
+    /// The key epoch the row was read under (in the same snapshot), then the one its record was opened under;
+    /// `nil` until known.
+    var epoch: Epoch?
 
     var binding: RecordBinding { .storeRow(name: name, file: file) }
 }
@@ -48,8 +51,7 @@ extension SQLiteEngine {
             }
             switch try judge(&row, keyBytes: keyBytes) {
             case .live(let record):
-                noteAccess(of: row)
-                count { $0.hits += 1 }
+                noteHit(of: row)
                 return Self.stripped(record)
             case .servableStale(let record):
                 if includingStale { return Self.stripped(record) }
@@ -81,10 +83,10 @@ extension SQLiteEngine {
                 guard try statement.step() else { return nil }
                 // The epoch is read with the row, in its snapshot: another process's wipe is seen at once,
                 // not only when a record names another epoch.
-                try statement.withBlob(at: 6) { salt in
-                    if !currentEpoch.salt.elementsEqual(salt) { try adoptEpoch(salt: Data(salt)) }
-                }
-                return try Self.row(name: name, from: statement, valueColumn: 5)
+                let epoch = try statement.withBlob(at: 6) { try adoptEpoch(matching: $0) }
+                var row = try Self.row(name: name, from: statement, valueColumn: 5)
+                row.epoch = epoch
+                return row
             }
         }
         if row?.file != nil { try readLargeFile(&row!) }
@@ -119,7 +121,7 @@ extension SQLiteEngine {
     func open(_ row: inout SQLiteEntryRow) throws -> Result<EntryRecord, CorruptionReason> {
         guard let sealed = row.sealed else { return .failure(.truncated) }
         guard row.sealedCount == row.size else { return .failure(.lengthMismatch) }
-        var epoch = currentEpoch
+        var epoch = row.epoch ?? currentEpoch
         var outcome = try EntryRecord.open(
             sealed, count: row.sealedCount, binding: row.binding, epochID: epoch.id, key: epoch.sealingSubkey)
         if case .failure(.oldEpoch) = outcome {
@@ -132,6 +134,7 @@ extension SQLiteEngine {
         }
         // The bytes now belong to the record (or were zeroed): they are never opened twice.
         row.sealed = nil
+        row.epoch = epoch
         if case .success(let record) = outcome,
             Self.removable(expiresAt: record.header.expiresAt, staleUntil: record.header.staleUntil) != row.removable
         {
@@ -160,13 +163,17 @@ extension SQLiteEngine {
             path: reportedPath(of: row), error: nil)
     }
 
-    /// Notes a hit's access for the next recency write, when the stored access is a resolution old.
-    func noteAccess(of row: SQLiteEntryRow) {
+    /// Counts a hit and notes its access for the next recency write when the stored access is a resolution
+    /// old, under one acquisition of the state's lock.
+    func noteHit(of row: SQLiteEntryRow) {
         let now = Self.milliseconds(clock.now)
         // An access time edited to an extreme is simply rewritten: no arithmetic on it may trap.
         let (age, overflow) = now.subtractingReportingOverflow(row.accessed)
-        guard overflow || age >= Self.recencyResolution || age < 0 else { return }
-        state.withLock { $0.recency[row.name] = now }
+        let isNews = overflow || age >= Self.recencyResolution || age < 0
+        state.withLock {
+            $0.pending.hits += 1
+            if isNews { $0.recency[row.name] = now }
+        }
     }
 
     // MARK: - Write

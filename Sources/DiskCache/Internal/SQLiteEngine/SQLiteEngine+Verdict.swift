@@ -51,7 +51,7 @@ extension SQLiteEngine {
             }
         }
         switch record.header.stamp(tagVersions: stamped).liveness(
-            currentEpoch: currentEpoch.id, currentTagVersions: current, at: clock.now)
+            currentEpoch: (row.epoch ?? currentEpoch).id, currentTagVersions: current, at: clock.now)
         {
         case .live: return .live(record)
         case .servableStale: return .servableStale(record)
