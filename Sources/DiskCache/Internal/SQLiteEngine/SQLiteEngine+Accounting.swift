@@ -76,32 +76,26 @@ extension SQLiteEngine {
     /// last write of them or the buffer is full.
     func flushRecencyIfDue(on connection: SQLiteConnection) throws {
         let now = clock.now
-        let due = state.withLock { state -> [String: Int64] in
+        let due = state.withLock { state -> [(name: String, accessed: Int64)] in
             guard !state.recency.isEmpty,
                 state.recency.count >= Self.recencyBufferLimit
                     || now.timeIntervalSince(state.lastRecencyFlush) * 1_000 >= Double(Self.recencyResolution)
                     || now < state.lastRecencyFlush
-            else { return [:] }
-            defer {
-                state.recency = [:]
-                state.lastRecencyFlush = now
-            }
-            return state.recency
+            else { return [] }
+            state.lastRecencyFlush = now
+            return state.recency.takeAll()
         }
         try writeRecency(due, on: connection)
     }
 
     /// Writes every buffered access now, in a transaction of its own.
     func flushRecency() throws {
-        let buffered = state.withLock { state -> [String: Int64] in
-            defer { state.recency = [:] }
-            return state.recency
-        }
+        let buffered = state.withLock { $0.recency.takeAll() }
         guard !buffered.isEmpty, !isReadOnly else { return }
         try unlessGone(()) { try write { try writeRecency(buffered, on: $0) } }
     }
 
-    private func writeRecency(_ accesses: [String: Int64], on connection: SQLiteConnection) throws {
+    private func writeRecency(_ accesses: [(name: String, accessed: Int64)], on connection: SQLiteConnection) throws {
         for (name, accessed) in accesses {
             // Never back in time: a write since the read stamped a later access.
             try connection.withStatement("UPDATE entry SET accessed = ?2 WHERE name = ?1 AND accessed < ?2") {

@@ -286,7 +286,7 @@ extension SQLiteEngine {
     private func replaceDamagedEpoch(on connection: SQLiteConnection) throws -> Data {
         let salt = try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize)
         try Self.storeEpochSalt(salt, on: connection)
-        state.withLock { $0.recency = [:] }
+        state.withLock { $0.recency = RecencyBuffer() }
         report(
             .corruptEntryRemoved,
             "the key epoch in the database was missing or damaged; a new epoch was started, so every earlier entry "

@@ -108,7 +108,7 @@ extension SQLiteEngine {
         for reader in pooled { reader.close() }
         state.withLock {
             $0.database = nil
-            $0.recency = [:]
+            $0.recency = RecencyBuffer()
         }
     }
 

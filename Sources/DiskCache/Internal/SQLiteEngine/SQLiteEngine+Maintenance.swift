@@ -80,7 +80,7 @@ extension SQLiteEngine {
             try Self.storeEpochSalt(try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize), on: connection)
             try adoptEpoch(from: connection)
         }
-        state.withLock { $0.recency = [:] }
+        state.withLock { $0.recency = RecencyBuffer() }
     }
 
     /// Deletes every row, a batch per transaction, unlinking each batch's files after it commits.

@@ -172,7 +172,7 @@ extension SQLiteEngine {
         let isNews = overflow || age >= Self.recencyResolution || age < 0
         state.withLock {
             $0.pending.hits += 1
-            if isNews { $0.recency[row.name] = now }
+            if isNews { $0.recency.note(row.name, at: now) }
         }
     }
 

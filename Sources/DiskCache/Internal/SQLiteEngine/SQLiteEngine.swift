@@ -34,8 +34,8 @@ final class SQLiteEngine: StorageEngine {
     struct State {
         var epoch: Epoch
         var pending = StatisticsCounters()
-        /// Last accesses noted by reads and not yet written: row name → milliseconds since 1970.
-        var recency: [String: Int64] = [:]
+        /// Last accesses noted by reads and not yet written.
+        var recency = RecencyBuffer()
         /// When the recency buffer was last written (the engine's clock).
         var lastRecencyFlush: Date
         /// Write transactions this instance began: tests and benchmarks check that reads begin none.

@@ -1,0 +1,38 @@
+/// The accesses hits noted and the SQLite engine has not written yet (row name → milliseconds since 1970),
+/// found by the first 64 bits of the name: a hit then costs the hash of one integer, not of a 64-character
+/// name (measured: about a sixth of a get that hit an entry noted before).
+///
+/// Two names sharing their first 64 bits share a slot, so the later access replaces the earlier one; the
+/// earlier row then keeps its older stored access (its recency lags, as after a crash), never takes another's.
+///
+/// Thread safety: a value type; the engine keeps it under its state lock.
+struct RecencyBuffer {
+    private var accesses: [UInt64: (name: String, accessed: Int64)] = [:]
+
+    var count: Int { accesses.count }
+    var isEmpty: Bool { accesses.isEmpty }
+
+    /// Notes that the row `name` was read at `accessed`.
+    mutating func note(_ name: String, at accessed: Int64) {
+        accesses[Self.slot(of: name)] = (name, accessed)
+    }
+
+    /// Every noted access, emptying the buffer.
+    mutating func takeAll() -> [(name: String, accessed: Int64)] {
+        defer { accesses = [:] }
+        return Array(accesses.values)
+    }
+
+    /// The first 16 hex digits of `name` as an integer (any other byte counts as some digit: the slot only
+    /// spreads names, it never decides what matches).
+    static func slot(of name: String) -> UInt64 {
+        var value: UInt64 = 0
+        var digits = 0
+        for byte in name.utf8 where digits < 16 {
+            let digit = byte <= UInt8(ascii: "9") ? byte &- UInt8(ascii: "0") : byte &- UInt8(ascii: "a") &+ 10
+            value = value << 4 | UInt64(digit & 0xF)
+            digits += 1
+        }
+        return value
+    }
+}
