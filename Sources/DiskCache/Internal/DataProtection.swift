@@ -69,6 +69,8 @@ enum DataProtection {
     ///   - path: The item's path, for the error message only.
     /// - Throws: `CacheError` from the file system when the class cannot be set.
     static func apply(_ protection: DiskCacheConfiguration.FileProtection, descriptor: Int32, path: String) throws {
+        // Before the platform check: Linux has no classes, and its tests still need to see what a store asks for.
+        recorder?.record(path, protection)
         guard isAvailable else { return }
         #if canImport(Darwin)
         if fcntl(descriptor, F_SETPROTECTIONCLASS, classNumber(protection)) != 0 {
@@ -76,5 +78,31 @@ enum DataProtection {
                 errno, "cannot give '\(path)' the Data Protection class \(protection)", path: path)
         }
         #endif
+    }
+
+    // MARK: - Test seam
+
+    /// Where ``apply(_:descriptor:path:)`` notes each item it is asked to protect, while a test has bound one
+    /// (`DataProtection.$recorder.withValue(Recorder()) { … }`); `nil`, and a task-local read per call, otherwise.
+    ///
+    /// Linux has no protection classes, so this is how its tests check that every folder and file of a store
+    /// asks for its class, and that a read-only store asks for none. A task-local, not a global: tests that
+    /// open stores in parallel each see only their own calls.
+    @TaskLocal static var recorder: Recorder?
+
+    /// The items ``apply(_:descriptor:path:)`` was asked to protect, in order.
+    ///
+    /// Thread safety: `Sendable`; calls are noted under a lock.
+    final class Recorder: Sendable {
+        private let calls = Locked<[(path: String, protection: DiskCacheConfiguration.FileProtection)]>([])
+
+        /// The paths given, with their classes, in the order asked.
+        var applied: [(path: String, protection: DiskCacheConfiguration.FileProtection)] {
+            calls.withLock { $0 }
+        }
+
+        func record(_ path: String, _ protection: DiskCacheConfiguration.FileProtection) {
+            calls.withLock { $0.append((path, protection)) }
+        }
     }
 }
