@@ -149,7 +149,11 @@ extension SQLiteEngine {
             // this process holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2), and another
             // process would then checkpoint and delete the WAL under this one's readers.
             if let fd = try? folders.root.openFile(Self.databaseName, O_RDWR | O_CREAT | O_EXCL) {
-                FileSystem.closeFile(fd)
+                defer { FileSystem.closeFile(fd) }
+                // It has the store folder's class already (SQLiteStoreFolders.swift); set on the file too, so the
+                // database holding every entry does not depend on inheritance alone. The -wal and -shm are left
+                // to inheritance: SQLite makes them, and opening them here would break the rule above.
+                try DataProtection.apply(configuration.fileProtection, descriptor: fd, path: databasePath)
             }
         }
         let identity = databaseAtPath()

@@ -114,7 +114,8 @@ extension SQLiteEngine {
 
     /// Opens the store's folders again by path (the store folder may itself have been replaced).
     private func reopenFolders() throws {
-        let (opened, _) = try SQLiteStoreFolders.open(layout: layout, storeName: storeName)
+        let (opened, _) = try SQLiteStoreFolders.open(
+            layout: layout, storeName: storeName, protection: configuration.fileProtection)
         heldFolders.withLock { $0 = opened }
         reportMovedAside(opened)
     }

@@ -115,7 +115,8 @@ final class SQLiteEngine: StorageEngine {
                 let naming = try StoreSubkeys.derive(master: loaded.key, epochSalt: DiskStore.namingSalt).namingSubkey
                 return (try KeyedNamer(namingSubkey: naming), try TagCounters(master: loaded.key))
             }
-            let (opened, readOnlyCause) = try SQLiteStoreFolders.open(layout: layout, storeName: configuration.name)
+            let (opened, readOnlyCause) = try SQLiteStoreFolders.open(
+                layout: layout, storeName: configuration.name, protection: configuration.fileProtection)
             (heldFolders, self.readOnlyCause) = (Locked(opened), readOnlyCause)
             state = Locked(
                 State(

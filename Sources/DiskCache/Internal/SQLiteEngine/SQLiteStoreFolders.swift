@@ -28,13 +28,25 @@ struct SQLiteStoreFolders: Sendable {
     /// for the engine to report.
     var movedAside: [(from: String, to: String)] = []
 
-    /// Creates (or opens) the folders. When the file system refuses to create them (`EROFS`, `EACCES`,
-    /// `EPERM`) and the store already exists, opens what is there read-only.
+    /// Creates (or opens) the folders and gives them the Data Protection class `protection` (Apple platforms;
+    /// DataProtection.swift). When the file system refuses to create them (`EROFS`, `EACCES`, `EPERM`) and
+    /// the store already exists, opens what is there read-only, and leaves its classes as they are.
     ///
+    /// A file takes the class of the folder it is created in, so the folders' class reaches everything the
+    /// engine or SQLite creates in them afterwards: the `-wal` and `-shm` SQLite makes beside the database
+    /// (and makes again after a quarantine or a deletion from outside), the key-check record and large-value
+    /// files written in `tmp/` and renamed into place (a rename keeps the class), the lock files.
+    ///
+    /// - Parameters:
+    ///   - layout: The store's paths.
+    ///   - storeName: The store's name, for messages.
+    ///   - protection: The class for the folders (`DiskCacheConfiguration.fileProtection`).
     /// - Returns: The folders, and the reason the store is read-only (`nil` when it is writable).
-    /// - Throws: `CacheError` for a folder that cannot be created or opened, or a read-only store that does
-    ///   not exist yet.
-    static func open(layout: StoreLayout, storeName: String) throws -> (SQLiteStoreFolders, FileError?) {
+    /// - Throws: `CacheError` for a folder that cannot be created or opened or given its class, or a read-only
+    ///   store that does not exist yet.
+    static func open(
+        layout: StoreLayout, storeName: String, protection: DiskCacheConfiguration.FileProtection
+    ) throws -> (SQLiteStoreFolders, FileError?) {
         try DiskStore.translatingErrors {
             do {
                 try FileSystem.makeDirectories(layout.root)
@@ -52,6 +64,10 @@ struct SQLiteStoreFolders: Sendable {
                 if access(layout.root, W_OK) != 0, DiskStore.isWriteRefusal(errno), layout.holdsStore {
                     return (folders, FileError(errno: errno, operation: "cannot write", path: layout.root))
                 }
+                // Only on a store this process may change (above: a read-only volume refuses the class too).
+                // On the descriptors just opened without following links, not by path: a folder swapped for a
+                // link since must not pass the class to whatever the link points at (DataProtection.swift).
+                try DataProtection.apply(protection, to: [root, folders.temporary, folders.large, folders.locks])
                 return (folders, nil)
             } catch let error as FileError where DiskStore.isWriteRefusal(error.errno) {
                 // Reading needs the key-check record and the database; without them there is no store to read.
