@@ -167,11 +167,38 @@ def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int, str]
 
 
 def kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+    """Kills the run's process group and every process descended from it, wherever its group is.
+
+    `swift test` starts the test binary in a process group of its own (SwiftPM's default), so a kill of
+    the run's group alone left the binary, and the servers its tests started, running after a time limit.
+    The tree is read before anything is killed: once a parent dies its children move to init.
+    """
+    victims = descendants(process.pid)
+    for pid in [process.pid, *victims]:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
     process.communicate()
+
+
+def descendants(root: int) -> list[int]:
+    """The processes below `root` in the process tree, read from /proc (empty where there is no /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            # The command name, in parentheses, may hold spaces: the fields after its last ")" are fixed.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, pending = [], [root]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
 
 
 def locate(text: str, mutant: Mutant) -> int:
