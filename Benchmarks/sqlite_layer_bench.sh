@@ -18,6 +18,10 @@ for file in "${layer[@]}"; do
     [[ "$file" == *+CacheError.swift ]] || files+=("$file")
 done
 files+=(Sources/DiskCache/Internal/FileStatus.swift Sources/DiskCache/Internal/FileTime.swift)
+# The layer uses one path helper of DiskCache's `FileSystem`, whose other members need the rest of the module:
+# the helper's own file, and the namespace declared empty here.
+files+=(Sources/DiskCache/Internal/FileSystem+ParentPath.swift "$out/FileSystem.swift")
+echo 'enum FileSystem {}' > "$out/FileSystem.swift"
 if [ "$(uname)" = Linux ]; then sqlite_module=(-I Sources/CSQLite); else sqlite_module=(); fi
 swiftc -O -wmo -swift-version 6 -module-name SQLiteLayerBench "${sqlite_module[@]}" \
     "${files[@]}" Benchmarks/sqlite-layer/main.swift -o "$out/sqlite-layer-bench"

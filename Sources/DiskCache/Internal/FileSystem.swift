@@ -17,15 +17,6 @@ import Musl
 /// Thin wrappers over POSIX calls: Foundation on Linux cannot fsync a folder, lock a file, set exact
 /// modification times on an open file, or create a file exclusively with a given mode.
 enum FileSystem {
-    /// `path` without its last component, as `NSString.deletingLastPathComponent` gives it ("/a/b/" → "/a",
-    /// "/a" → "/", "a" → "", repeated slashes collapsed); written here because `NSString` is Foundation proper,
-    /// not FoundationEssentials.
-    static func parentPath(of path: String) -> String {
-        let components = path.split(separator: "/", omittingEmptySubsequences: true).dropLast()
-        let joined = components.joined(separator: "/")
-        return path.hasPrefix("/") ? "/" + joined : joined
-    }
-
     /// Opens `path`, retrying on `EINTR`.
     static func openFile(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws(FileError) -> Int32 {
         while true {
