@@ -46,6 +46,12 @@ extension SQLiteConnection {
         /// the store can still be opened on read-only media: SQLite cannot open a WAL database there without
         /// them (`SQLITE_CANTOPEN`, measured). The WAL is still truncated to ``journalSizeLimit``.
         var persistentWAL = true
+        /// Whether closing the process's last connection copies the WAL into the database (SQLite's default).
+        /// `false` leaves that to the engine (Docs/DiskEngine-SQLite.md, "Checkpoints"): a short-lived process
+        /// then neither copies nor syncs at exit, and the next one appends to the WAL instead of restarting it
+        /// with a synced header. Linux only: Apple's SQLite3 module cannot call the variadic
+        /// `sqlite3_db_config`, so there every last close still checkpoints.
+        var checkpointsOnClose = true
         /// How many prepared statements the connection keeps for reuse.
         var statementCacheCapacity = 32
 

@@ -50,13 +50,19 @@ extension SQLiteEngine {
             errors: total.readFailures)
     }
 
+    /// Writes the pending counters and, in the same transaction, every buffered access (a process that
+    /// flushes before it exits then commits once, not twice).
     func flushStatistics() throws {
         let snapshot = state.withLock { $0.pending }
-        guard !snapshot.isZero, !isReadOnly else { return }
+        guard !isReadOnly else { return }
+        let accesses = state.withLock { $0.recency.takeAll() }
+        guard !snapshot.isZero || !accesses.isEmpty else { return }
         let assignments = Self.statisticsColumns.enumerated().map { "\($1) = min(\($1) + ?\($0 + 1), \(Int64.max))" }
         // A store deleted from outside is not made again for its counters: they stay pending.
         let flushed = try unlessGone(false) {
             try write { connection in
+                try writeRecency(accesses, on: connection)
+                guard !snapshot.isZero else { return }
                 try connection.withStatement("UPDATE totals SET \(assignments.joined(separator: ", ")) WHERE id = 1") {
                     statement in
                     for (index, field) in StatisticsCounters.fields.enumerated() {
@@ -68,6 +74,21 @@ extension SQLiteEngine {
             return true
         }
         if flushed { state.withLock { $0.pending = $0.pending - snapshot } }
+    }
+
+    /// Copies the WAL into the database and empties it when this instance's last commit left it at
+    /// ``closingCheckpointFrames`` or more, without waiting for anyone: a reader or writer elsewhere makes it
+    /// stop where it is, and a later close or SQLite's automatic checkpoint does the rest.
+    ///
+    /// Truncating, not passive: the next process to open the store rebuilds the WAL index from the file and
+    /// counts nothing in it as copied, so a WAL left full after a passive checkpoint would be read, copied and
+    /// synced again by every later close.
+    func checkpointIfWALIsLarge() {
+        guard !isReadOnly else { return }
+        _ = try? writer.withLock { connection in
+            guard let connection, connection.walFramesAfterLastCommit >= Self.closingCheckpointFrames else { return }
+            _ = try connection.withoutBusyWait { try connection.checkpoint(.truncate) }
+        }
     }
 
     // MARK: - Recency

@@ -49,6 +49,8 @@ extension SQLiteEngine {
         var options = SQLiteConnection.Options()
         options.readOnly = isReadOnly
         options.createIfMissing = !isReadOnly
+        // The engine checkpoints a large WAL itself when it closes (checkpointIfWALIsLarge()).
+        options.checkpointsOnClose = false
         if configuration.durability == .fsync {
             options.synchronous = .full
             options.fullFsync = true
@@ -164,7 +166,9 @@ extension SQLiteEngine {
 
     /// Creates the schema of a new database, with its first epoch: `salt`, or a random one.
     private func prepareSchema(on connection: SQLiteConnection, salt: Data? = nil) throws {
-        if !isReadOnly {
+        // A complete schema needs no write transaction: parsing the statements below and taking the write
+        // lock was most of what opening an existing store cost in SQLite.
+        if !isReadOnly, try !hasCompleteSchema(on: connection) {
             try connection.writeTransaction {
                 for statement in Self.schema { try connection.execute(statement) }
                 try connection.withStatement("INSERT OR IGNORE INTO meta(name, value) VALUES ('format', ?1)") {
@@ -188,6 +192,25 @@ extension SQLiteEngine {
                 "store '\(storeName)' has database format \(format.map(String.init) ?? "none"); this build reads "
                     + "format \(Self.schemaVersion)", path: databasePath)
         }
+    }
+
+    /// The tables and index of ``schema``, each a `(type, name)` in `sqlite_master`.
+    static let schemaObjects = [
+        ("table", "entry"), ("index", "entry_accessed"), ("table", "meta"), ("table", "tag"), ("table", "totals"),
+    ]
+
+    /// Whether every object of ``schema`` exists and `totals` holds its row, read without a transaction of
+    /// its own, and the `format` row: what ``schema``'s statements would otherwise find already done.
+    private func hasCompleteSchema(on connection: SQLiteConnection) throws -> Bool {
+        let found = try connection.withStatement(
+            "SELECT count(*) FROM sqlite_master WHERE (type, name) IN (VALUES "
+                + Self.schemaObjects.map { "('\($0.0)', '\($0.1)')" }.joined(separator: ", ") + ")"
+        ) { try $0.step() ? $0.int64(at: 0) : 0 }
+        guard found == Self.schemaObjects.count else { return false }
+        // The format row too: where it is missing, the statements below add it, and with it a new epoch.
+        return try connection.withStatement(
+            "SELECT (SELECT count(*) FROM totals WHERE id = 1) + (SELECT count(*) FROM meta WHERE name = 'format')"
+        ) { try $0.step() ? $0.int64(at: 0) == 2 : false }
     }
 
     /// Moves the database and its `-wal` and `-shm` (links and FIFOs themselves, never their targets) to
