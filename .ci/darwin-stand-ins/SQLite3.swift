@@ -162,5 +162,9 @@ public func sqlite3_sleep(_: Int32) -> Int32 { 0 }
 public func sqlite3_step(_: OpaquePointer!) -> Int32 { 0 }
 /// https://sqlite.org/c3ref/system_errno.html
 public func sqlite3_system_errno(_: OpaquePointer!) -> Int32 { 0 }
+/// https://sqlite.org/c3ref/wal_checkpoint.html
+public func sqlite3_wal_checkpoint(_ db: OpaquePointer!, _ zDb: UnsafePointer<CChar>!) -> Int32 { 0 }
+/// https://sqlite.org/c3ref/wal_hook.html
+public func sqlite3_wal_hook(_: OpaquePointer!, _: (@convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32)!, _: UnsafeMutableRawPointer!) -> UnsafeMutableRawPointer! { nil }
 /// https://sqlite.org/c3ref/wal_checkpoint_v2.html
 public func sqlite3_wal_checkpoint_v2(_ db: OpaquePointer!, _ zDb: UnsafePointer<CChar>!, _ eMode: Int32, _ pnLog: UnsafeMutablePointer<Int32>!, _ pnCkpt: UnsafeMutablePointer<Int32>!) -> Int32 { 0 }
