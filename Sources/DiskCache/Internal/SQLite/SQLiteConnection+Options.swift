@@ -46,6 +46,13 @@ extension SQLiteConnection {
         /// the store can still be opened on read-only media: SQLite cannot open a WAL database there without
         /// them (`SQLITE_CANTOPEN`, measured). The WAL is still truncated to ``journalSizeLimit``.
         var persistentWAL = true
+        /// WAL frames after which a commit of this connection checkpoints passively (``SQLiteWALGuard``; SQLite's
+        /// automatic checkpoint, which the hook replaces, uses 1,000); 0 installs no hook and leaves SQLite's.
+        var walCheckpointPages = 1_000
+        /// How long a commit that left the WAL past ``journalSizeLimit`` waits for other connections' readers
+        /// so it can truncate the WAL, in milliseconds (the first such commit; later ones until the WAL is
+        /// back under the limit only try).
+        var walRestartWaitMilliseconds = 20
         /// How many prepared statements the connection keeps for reuse.
         var statementCacheCapacity = 32
 

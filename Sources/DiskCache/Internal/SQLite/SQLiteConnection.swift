@@ -54,6 +54,8 @@ final class SQLiteConnection {
     private var database: OpaquePointer?
     private var statements: SQLiteStatementCache
     private let busyWait: SQLiteBusyWait
+    /// The WAL hook of a read-write connection; `nil` for a read-only one.
+    private(set) var walGuard: SQLiteWALGuard?
 
     /// Opens (or creates) the database at `path` and sets the pragmas of `options`.
     ///
@@ -114,6 +116,17 @@ final class SQLiteConnection {
                         detail: "the journal mode stayed '\(answer ?? "none")'")
                 }
             }
+            if !options.readOnly && options.walCheckpointPages > 0 {
+                let pageSize = Int(try queryText("PRAGMA page_size") ?? "") ?? 4_096
+                let walGuard = SQLiteWALGuard(
+                    checkpointPages: options.walCheckpointPages, limitBytes: options.journalSizeLimit,
+                    restartWaitMilliseconds: options.walRestartWaitMilliseconds,
+                    checkpoint: { [unowned self] mode, wait in
+                        (try? self.checkpoint(mode, waitingAtMost: wait))?.isComplete ?? false
+                    })
+                walGuard.install(on: handle, pageSize: pageSize)
+                self.walGuard = walGuard
+            }
             // Reads the schema: a file that is not a database (or is damaged at its root) fails here, not at
             // the engine's first query.
             _ = try queryText("SELECT count(*) FROM sqlite_master")
@@ -148,6 +161,12 @@ final class SQLiteConnection {
 
     /// Whether no `fork()` happened between the open and now (false in a child that inherited the connection).
     private var wasOpenedInThisProcess: Bool { openedInForkGeneration == SQLiteForkGeneration.current }
+
+    /// A bound in milliseconds on the busy handler's wait while set (``checkpoint(_:waitingAtMost:)``).
+    var boundedBusyWait: Int? {
+        get { busyWait.boundedMilliseconds }
+        set { busyWait.boundedMilliseconds = newValue }
+    }
 
     /// How many times a statement of this connection waited for another connection's lock.
     var busyWaits: Int { busyWait.waits }
