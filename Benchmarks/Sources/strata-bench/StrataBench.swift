@@ -58,6 +58,15 @@ enum StrataBench {
                 exit(1)
             }
         }
+        if let worker = options.loadWorker {
+            do {
+                try DiskLoadWorker.run(worker)
+                exit(0)
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench --load-worker: \(error)\n".utf8))
+                exit(1)
+            }
+        }
         if let traceDirectory = options.traceDirectory {
             do {
                 let directory = URL(fileURLWithPath: traceDirectory, isDirectory: true)

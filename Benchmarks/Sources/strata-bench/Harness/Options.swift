@@ -11,6 +11,9 @@ struct Options: Sendable {
     var footprint: (kind: FootprintProbe.Kind, entryCount: Int)?
     /// `--value-memory KIND BYTES DIR` (internal): one large set or get, for disk-memory-set/get.
     var valueMemory: (kind: DiskValueMemory.Probe.Kind, bytes: Int, directory: URL)?
+    /// `--load-worker DIR OPS SECONDS IDLE SEED` (internal): one process of Benchmarks/sqlite_store_rows.py's
+    /// mixed multi-process load on a SQLite store.
+    var loadWorker: DiskLoadWorker.Settings?
     /// Where `--write-traces` writes the eviction-policy traces, for `policy_compare.py`.
     var traceDirectory: String?
     /// `--hash-seeds N`: key-hash seeds per W-TinyLFU hit ratio in the policy-hit-ratio rows (at least 1).
@@ -55,6 +58,17 @@ struct Options: Sendable {
                     let bytes = remaining.popFirst().flatMap({ Int($0) }), let directory = remaining.popFirst()
                 else { throw UsageError(description: "--value-memory needs a kind, a byte count and a folder") }
                 valueMemory = (kind, bytes, URL(fileURLWithPath: directory))
+            case "--load-worker":
+                guard let directory = remaining.popFirst(), let operations = remaining.popFirst().flatMap({ Int($0) }),
+                    let seconds = remaining.popFirst().flatMap({ Double($0) }),
+                    let idle = remaining.popFirst().flatMap({ Double($0) }),
+                    let seed = remaining.popFirst().flatMap({ UInt64($0) })
+                else {
+                    throw UsageError(description: "--load-worker needs a folder, operations, seconds, idle seconds, a seed")
+                }
+                loadWorker = .init(
+                    directory: URL(fileURLWithPath: directory), operations: operations, seconds: seconds,
+                    idleSeconds: idle, seed: seed)
             case "--write-traces":
                 guard let value = remaining.popFirst() else {
                     throw UsageError(description: "--write-traces needs a directory")

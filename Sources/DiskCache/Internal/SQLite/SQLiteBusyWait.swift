@@ -17,6 +17,9 @@ import CSQLite
 final class SQLiteBusyWait {
     /// How long to wait in total for one lock, in milliseconds; 0 never waits.
     let timeoutMilliseconds: Int
+    /// A shorter total wait for the locks of one operation (a checkpoint that must not hold up a commit), in
+    /// milliseconds; `nil` uses ``timeoutMilliseconds``.
+    var boundedMilliseconds: Int?
     /// How many times a statement of this connection waited for a lock so far.
     private(set) var waits = 0
     /// Called on the waiting thread before each wait, with the wait's number (0 for the first of a lock).
@@ -51,7 +54,7 @@ final class SQLiteBusyWait {
         // Time already waited for this lock: the delays so far, then 100 ms for every attempt past the table.
         let waited =
             delays.prefix(index).reduce(0, +) + max(0, attempt - (delays.count - 1)) * delays[delays.count - 1]
-        let delay = min(delays[index], timeoutMilliseconds - waited)
+        let delay = min(delays[index], (boundedMilliseconds ?? timeoutMilliseconds) - waited)
         guard delay > 0 else { return false }
         waits += 1
         onWait?(attempt)

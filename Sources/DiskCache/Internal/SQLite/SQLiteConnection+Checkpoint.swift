@@ -37,16 +37,21 @@ extension SQLiteConnection {
 
     /// Copies the WAL back into the database file.
     ///
-    /// SQLite also checkpoints (passively) after any commit that leaves the WAL over 1,000 pages; this is
-    /// for the engine's idle time and for keeping the WAL bounded while readers never leave a gap (a reader
-    /// always active starves the automatic checkpoint, and the WAL grows without bound).
+    /// A read-write connection also checkpoints after its own commits (``SQLiteWALGuard``): passively at
+    /// 1,000 WAL pages, truncating past `journal_size_limit`; this is for the engine's idle time and for
+    /// wipes.
     ///
-    /// - Parameter mode: How hard to try.
+    /// - Parameters:
+    ///   - mode: How hard to try.
+    ///   - waitMilliseconds: The longest wait, in milliseconds, for other connections' locks (their writer, and
+    ///     for restart and truncate their readers); `nil` waits up to the busy timeout.
     /// - Returns: What was copied; a checkpoint another connection blocked is returned incomplete, not thrown.
     /// - Throws: ``SQLiteError`` for any failure but `SQLITE_BUSY` (I/O, corruption, a closed connection).
     /// - Complexity: I/O proportional to the WAL's size.
-    func checkpoint(_ mode: CheckpointMode) throws -> CheckpointResult {
+    func checkpoint(_ mode: CheckpointMode, waitingAtMost waitMilliseconds: Int? = nil) throws -> CheckpointResult {
         let database = try openDatabase()
+        boundedBusyWait = waitMilliseconds
+        defer { boundedBusyWait = nil }
         var walFrames: Int32 = 0
         var checkpointedFrames: Int32 = 0
         let result = sqlite3_wal_checkpoint_v2(database, nil, mode.code, &walFrames, &checkpointedFrames)

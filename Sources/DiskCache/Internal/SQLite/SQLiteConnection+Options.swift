@@ -52,6 +52,13 @@ extension SQLiteConnection {
         /// with a synced header. Linux only: Apple's SQLite3 module cannot call the variadic
         /// `sqlite3_db_config`, so there every last close still checkpoints.
         var checkpointsOnClose = true
+        /// WAL frames after which a commit of this connection checkpoints passively (``SQLiteWALGuard``; SQLite's
+        /// automatic checkpoint, which the hook replaces, uses 1,000); 0 installs no hook and leaves SQLite's.
+        var walCheckpointPages = 1_000
+        /// How long a commit that left the WAL past ``journalSizeLimit`` waits for other connections' readers
+        /// so it can truncate the WAL, in milliseconds (the first such commit; later ones until the WAL is
+        /// back under the limit only try).
+        var walRestartWaitMilliseconds = 20
         /// How many prepared statements the connection keeps for reuse.
         var statementCacheCapacity = 32
 

@@ -52,11 +52,13 @@ final class SQLiteConnection {
     /// The fork generation at open; tests change it to stand for a forked child.
     var openedInForkGeneration: UInt64
     private var database: OpaquePointer?
-    /// Frames in the WAL after this connection's last commit (every process's frames since the WAL last
-    /// restarted); 0 before its first commit. Set by the WAL hook (``installWALHook(on:)``).
-    private(set) var walFramesAfterLastCommit = 0
     private var statements: SQLiteStatementCache
     private let busyWait: SQLiteBusyWait
+    /// The WAL hook of a read-write connection; `nil` for a read-only one.
+    private(set) var walGuard: SQLiteWALGuard?
+    /// Frames in the WAL after this connection's last commit (every process's frames since the WAL last
+    /// restarted); 0 before its first commit or without a WAL hook.
+    var walFramesAfterLastCommit: Int { walGuard?.framesAfterLastCommit ?? 0 }
 
     /// Opens (or creates) the database at `path` and sets the pragmas of `options`.
     ///
@@ -109,7 +111,6 @@ final class SQLiteConnection {
                 var on: Int32 = 1
                 _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
             }
-            installWALHook(on: handle)
             #if !canImport(SQLite3)
             if !options.checkpointsOnClose && !options.readOnly {
                 let result = strata_sqlite3_no_checkpoint_on_close(handle)
@@ -126,6 +127,17 @@ final class SQLiteConnection {
                         detail: "the journal mode stayed '\(answer ?? "none")'")
                 }
             }
+            if !options.readOnly && options.walCheckpointPages > 0 {
+                let pageSize = Int(try queryText("PRAGMA page_size") ?? "") ?? 4_096
+                let walGuard = SQLiteWALGuard(
+                    checkpointPages: options.walCheckpointPages, limitBytes: options.journalSizeLimit,
+                    restartWaitMilliseconds: options.walRestartWaitMilliseconds,
+                    checkpoint: { [unowned self] mode, wait in
+                        (try? self.checkpoint(mode, waitingAtMost: wait))?.isComplete ?? false
+                    })
+                walGuard.install(on: handle, pageSize: pageSize)
+                self.walGuard = walGuard
+            }
             // Reads the schema: a file that is not a database (or is damaged at its root) fails here, not at
             // the engine's first query.
             _ = try queryText("SELECT count(*) FROM sqlite_master")
@@ -138,36 +150,6 @@ final class SQLiteConnection {
     deinit {
         close()
     }
-
-    /// Notes the WAL's length after each commit, and checkpoints at SQLite's automatic threshold as
-    /// SQLite's own hook would: a connection has one WAL hook, and `PRAGMA wal_autocheckpoint` is that hook.
-    private func installWALHook(on handle: OpaquePointer) {
-        _ = sqlite3_wal_hook(
-            handle,
-            { context, database, name, frames in
-                guard let context else { return SQLITE_OK }
-                // Called inside a commit, on the thread that owns the connection (it holds it for the commit).
-                let connection = Unmanaged<SQLiteConnection>.fromOpaque(context).takeUnretainedValue()
-                connection.walFramesAfterLastCommit = Int(frames)
-                if frames >= SQLiteConnection.automaticCheckpointFrames {
-                    _ = sqlite3_wal_checkpoint(database, name)
-                }
-                return SQLITE_OK
-            }, Unmanaged.passUnretained(self).toOpaque())
-    }
-
-    /// Runs `body` with the busy handler off, so that what it asks of SQLite fails at once with
-    /// `SQLITE_BUSY` instead of waiting up to the busy timeout for another connection.
-    func withoutBusyWait<T>(_ body: () throws -> T) throws -> T {
-        let database = try openDatabase()
-        _ = sqlite3_busy_handler(database, nil, nil)
-        defer { busyWait.install(on: database) }
-        return try body()
-    }
-
-    /// SQLite's default automatic checkpoint: a passive one after a commit that leaves the WAL at 1,000
-    /// frames or more (sqlite.org/pragma.html#pragma_wal_autocheckpoint).
-    static let automaticCheckpointFrames: Int32 = 1_000
 
     /// Closes the connection; later calls throw ``SQLiteError/Kind/closed``. Calling it again does nothing.
     ///
@@ -190,6 +172,12 @@ final class SQLiteConnection {
 
     /// Whether no `fork()` happened between the open and now (false in a child that inherited the connection).
     private var wasOpenedInThisProcess: Bool { openedInForkGeneration == SQLiteForkGeneration.current }
+
+    /// A bound in milliseconds on the busy handler's wait while set (``checkpoint(_:waitingAtMost:)``).
+    var boundedBusyWait: Int? {
+        get { busyWait.boundedMilliseconds }
+        set { busyWait.boundedMilliseconds = newValue }
+    }
 
     /// How many times a statement of this connection waited for another connection's lock.
     var busyWaits: Int { busyWait.waits }

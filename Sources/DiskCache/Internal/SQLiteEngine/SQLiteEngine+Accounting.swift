@@ -97,7 +97,7 @@ extension SQLiteEngine {
         guard !isReadOnly else { return }
         _ = try? writer.withLock { connection in
             guard let connection, connection.walFramesAfterLastCommit >= Self.closingCheckpointFrames else { return }
-            _ = try connection.withoutBusyWait { try connection.checkpoint(.truncate) }
+            _ = try connection.checkpoint(.truncate, waitingAtMost: 0)
         }
     }
 

@@ -246,12 +246,19 @@ extension SQLiteEngine {
     func write<T>(recreating: Bool = false, _ body: (SQLiteConnection) throws -> T) throws -> T {
         // Events reported inside (a damaged tag counter) reach the observer after the writer lock is released:
         // an observer that writes to this store would otherwise wait for that lock forever.
-        try events.holding {
+        let now = clock.now
+        var idle = SQLiteIdleCheckpoint.Action.none
+        // The idle timer is armed after the writer lock is released (it may fire at once with a test's scheduler).
+        defer { perform(idle) }
+        return try events.holding {
             try writer.withLock { connection -> T in
                 // Also opens a writer where there is none yet, or only one inherited across fork().
                 try followDatabase(&connection, recreating: recreating)
                 guard let open = connection else { throw SQLiteDatabaseGone() }
-                state.withLock { $0.writeTransactions += 1 }
+                idle = state.withLock {
+                    $0.writeTransactions += 1
+                    return Self.noteWrite(&$0, at: now)
+                }
                 return try open.writeTransaction { try body(open) }
             }
         }

@@ -48,6 +48,12 @@ final class SQLiteEngine: StorageEngine {
         var database: FileStatus?
         /// When a read last compared it with the file at the path (the engine's clock).
         var databaseCheckedAt: Date
+        /// When to truncate the WAL after this process's last write (SQLiteEngine+IdleCheckpoint.swift).
+        var idle = SQLiteIdleCheckpoint(delay: SQLiteEngine.idleCheckpointDelay)
+        /// What the idle checkpoint waits with; tests put one they drive in its place.
+        var idleScheduler: any SQLiteIdleScheduler = DispatchIdleScheduler()
+        /// Idle checkpoints run so far (for tests).
+        var idleCheckpoints = 0
     }
 
     static let databaseName = "store.sqlite"
