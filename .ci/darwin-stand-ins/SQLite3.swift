@@ -77,6 +77,8 @@ public var SQLITE_OPEN_NOMUTEX: Int32 { 0x8000 }
 public var SQLITE_OPEN_NOFOLLOW: Int32 { 0x1000000 }
 /// https://sqlite.org/c3ref/c_fcntl_begin_atomic_write.html#sqlitefcntlpersistwal
 public var SQLITE_FCNTL_PERSIST_WAL: Int32 { 10 }
+/// https://sqlite.org/c3ref/c_fcntl_begin_atomic_write.html#sqlitefcntldataversion
+public var SQLITE_FCNTL_DATA_VERSION: Int32 { 35 }
 /// https://sqlite.org/c3ref/c_prepare_normalize.html
 public var SQLITE_PREPARE_PERSISTENT: Int32 { 1 }
 /// https://sqlite.org/c3ref/c_blob.html

@@ -241,6 +241,28 @@ final class SQLiteConnection {
         return Int(sqlite3_changes(database))
     }
 
+    /// The data version of the main database in the snapshot of this connection's open read transaction
+    /// (`SQLITE_FCNTL_DATA_VERSION`, SQLite 3.26+): it changes whenever a transaction that changed the file
+    /// has committed since this connection's previous read transaction, whether through this connection,
+    /// another one of this process or another process. Read it only while a statement of this connection is
+    /// stepping (a read transaction is open); `nil` when the connection is closed, inherited across `fork()`,
+    /// or SQLite refuses.
+    ///
+    /// - Complexity: O(1); no I/O and no lock (the counter lives in the connection's pager).
+    var dataVersion: UInt32? {
+        guard let database, wasOpenedInThisProcess else { return nil }
+        var version: UInt32 = 0
+        guard sqlite3_file_control(database, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else {
+            return nil
+        }
+        return version
+    }
+
+    /// Bytes a caller read through this connection, with the ``dataVersion`` of the snapshot they were read
+    /// in: while a later read transaction sees the same data version, the file has not changed, so the bytes
+    /// are still what the same query would return. The layer only keeps them (the engine's key epoch salt).
+    var remembered: (dataVersion: UInt32, bytes: Data)?
+
     /// The rowid of the last row this connection inserted.
     var lastInsertRowID: Int64 {
         guard let database, wasOpenedInThisProcess else { return 0 }

@@ -349,7 +349,11 @@ extension SQLiteEngine {
     /// copy), else the database's new one, adopted.
     func adoptEpoch(matching salt: UnsafeRawBufferPointer) throws -> Epoch {
         let current = state.withLock { state in
-            state.epoch.salt.withUnsafeBytes { $0.elementsEqual(salt) } ? state.epoch : nil
+            // memcmp, not elementsEqual: the generic byte loop cost about 900 instructions a get (callgrind).
+            state.epoch.salt.withUnsafeBytes { held in
+                held.count == salt.count
+                    && (held.isEmpty || memcmp(held.baseAddress!, salt.baseAddress!, held.count) == 0)
+            } ? state.epoch : nil
         }
         return try current ?? adoptEpoch(salt: Data(salt))
     }

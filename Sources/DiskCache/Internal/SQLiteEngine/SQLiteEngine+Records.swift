@@ -74,16 +74,14 @@ extension SQLiteEngine {
     func findRow(name: String) throws -> SQLiteEntryRow? {
         var row = try read { connection in
             try connection.withStatement(
-                """
-                SELECT serial, removable, accessed, size, file, value, (SELECT value FROM meta WHERE name = 'epoch')
-                FROM entry WHERE name = ?1
-                """
+                "SELECT serial, removable, accessed, size, file, value FROM entry WHERE name = ?1"
             ) { statement -> SQLiteEntryRow? in
                 try statement.bind(name, at: 1)
                 guard try statement.step() else { return nil }
-                // The epoch is read with the row, in its snapshot: another process's wipe is seen at once,
-                // not only when a record names another epoch.
-                let epoch = try statement.withBlob(at: 6) { try adoptEpoch(matching: $0) }
+                // The epoch is read in the row's snapshot (the statement is still stepping, so its read
+                // transaction is open): another process's wipe is seen at once, not only when a record names
+                // another epoch.
+                let epoch = try epochInSnapshot(on: connection)
                 var row = try Self.row(name: name, from: statement, valueColumn: 5)
                 row.epoch = epoch
                 return row
@@ -91,6 +89,25 @@ extension SQLiteEngine {
         }
         if row?.file != nil { try readLargeFile(&row!) }
         return row
+    }
+
+    /// The key epoch in the snapshot of the read transaction open on `connection` (a statement of it is
+    /// stepping). The epoch row is read only when the database changed since this connection last read it:
+    /// the data version of an unchanged file is unchanged (``SQLiteConnection/dataVersion``), so a run of
+    /// reads with no commit in between searches `meta` once, not once per read (Docs/Performance.md, "The
+    /// SQLite engine's read path, third pass").
+    func epochInSnapshot(on connection: SQLiteConnection) throws -> Epoch {
+        let version = connection.dataVersion
+        if let version, let remembered = connection.remembered, remembered.dataVersion == version {
+            return try remembered.bytes.withUnsafeBytes { try adoptEpoch(matching: $0) }
+        }
+        // Joins the open read transaction: the same snapshot as the row. A missing row reads as no bytes,
+        // which adoptEpoch takes for the damaged epoch, as before.
+        let salt = try connection.withStatement("SELECT value FROM meta WHERE name = 'epoch'") { statement in
+            try statement.step() ? try statement.withBlob(at: 0) { Data($0) } : Data()
+        }
+        connection.remembered = version.map { ($0, salt) }
+        return try salt.withUnsafeBytes { try adoptEpoch(matching: $0) }
     }
 
     /// A row from a statement whose columns are serial, removable, accessed, size, file, then the value at
