@@ -206,7 +206,9 @@ package final class ClusterConnection: Sendable {
             try await refreshTopology()
             if let route = state.withLock({ state in
                 state.topology?.primary(for: slot).map { Route(address: $0, generation: state.generation) }
-            }) { return route }
+            }) {
+                return route
+            }
             guard ContinuousClock.now + wait < deadline else {
                 throw ConnectionError(.serverError, "CLUSTERDOWN no primary serves slot \(slot) in the cluster's map")
             }
