@@ -24,7 +24,9 @@ struct ClusterFailoverTests {
         let stopped = topology.shards[0]
         let replica = try #require(stopped.replicas.first?.address)
         let seed = try #require(topology.shards[1].replicas.first?.address)
-        let connection = ClusterConnection(configuration: Self.configuration(seed: seed.port))
+        var configuration = Self.configuration(seed: seed.port)
+        configuration.node.clientName = "strata-failover-\(seed.port)"
+        let connection = ClusterConnection(configuration: configuration)
         let keys = Self.keys(perPrimaryOf: topology, count: 8)
         for key in keys.values.joined() {
             _ = try await connection.send(RESPCommand(arguments: [Array("SET".utf8), key, key]), key: key)
@@ -109,6 +111,14 @@ struct ClusterFailoverTests {
         #expect(!after.primaries.contains(stopped.primary.address))
         #expect(!connection.connectedAddresses.contains(stopped.primary.address))
         #expect(connection.statistics.retiredConnections == 1)
+        // And the retired socket is really closed: the resumed node read its end of file and lists no client
+        // of this connection
+        let old = try RedisCluster.connection(port: stopped.primary.address.port)
+        let clients = try await old.send(RESPCommand("CLIENT", "LIST"))
+        await old.close()
+        let list = try #require(clients.string)
+        #expect(!list.contains("name=\(configuration.node.clientName) "))
+        #expect(list.contains("cmd=client"))
         await connection.close()
     }
 

@@ -136,6 +136,8 @@ import Testing
         #expect(connection.connectedAddresses == [cluster.addressB])
         #expect(connection.statistics.retiredConnections == 1)
         #expect(connection.retiredConnectionsInUse == 0)
+        // And A sees its socket closed: the client's end of file ended its only connection
+        #expect(await cluster.waitUntilAHasNoClient())
         // And a command for A's old slots goes to B
         #expect(
             try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8)) == .bulkString(Array("b".utf8)))
@@ -158,6 +160,7 @@ import Testing
         #expect(idle.isEmpty)
         #expect(connection.connectedAddresses == [cluster.addressB])
         #expect(connection.retiredConnectionsInUse == 1)
+        #expect(cluster.clientsOfA == 1)
 
         // When A answers
         cluster.releaseSlowReply()
@@ -165,6 +168,58 @@ import Testing
         #expect(try await pending.value == .bulkString(Array("a".utf8)))
         #expect(connection.retiredConnectionsInUse == 0)
         #expect(connection.statistics.retiredConnections == 1)
+        #expect(await cluster.waitUntilAHasNoClient())
+        await connection.close()
+    }
+
+    @Test func aRouteReadFromAReplacedMapOpensNoConnectionToTheNodeItRetired() async throws {
+        // Given a connection seeded with B only, that has used A, and a route to A read from that map
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now, seedingA: false)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+        let route = try await connection.primary(for: HashSlot(key: Array("k1".utf8)), deadline: .now + .seconds(60))
+        #expect(route.address == cluster.addressA)
+
+        // When a map naming B for every slot is put in use before the command leases its connection
+        cluster.moveEverySlotToB()
+        try await connection.refreshTopology()
+        #expect(await cluster.waitUntilAHasNoClient())
+        // Then the lease by the old route is refused, and opens no connection to A
+        await #expect(throws: ClusterConnection.StaleRoute.self) {
+            _ = try await connection.withConnection(to: route) { try await $0.send(RESPCommand("GET", "k1")) }
+        }
+        #expect(connection.connectedAddresses == [cluster.addressB])
+        #expect(cluster.clientsOfA == 0)
+        // And a route read from the map in use still reaches its node
+        let current = try await connection.primary(for: HashSlot(key: Array("k1".utf8)), deadline: .now + .seconds(60))
+        #expect(
+            try await connection.withConnection(to: current) { try await $0.send(RESPCommand("GET", "k1")) }
+                == .bulkString(Array("b".utf8)))
+        await connection.close()
+    }
+
+    @Test func aBatchFollowingMovedPutsTheSlotInTheMap() async throws {
+        // Given a connection that has read a map in which A serves every slot
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+
+        // When every slot moves to B and a batch reads k1 (inside the refresh interval: no read of the map)
+        cluster.moveEverySlotToB()
+        let replies = try await connection.send(batch: [(RESPCommand("GET", "k1"), Array("k1".utf8))])
+        // Then the batch's command followed the MOVED straight to B, and the map names B for its slot
+        #expect(try replies.map { try $0.get() } == [.bulkString(Array("b".utf8))])
+        #expect(cluster.getsOnA("k1") == 1)
+        #expect(connection.statistics.movedRedirects == 1)
+        #expect(connection.statistics.topologyRefreshes == 1)
+        #expect(connection.topology?.primary(for: HashSlot(key: Array("k1".utf8))) == cluster.addressB)
+        // And the next command for that key goes straight to B
+        #expect(
+            try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8)) == .bulkString(Array("b".utf8)))
+        #expect(cluster.getsOnA("k1") == 1)
+        #expect(connection.statistics.movedRedirects == 1)
         await connection.close()
     }
 
@@ -243,6 +298,16 @@ private final class TwoNodeCluster: Sendable {
     func waitUntilAReceives(_ key: String) async {
         while !a.commands.contains(["GET", key]) { try? await Task.sleep(for: .milliseconds(5)) }
     }
+
+    /// Client connections A has open.
+    var clientsOfA: Int { a.openClients }
+
+    /// How many `GET key` A has received.
+    func getsOnA(_ key: String) -> Int { a.commands.filter { $0 == ["GET", key] }.count }
+
+    /// Returns once A has no client connection open (it read each one's end of file), or `false` after a
+    /// bound no healthy run comes near.
+    func waitUntilAHasNoClient() async -> Bool { await a.waitUntilOpenClients(0) }
 
     /// Lets A answer the held `GET slow`.
     func releaseSlowReply() { slowReply.signal() }

@@ -8,27 +8,36 @@ extension ClusterConnection {
     /// over such keys would get.
     ///
     /// A command answered with a redirection or a passing cluster state (`MOVED`, `ASK`, `TRYAGAIN`,
-    /// `CLUSTERDOWN`, `LOADING`) is sent again on its own through ``send(_:key:)``, which follows it inside the
-    /// operation's deadline; any other failure is that command's result, and a node's failure that a failover
-    /// explains starts a read of the map, as for a single command.
+    /// `CLUSTERDOWN`, `LOADING`) is sent again on its own, as ``send(_:key:)`` would, inside the batch's one
+    /// operation deadline (a command whose deadline has passed keeps its reply as its result); a `MOVED`
+    /// updates the map as for a single command. Any other failure is that command's result, and a node's
+    /// failure that a failover explains starts a read of the map, as for a single command. A command whose
+    /// slot no primary serves (even after a read of the map) fails alone, with `CLUSTERDOWN`.
     ///
     /// - Parameter batch: The commands and their keys (for a multi-key command, any of its keys, which must all
     ///   share a slot).
     /// - Returns: Each command's reply or error, in the order of `batch`.
-    /// - Throws: What reading the map throws when there is no map to route by; `CancellationError`.
+    /// - Throws: `CancellationError`.
     /// - Complexity: O(n) for n commands, plus one round trip per primary the batch reaches (and one per
     ///   redirected command).
     package func send(batch: [BatchCommand]) async throws -> [Result<RESPValue, any Error>] {
         let deadline = ContinuousClock.now + configuration.operationTimeout
-        var groups: [RedisConnection.Address: [Int]] = [:]
-        for (index, entry) in batch.enumerated() {
-            let primary = try await primary(for: HashSlot(key: entry.key), deadline: deadline)
-            groups[primary, default: []].append(index)
-        }
+        var groups: [Route: [Int]] = [:]
         var results = [Result<RESPValue, any Error>?](repeating: nil, count: batch.count)
+        for (index, entry) in batch.enumerated() {
+            do {
+                let primary = try await primary(for: HashSlot(key: entry.key), deadline: deadline)
+                groups[primary, default: []].append(index)
+            } catch let error as ConnectionError {
+                // No primary for this slot (or no map at all): this command's failure, not the batch's.
+                results[index] = .failure(error)
+            }
+        }
         try await withThrowingTaskGroup(of: [(Int, Result<RESPValue, any Error>)].self) { tasks in
-            for (address, indices) in groups {
-                tasks.addTask { try await self.sendRun(indices.map { batch[$0] }, to: address, indices: indices) }
+            for (route, indices) in groups {
+                tasks.addTask {
+                    try await self.sendRun(indices.map { batch[$0] }, to: route, indices: indices, deadline: deadline)
+                }
             }
             for try await run in tasks {
                 for (index, result) in run { results[index] = result }
@@ -41,33 +50,61 @@ extension ClusterConnection {
 
     /// One primary's part of a batch: written as one run, then each redirected or retryable command alone.
     private func sendRun(
-        _ commands: [BatchCommand], to address: RedisConnection.Address, indices: [Int]
+        _ commands: [BatchCommand], to route: Route, indices: [Int], deadline: ContinuousClock.Instant
     ) async throws -> [(Int, Result<RESPValue, any Error>)] {
-        let replies = try await withConnection(to: address) { connection in
-            try await connection.send(adjacent: commands.map(\.command))
+        let replies: [Result<RESPValue, any Error>]
+        do {
+            replies = try await withConnection(to: route) { connection in
+                try await connection.send(adjacent: commands.map(\.command))
+            }
+        } catch is StaleRoute {
+            // A newer map retired the node: each command routes again on its own.
+            replies = commands.map { _ in .failure(StaleRoute()) }
         }
         var results: [(Int, Result<RESPValue, any Error>)] = []
         results.reserveCapacity(commands.count)
         for (offset, reply) in replies.enumerated() {
-            guard case .failure(let error as ConnectionError) = reply else {
-                results.append((indices[offset], reply))
-                continue
-            }
-            switch Self.disposition(of: error, queriedHost: address.host) {
-            case .redirect, .retry:
-                let entry = commands[offset]
-                do {
-                    results.append((indices[offset], .success(try await send(entry.command, key: entry.key))))
-                } catch is CancellationError {
-                    throw CancellationError()
-                } catch {
-                    results.append((indices[offset], .failure(error)))
+            let entry = commands[offset]
+            switch reply {
+            case .failure(let error as ConnectionError):
+                switch Self.disposition(of: error, queriedHost: route.address.host) {
+                case .redirect(let redirect):
+                    if redirect.kind == .moved {
+                        _ = follow(redirect)
+                        refreshSoon()
+                    }
+                    results.append((indices[offset], try await resend(entry, deadline: deadline, orElse: reply)))
+                case .retry:
+                    results.append((indices[offset], try await resend(entry, deadline: deadline, orElse: reply)))
+                case .fail:
+                    if Self.suggestsFailover(error) { refreshSoon() }
+                    results.append((indices[offset], reply))
                 }
-            case .fail:
-                if Self.suggestsFailover(error) { refreshSoon() }
+            case .failure(is StaleRoute):
+                results.append((indices[offset], try await resend(entry, deadline: deadline, orElse: reply)))
+            default:
                 results.append((indices[offset], reply))
             }
         }
         return results
+    }
+
+    /// `entry` sent again on its own inside the batch's `deadline`, or `reply` once the deadline has passed.
+    private func resend(
+        _ entry: BatchCommand, deadline: ContinuousClock.Instant, orElse reply: Result<RESPValue, any Error>
+    ) async throws -> Result<RESPValue, any Error> {
+        guard ContinuousClock.now < deadline else {
+            if case .failure(is StaleRoute) = reply {
+                return .failure(ConnectionError(.deadlineExceeded, "the cluster's map changed past the deadline"))
+            }
+            return reply
+        }
+        do {
+            return .success(try await send(entry.command, key: entry.key, deadline: deadline))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return .failure(error)
+        }
     }
 }

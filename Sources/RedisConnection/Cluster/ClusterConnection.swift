@@ -40,6 +40,9 @@ package final class ClusterConnection: Sendable {
 
     private struct State {
         var topology: ClusterTopology?
+        /// Counts the maps put in use (``install(_:)``): a route read from an older map may name a node whose
+        /// connection that install retired, so its lease is checked again (``lease(_:routedBy:)``).
+        var generation: UInt64 = 0
         var connections: [RedisConnection.Address: RedisConnection] = [:]
         /// Commands running on each connection, so that a retired one closes when its last has ended.
         var leases: [ObjectIdentifier: Int] = [:]
@@ -78,13 +81,17 @@ package final class ClusterConnection: Sendable {
     ///   the last `MOVED`/`ASK` after too many; the last `TRYAGAIN`/`CLUSTERDOWN`/`LOADING` when the deadline
     ///   leaves no time to retry; a failure to read the map. `CancellationError` when the task is cancelled.
     package func send(_ command: RESPCommand, key: [UInt8]) async throws -> RESPValue {
-        let deadline = ContinuousClock.now + configuration.operationTimeout
+        try await send(command, key: key, deadline: ContinuousClock.now + configuration.operationTimeout)
+    }
+
+    /// ``send(_:key:)`` inside an operation's `deadline` already running (a batch's redirected command).
+    func send(_ command: RESPCommand, key: [UInt8], deadline: ContinuousClock.Instant) async throws -> RESPValue {
         let slot = HashSlot(key: key)
         var redirects = 0
         var retries = 0
-        var asked: RedisConnection.Address?
+        var asked: Route?
         while true {
-            let target: RedisConnection.Address
+            let target: Route
             if let asked { target = asked } else { target = try await primary(for: slot, deadline: deadline) }
             do {
                 return try await withConnection(to: target) { connection in
@@ -94,8 +101,12 @@ package final class ClusterConnection: Sendable {
                     }
                     return try await connection.send(command)
                 }
+            } catch is StaleRoute {
+                // The map changed between routing and leasing and no longer names this node: route again.
+                asked = nil
+                continue
             } catch let error as ConnectionError {
-                switch Self.disposition(of: error, queriedHost: target.host) {
+                switch Self.disposition(of: error, queriedHost: target.address.host) {
                 case .redirect(let redirect):
                     redirects += 1
                     // A MOVED slot says the map is out of date for more slots than this one.
@@ -166,7 +177,7 @@ package final class ClusterConnection: Sendable {
 
     /// Applies `redirect`: a `MOVED` changes the map and returns `nil` (route by the map again), an `ASK`
     /// returns the node for the next attempt only.
-    private func follow(_ redirect: ClusterRedirect) -> RedisConnection.Address? {
+    func follow(_ redirect: ClusterRedirect) -> Route? {
         state.withLock { state in
             switch redirect.kind {
             case .moved:
@@ -175,24 +186,29 @@ package final class ClusterConnection: Sendable {
                 return nil
             case .ask:
                 state.statistics.askRedirects += 1
-                return redirect.address
+                return Route(address: redirect.address, generation: state.generation)
             }
         }
     }
 
     /// The primary of `slot`, reading the map first when there is none or it names no primary for the slot
     /// (then `CLUSTERDOWN` is what the caller sees once the deadline passes).
-    func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> RedisConnection.Address {
+    func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> Route {
         let now = configuration.now()
         let (known, stale) = state.withLock { state in
             let stale = state.lastRefreshStart.map { now >= $0 + configuration.periodicRefreshInterval } ?? false
-            return (state.topology?.primary(for: slot), stale)
+            return (state.topology?.primary(for: slot).map { Route(address: $0, generation: state.generation) }, stale)
         }
         if stale { refreshSoon(periodic: true) }
         if let known { return known }
         var wait = configuration.retryDelay
         while true {
-            if let primary = try await refreshTopology().primary(for: slot) { return primary }
+            try await refreshTopology()
+            if let route = state.withLock({ state in
+                state.topology?.primary(for: slot).map { Route(address: $0, generation: state.generation) }
+            }) {
+                return route
+            }
             guard ContinuousClock.now + wait < deadline else {
                 throw ConnectionError(.serverError, "CLUSTERDOWN no primary serves slot \(slot) in the cluster's map")
             }
@@ -208,6 +224,7 @@ package final class ClusterConnection: Sendable {
         let kept = Set(topology.primaries + configuration.seeds)
         return state.withLock { state in
             state.topology = topology
+            state.generation &+= 1
             state.statistics.topologyRefreshes += 1
             var idle: [RedisConnection] = []
             for (address, connection) in state.connections where !kept.contains(address) {
@@ -271,7 +288,15 @@ package final class ClusterConnection: Sendable {
     func withConnection<Result>(
         to address: RedisConnection.Address, _ body: (RedisConnection) async throws -> Result
     ) async throws -> Result {
-        let connection = try lease(address)
+        try await withConnection(to: Route(address: address, generation: nil), body)
+    }
+
+    /// ``withConnection(to:_:)`` for a command routed by a map: throws ``StaleRoute`` instead of connecting
+    /// when a newer map retired the node (see ``lease(_:routedBy:)``).
+    func withConnection<Result>(
+        to route: Route, _ body: (RedisConnection) async throws -> Result
+    ) async throws -> Result {
+        let connection = try lease(route.address, routedBy: route.generation)
         let outcome: Swift.Result<Result, any Error>
         do { outcome = .success(try await body(connection)) } catch { outcome = .failure(error) }
         if let retired = release(connection) { await retired.close() }
@@ -279,8 +304,20 @@ package final class ClusterConnection: Sendable {
     }
 
     /// The connection to `address`, made on first use, with one more command counted on it.
-    private func lease(_ address: RedisConnection.Address) throws(ConnectionError) -> RedisConnection {
-        try state.withLock { state throws(ConnectionError) in
+    ///
+    /// A route read from a map older than the one in use (`generation` differs) is leased only if the map in
+    /// use still routes to the node (a primary or a seed): otherwise the install in between retired its
+    /// connection, and making a new one would bring back a node the cluster no longer uses, outside any
+    /// retirement. Throws ``StaleRoute`` then, and the caller routes again.
+    private func lease(
+        _ address: RedisConnection.Address, routedBy generation: UInt64?
+    ) throws -> RedisConnection {
+        try state.withLock { state in
+            if let generation, generation != state.generation,
+                !(state.topology?.primaries.contains(address) ?? true), !configuration.seeds.contains(address)
+            {
+                throw StaleRoute()
+            }
             let connection = try connection(to: address, in: &state)
             state.leases[ObjectIdentifier(connection), default: 0] += 1
             return connection
@@ -335,6 +372,21 @@ package final class ClusterConnection: Sendable {
     /// The addresses with an open (not retired) connection, for tests.
     var connectedAddresses: Set<RedisConnection.Address> { state.withLock { Set($0.connections.keys) } }
 
+    /// The map generation in use, for tests.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
     /// Retired connections still open for the commands on them, for tests.
     var retiredConnectionsInUse: Int { state.withLock { $0.retired.count } }
+}
+
+extension ClusterConnection {
+    /// A node to send a command to, and the map generation that named it (`nil`: not read from a map, such
+    /// as a map read's own node).
+    struct Route: Sendable, Hashable {
+        var address: RedisConnection.Address
+        var generation: UInt64?
+    }
+
+    /// A route whose map was replaced by one that no longer names its node; the command is routed again.
+    struct StaleRoute: Error {}
 }

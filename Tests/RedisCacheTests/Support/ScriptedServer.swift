@@ -27,9 +27,25 @@ final class ScriptedServer: @unchecked Sendable {
     private let lock = NSLock()
     private var stopped = false
     private var received: [[String]] = []
+    private var open = 0
 
     /// Every command received so far, in order.
     var commands: [[String]] { lock.withLock { received } }
+
+    /// Client connections accepted and not yet ended: a client's close is seen here once this server reads
+    /// its end of file (or hangs up itself).
+    var openClients: Int { lock.withLock { open } }
+
+    /// Returns once ``openClients`` is `count`, or `false` after `limit` (a generous bound, only for a
+    /// failing test not to hang).
+    func waitUntilOpenClients(_ count: Int, limit: Duration = .seconds(30)) async -> Bool {
+        let start = ContinuousClock.now
+        while openClients != count {
+            guard ContinuousClock.now - start < limit else { return false }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
 
     init(script: @escaping Script) throws {
         self.script = script
@@ -54,11 +70,13 @@ final class ScriptedServer: @unchecked Sendable {
             guard poll(&entry, 1, 20) > 0 else { continue }
             let client = accept(listener, nil, nil)
             guard client >= 0 else { continue }
+            lock.withLock { open += 1 }
             // A thread per client: a client that keeps its connection open (a cluster client's map read
             // beside its node connection) must not hold up the next one
             Thread { [self] in
                 converse(with: client)
                 close(client)
+                lock.withLock { open -= 1 }
             }.start()
         }
     }
