@@ -199,7 +199,7 @@ final class RedisServer: @unchecked Sendable {
             // Accepting is not enough: a fault proxy of another test may have bound the port between its
             // discovery and this server's bind (the server then exits); the server must name its own pid.
             if FreePort.accepts(port) {
-                let expected = lock.withLock { process?.processIdentifier }
+                let expected = lock.withLock { process?.pid }
                 if let expected, FreePort.redisProcessID(port: port) == expected { return }
             }
             if lock.withLock({ process?.isRunning }) != true { break }  // it exited: the port was taken
