@@ -231,7 +231,7 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Sends `signal` to the child, unless it was already reaped (its pid may belong to another process).
+    /// Sends `signal` to the child, unless it was already reaped (its pid may name another process now).
     ///
     /// - Parameter group: Whether to signal the child's whole process group (started with `newProcessGroup`).
     public func kill(_ signal: Int32 = SIGKILL, group: Bool = false) {
@@ -248,7 +248,7 @@ public final class ChildProcess: @unchecked Sendable {
     /// Sends `SIGTERM`, as `Process.terminate()` did.
     public func terminate() { kill(SIGTERM) }
 
-    /// Calls `waitpid(WNOHANG)` and caches the status; true when the child has exited. Call with `lock` held.
+    /// Calls `waitpid(WNOHANG)` and caches the status; true when the child has exited. Call holding `lock`.
     private func reapIfExited() -> Bool {
         var status: Int32 = 0
         var result: pid_t
