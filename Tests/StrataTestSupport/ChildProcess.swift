@@ -188,7 +188,9 @@ public final class ChildProcess: @unchecked Sendable {
         guard Darwin.pipe(&ends) == 0 else { throw SpawnError(executable: executable, code: errno) }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         #else
-        guard GlibcExtensions.pipe2(&ends, O_CLOEXEC) == 0 else { throw SpawnError(executable: executable, code: errno) }
+        guard GlibcExtensions.pipe2(&ends, O_CLOEXEC) == 0 else {
+            throw SpawnError(executable: executable, code: errno)
+        }
         #endif
         return (ends[0], ends[1])
     }
