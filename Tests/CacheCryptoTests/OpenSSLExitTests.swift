@@ -27,25 +27,20 @@ import Testing
 
     /// Runs the probe once; returns "exit N" or "signal N". A bound against a hang, not a speed check.
     private func run(_ probe: URL, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = probe
-        process.arguments = arguments
         // A crash must end the child at once: Swift's backtracer can hang in a crashing multi-threaded process.
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(probe.path, arguments, environment: environment)
         let deadline = ContinuousClock.now + .seconds(120)
         while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
-        guard !process.isRunning else {
+        guard let termination = process.termination else {
             process.terminate()
             return "still running after 120 s"
         }
-        let kind = process.terminationReason == .uncaughtSignal ? "signal" : "exit"
-        return "\(kind) \(process.terminationStatus)"
+        switch termination {
+        case .exited(let code): return "exit \(code)"
+        case .signalled(let signal): return "signal \(signal)"
+        }
     }
 }
 #endif  // os(Linux): only the OpenSSL back end registers an exit handler

@@ -20,20 +20,15 @@ private let childEngineVariable = "STRATA_DISK_CHILD_ENGINE"
 
     /// Runs ``DiskCacheChildProcessRole`` in a new process of this test binary against `folder`, on `engine`.
     private func runChildProcess(_ engine: Engine) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "DiskCacheChildProcessRole"]
         var environment = ProcessInfo.processInfo.environment
         environment[childStoreVariable] = folder.store.path
         environment[childEngineVariable] = "\(engine)"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let process = try ChildProcess(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["--testing-library", "swift-testing", "--filter", "DiskCacheChildProcessRole"],
+            environment: environment, standardOutput: .pipe, standardError: .standardOutput)
+        let output = process.standardOutput?.readDataToEndOfFile() ?? Data()
+        return (process.waitUntilExit().shellStatus, String(decoding: output, as: UTF8.self))
     }
 
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/exe")), arguments: TestStore.engines)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// `strata completion bash|zsh|fish`: each script parses in its shell and names every command, the bash
@@ -119,15 +120,10 @@ struct CompletionTests {
 
     /// Runs `shell ARGUMENTS` to its end; stdout and stderr together.
     static func runShell(_ shell: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: shell)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let process = try ChildProcess(
+            shell, arguments, standardInput: .inherit(STDIN_FILENO), standardOutput: .pipe,
+            standardError: .standardOutput)
+        let output = process.standardOutput?.readDataToEndOfFile() ?? Data()
+        return (process.waitUntilExit().shellStatus, String(decoding: output, as: UTF8.self))
     }
 }

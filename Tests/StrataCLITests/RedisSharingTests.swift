@@ -209,7 +209,7 @@ final class CLIRedisServer: Sendable {
         || ProcessInfo.processInfo.environment["CI"] != nil
 
     let port: Int
-    private let process: Process
+    private let process: ChildProcess
 
     /// Starts the server.
     ///
@@ -233,13 +233,10 @@ final class CLIRedisServer: Sendable {
             // to it) nor one a running server holds (then this one would exit and the wait below could
             // mistake the other server for it).
             let port = try LoopbackPorts.unclaimed()
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments =
-                listener(port) + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                executable,
+                listener(port) + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""],
+                standardInput: .inherit(STDIN_FILENO))
             if Self.waitUntilAccepting(port: port, process: process) {
                 self.port = port
                 self.process = process
@@ -256,23 +253,23 @@ final class CLIRedisServer: Sendable {
 
     /// Freezes the server (SIGSTOP): connections are still accepted by the kernel, nothing is answered.
     func pause() {
-        kill(process.processIdentifier, SIGSTOP)
+        process.kill(SIGSTOP)
     }
 
     /// Lets a frozen server run again (SIGCONT).
     func resume() {
-        kill(process.processIdentifier, SIGCONT)
+        process.kill(SIGCONT)
     }
 
     /// Stops the server (SIGKILL by pid) and reaps it.
     func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGKILL)
+        process.kill(SIGKILL)
         process.waitUntilExit()
     }
 
     /// Polls a TCP connect to the port for up to 10 s; a child process's start cannot be driven by a clock.
-    private static func waitUntilAccepting(port: Int, process: Process) -> Bool {
+    private static func waitUntilAccepting(port: Int, process: ChildProcess) -> Bool {
         for _ in 0..<2000 {
             guard process.isRunning else { return false }
             #if canImport(Glibc)

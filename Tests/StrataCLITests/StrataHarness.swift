@@ -135,7 +135,7 @@ final class StrataHarness: Sendable {
 
 /// A started `strata` process whose output goes to files.
 final class RunningStrata {
-    private let process = Process()
+    private let process: ChildProcess
     private let outputURL: URL
     private let errorURL: URL
     private let ended = DispatchSemaphore(value: 0)
@@ -148,29 +148,33 @@ final class RunningStrata {
         errorURL = directory.appendingPathComponent("run-\(id).err")
         try Data().write(to: outputURL)
         try Data().write(to: errorURL)
-        process.executableURL = try executable ?? StrataBinary.url()
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = directory
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
+        let output = try FileHandle(forWritingTo: outputURL)
+        let error = try FileHandle(forWritingTo: errorURL)
+        var input: FileHandle?
         if let stdin {
             let inputURL = directory.appendingPathComponent("run-\(id).in")
             try stdin.write(to: inputURL)
-            process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
+            input = try FileHandle(forReadingFrom: inputURL)
         }
-        let ended = self.ended
-        process.terminationHandler = { _ in ended.signal() }
-        try process.run()
+        // The child has its own copies once started; ours close here.
+        defer { for handle in [output, error, input] { try? handle?.close() } }
+        process = try ChildProcess(
+            try (executable ?? StrataBinary.url()).path, arguments, environment: environment, directory: directory.path,
+            standardInput: input.map { .inherit($0.fileDescriptor) } ?? .null,
+            standardOutput: .inherit(output.fileDescriptor), standardError: .inherit(error.fileDescriptor))
+        // A thread of its own waits for the end, as Foundation's termination handler did.
+        let (process, ended) = (self.process, self.ended)
+        Thread {
+            process.waitUntilExit()
+            ended.signal()
+        }.start()
     }
 
     /// Waits at most `seconds` for the process to end; a process still running then is killed and the
     /// result is `nil` (a hang).
     func wait(timeout seconds: Double) throws -> StrataResult? {
         guard ended.wait(timeout: .now() + seconds) == .success else {
-            kill(process.processIdentifier, SIGKILL)
+            process.kill(SIGKILL)
             process.waitUntilExit()
             return nil
         }
@@ -179,9 +183,8 @@ final class RunningStrata {
 
     /// Waits for the process to end and collects its outputs.
     func wait() throws -> StrataResult {
-        process.waitUntilExit()
         return StrataResult(
-            status: process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus,
+            status: process.waitUntilExit().shellStatus,
             standardOutput: try Data(contentsOf: outputURL), standardError: try Data(contentsOf: errorURL))
     }
 }

@@ -61,14 +61,8 @@ public enum Mounts {
     }
 
     static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
+        let process = try ChildProcess(tool, arguments, standardInput: .inherit(STDIN_FILENO))
+        guard process.waitUntilExit() == .exited(0) else {
             throw CocoaError(
                 .fileWriteUnknown, userInfo: [NSFilePathErrorKey: "\(tool) \(arguments.joined(separator: " "))"])
         }

@@ -110,24 +110,10 @@ public final class TestCertificates: Sendable {
     }
 
     private func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        // End of file on stderr: the child is exiting. Polled rather than `waitUntilExit()`, which spins a run
-        // loop that was seen to hang on a loaded machine (RedisServer.kill9()).
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        // A bound against a hang, not a speed check: `terminationStatus` traps while the child runs.
-        let deadline = ContinuousClock.now + .seconds(600)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(1_000) }
-        guard !process.isRunning else {
-            throw Failure(description: "openssl \(arguments.first ?? "") did not exit within 10 minutes")
-        }
-        guard process.terminationStatus == 0 else {
+        let process = try ChildProcess("openssl", arguments, standardError: .pipe, searchPath: true)
+        // End of file on stderr: the child is exiting.
+        let message = process.standardError?.readDataToEndOfFile() ?? Data()
+        guard process.waitUntilExit() == .exited(0) else {
             throw Failure(
                 description: "openssl \(arguments.first ?? "") failed: \(String(decoding: message, as: UTF8.self))")
         }

@@ -18,9 +18,9 @@ import Glibc
 final class Peer: @unchecked Sendable {
     // @unchecked Sendable is sound: `buffer` is touched only by `blockingLine()`, and the tests await each
     // read before they start the next, so no two reads overlap; the rest is immutable after `init`.
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let process: ChildProcess
+    private let input: FileHandle
+    private let output: FileHandle
     private var buffer = Data()
 
     /// How long one answer may take before the peer is declared hung (its own waits end within 10 s).
@@ -37,13 +37,13 @@ final class Peer: @unchecked Sendable {
     ///   - trackingPort: Where its tracking connection goes, or `nil` for `port`.
     init(port: Int, namespace: String, masterKey: Data, trackingPort: Int? = nil) throws {
         _ = Self.ignoringBrokenPipes
-        process.executableURL = try Self.executable()
-        process.arguments =
-            [String(port), namespace, masterKey.base64EncodedString()] + (trackingPort.map { [String($0)] } ?? [])
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.run()
+        process = try ChildProcess(
+            try Self.executable().path,
+            [String(port), namespace, masterKey.base64EncodedString()] + (trackingPort.map { [String($0)] } ?? []),
+            standardInput: .pipe, standardOutput: .pipe, standardError: .inherit(STDERR_FILENO))
+        // Both are set for `.pipe`.
+        input = process.standardInput!
+        output = process.standardOutput!
     }
 
     deinit { stop() }
@@ -61,7 +61,7 @@ final class Peer: @unchecked Sendable {
     func send(_ command: String) {
         // A peer that died closed its end: the write fails with EPIPE (SIGPIPE is ignored), and the next
         // read reports the death.
-        try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+        try? input.write(contentsOf: Data((command + "\n").utf8))
     }
 
     /// The next line the peer printed.
@@ -73,7 +73,7 @@ final class Peer: @unchecked Sendable {
 
     private func blockingLine() throws -> String {
         let deadline = ContinuousClock.now + Self.answerTimeout
-        let descriptor = output.fileHandleForReading.fileDescriptor
+        let descriptor = output.fileDescriptor
         while true {
             if let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[buffer.startIndex..<end], as: UTF8.self)
@@ -105,15 +105,15 @@ final class Peer: @unchecked Sendable {
     /// Asks the peer to exit and waits for it (at most 10 s, then `SIGKILL`).
     func quit() async {
         send("quit")
-        try? input.fileHandleForWriting.close()
+        try? input.close()
         let deadline = ContinuousClock.now + .seconds(10)
         while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         stop()
     }
 
-    /// Kills the peer by pid if it still runs (Foundation's child monitor reaps it).
+    /// Kills the peer if it still runs (a later `isRunning`, or `ChildProcess`'s deinit, reaps it).
     func stop() {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if process.isRunning { process.kill(SIGKILL) }
     }
 
     /// The peer's Redis tier health as numbers: `tracking` (0 or 1), `connects`, `losses`, `corrupt`.

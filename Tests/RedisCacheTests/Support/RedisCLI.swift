@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Darwin)
 import Darwin
@@ -31,29 +32,23 @@ enum RedisCLI {
         port: Int, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(10)
     ) async throws -> String {
         guard let executable else { throw Failure(description: "redis-cli is not installed (required in CI)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["-h", "127.0.0.1", "-p", String(port)] + (input == nil ? [] : ["-x"]) + arguments
-        let output = Pipe()
-        let standardInput = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = input == nil ? FileHandle.nullDevice : standardInput
-        try process.run()
-        if let input {
-            try standardInput.fileHandleForWriting.write(contentsOf: input)
-            try standardInput.fileHandleForWriting.close()
+        let process = try ChildProcess(
+            executable, ["-h", "127.0.0.1", "-p", String(port)] + (input == nil ? [] : ["-x"]) + arguments,
+            standardInput: input == nil ? .null : .pipe, standardOutput: .pipe, standardError: .standardOutput)
+        if let input, let standardInput = process.standardInput {
+            try standardInput.write(contentsOf: input)
+            try standardInput.close()
         }
-        // Not `waitUntilExit()` (see `RedisServer.kill9()`): poll for a bounded time, then kill by pid.
+        // Poll for a bounded time, then kill: the output pipe is read after exit, as before (replies are small).
         let deadline = ContinuousClock.now + timeout
         while process.isRunning && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
+            process.kill(SIGKILL)
             throw Failure(description: "redis-cli \(arguments.joined(separator: " ")) did not exit in \(timeout)")
         }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "redis-cli exited with \(process.terminationStatus): \(printed)")
+        let printed = String(decoding: process.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        guard let termination = process.termination, termination == .exited(0) else {
+            throw Failure(description: "redis-cli ended with \(String(describing: process.termination)): \(printed)")
         }
         return printed.hasSuffix("\n") ? String(printed.dropLast()) : printed
     }

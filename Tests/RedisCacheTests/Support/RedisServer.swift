@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -60,9 +61,9 @@ final class RedisServer: @unchecked Sendable {
         var requiresClientCertificates = false
     }
     private let lock = NSLock()
-    private var process: Process?
+    private var process: ChildProcess?
     /// The write end of the pipe the server's watcher reads (see ``start()``).
-    private var guardPipe: Pipe?
+    private var guardPipe: FileHandle?
 
     struct Missing: Error, CustomStringConvertible {
         var description: String { "redis-server is not installed (required in CI)" }
@@ -110,7 +111,7 @@ final class RedisServer: @unchecked Sendable {
     }
 
     /// The pid of the running server, or 0.
-    var pid: Int32 { lock.withLock { process?.processIdentifier ?? 0 } }
+    var pid: Int32 { lock.withLock { process?.pid ?? 0 } }
 
     /// Starts (again) on the same port and waits until it accepts connections (at most 10 s).
     ///
@@ -120,24 +121,18 @@ final class RedisServer: @unchecked Sendable {
     /// `redis-server` outlives the test run; ``kill9()`` first tells the watcher to exit without killing.
     func start() throws {
         _ = ignoringBrokenPipes
-        let process = Process()
-        let guardPipe = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments =
+        let arguments =
             [
                 "-c", Self.watchedStart, "sh", Self.executable ?? "/usr/bin/redis-server",
                 "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                 "--dir", NSTemporaryDirectory(), "--logfile", "",
             ] + tlsArguments + (try extraArguments(port))
-        process.standardInput = guardPipe
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // Only the write end stays open here: the watcher must see end-of-file when this process dies.
-        try? guardPipe.fileHandleForReading.close()
+        // Standard input is the guard pipe; only its write end (close-on-exec, so no other child holds it)
+        // stays open here: the watcher must see end-of-file when this process dies.
+        let process = try ChildProcess("/bin/sh", arguments, standardInput: .pipe)
         lock.withLock {
             self.process = process
-            self.guardPipe = guardPipe
+            self.guardPipe = process.standardInput
         }
         try waitUntilAccepting()
     }
@@ -172,12 +167,10 @@ final class RedisServer: @unchecked Sendable {
     func kill9() {
         let (process, guardPipe) = lock.withLock { (self.process, self.guardPipe) }
         // The watcher exits on this line, before the pid it would kill can be freed and reused.
-        try? guardPipe?.fileHandleForWriting.write(contentsOf: Data("stop\n".utf8))
-        try? guardPipe?.fileHandleForWriting.close()
+        try? guardPipe?.write(contentsOf: Data("stop\n".utf8))
+        try? guardPipe?.close()
         signal(SIGKILL)
-        // Not `waitUntilExit()`: it spins a run loop that waits for Foundation's child monitor, and with
-        // the whole suite on two cores it was seen to wait forever in a deinit. SIGKILL cannot be caught,
-        // so polling `isRunning` for a bounded time is enough; the monitor reaps the child either way.
+        // SIGKILL cannot be caught, so polling `isRunning` (which reaps the child) for a bounded time is enough.
         let deadline = ContinuousClock.now + .seconds(10)
         while process?.isRunning == true && ContinuousClock.now < deadline { usleep(1_000) }
         lock.withLock {
@@ -206,7 +199,7 @@ final class RedisServer: @unchecked Sendable {
             // Accepting is not enough: a fault proxy of another test may have bound the port between its
             // discovery and this server's bind (the server then exits); the server must name its own pid.
             if FreePort.accepts(port) {
-                let expected = lock.withLock { process?.processIdentifier }
+                let expected = lock.withLock { process?.pid }
                 if let expected, FreePort.redisProcessID(port: port) == expected { return }
             }
             if lock.withLock({ process?.isRunning }) != true { break }  // it exited: the port was taken

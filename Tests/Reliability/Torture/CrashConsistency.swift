@@ -33,23 +33,20 @@ enum CrashConsistency {
         var killedBeforeFirstAck = 0
         for iteration in 0..<iterations {
             let ack = work.appendingPathComponent("ack-\(iteration)")
-            let writer = Process()
-            writer.executableURL = selfExecutable
-            writer.arguments = [
+            let arguments = [
                 "crash-writer", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path,
                 "--base", "\(UInt64(iteration + 1) * 1_000_000)", "--seed", "\(generator.next() % 1_000_000)",
             ]
-            writer.standardOutput = FileHandle.nullDevice
             let delay = Int.random(in: 0..<windowMicroseconds, using: &generator)
-            try writer.run()
-            let pid = writer.processIdentifier
+            let writer = try ChildProcess(
+                selfExecutable.path, arguments, standardInput: .inherit(STDIN_FILENO),
+                standardError: .inherit(STDERR_FILENO))
             // A timer, not a sleep: the kill lands `delay` µs after the start while this thread waits for exit.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(delay)) { _ = kill(pid, SIGKILL) }
-            writer.waitUntilExit()
-            let killedBySigkill = writer.terminationReason == .uncaughtSignal && writer.terminationStatus == SIGKILL
-            if !killedBySigkill {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(delay)) { writer.kill(SIGKILL) }
+            let ended = writer.waitUntilExit()
+            if ended != .signalled(SIGKILL) {
                 writerCrashes += 1
-                report.fail("writer \(iteration) ended by \(writer.terminationReason) \(writer.terminationStatus)")
+                report.fail("writer \(iteration) ended by \(ended)")
             }
             if ((try? Data(contentsOf: ack)) ?? Data()).isEmpty { killedBeforeFirstAck += 1 }
 

@@ -1,6 +1,7 @@
 import CacheCore
 import DiskCache
 import Foundation
+import StrataTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -166,17 +167,11 @@ func runProcess(
     _ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil,
     timeout: Double? = nil
 ) throws -> (status: Int32, signaled: Bool, stdout: Data, stderr: Data) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let output = Pipe()
-    let errors = Pipe()
-    let input = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    process.standardInput = input
-    try process.run()
+    let process = try ChildProcess(
+        executable.path, arguments, environment: environment, standardInput: .pipe, standardOutput: .pipe,
+        standardError: .pipe)
+    // All three are set for `.pipe`.
+    let (input, output, errors) = (process.standardInput!, process.standardOutput!, process.standardError!)
     // Drain both pipes on other threads so a chatty child never blocks on a full pipe.
     let stdoutData = Locked<Data>(Data())
     let stderrData = Locked<Data>(Data())
@@ -184,24 +179,25 @@ func runProcess(
     for (pipe, sink) in [(output, stdoutData), (errors, stderrData)] {
         group.enter()
         DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = pipe.readDataToEndOfFile()
             sink.withLock { $0 = data }
             group.leave()
         }
     }
-    if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
-    try? input.fileHandleForWriting.close()
+    if let stdin { try? input.write(contentsOf: stdin) }
+    try? input.close()
     if let timeout {
-        let pid = process.processIdentifier
-        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        let watchdog = DispatchWorkItem { process.kill(SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: watchdog)
         process.waitUntilExit()
         watchdog.cancel()
     }
-    process.waitUntilExit()
+    let termination = process.waitUntilExit()
     group.wait()
-    return (
-        process.terminationStatus, process.terminationReason == .uncaughtSignal, stdoutData.withLock { $0 },
-        stderrData.withLock { $0 }
-    )
+    let (status, signaled): (Int32, Bool) =
+        switch termination {
+        case .exited(let code): (code, false)
+        case .signalled(let signal): (signal, true)
+        }
+    return (status, signaled, stdoutData.withLock { $0 }, stderrData.withLock { $0 })
 }

@@ -81,17 +81,13 @@ enum Privacy {
             for key in keys {
                 try cache.setValue(Payload.make(key: key, version: 1, length: 200), forKey: key, expiry: .never)
             }
-            let child = Process()
-            child.executableURL = selfExecutable
-            child.arguments = ["wipe-child", "--store", store.path]
-            let ready = Pipe()
-            child.standardOutput = ready
-            try child.run()
+            let child = try ChildProcess(
+                selfExecutable.path, ["wipe-child", "--store", store.path], standardInput: .inherit(STDIN_FILENO),
+                standardOutput: .pipe, standardError: .inherit(STDERR_FILENO))
             // The child says when its store is open; the kill then lands 0–5 ms into the wipe.
-            _ = ready.fileHandleForReading.availableData
-            let pid = child.processIdentifier
+            _ = child.standardOutput?.availableData
             DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int.random(in: 0..<5_000))) {
-                _ = kill(pid, SIGKILL)
+                child.kill(SIGKILL)
             }
             child.waitUntilExit()
             let readableCount = readable(keys, in: store)
