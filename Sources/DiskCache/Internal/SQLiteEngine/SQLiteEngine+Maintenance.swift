@@ -142,9 +142,13 @@ extension SQLiteEngine {
                     return rows
                 }
             }
-            guard let last = page.last else { return }
-            after = last.0
-            for (_, row) in page {
+            // Only rows past the cursor, and the cursor only forward: in a damaged b-tree (rowids out of order)
+            // `id > ?1 ORDER BY id` can return rows at or before the cursor, and following the last row's id
+            // back would page through the same rows forever.
+            let fresh = page.filter { $0.0 > after }
+            guard let highest = fresh.map(\.0).max() else { return }
+            after = highest
+            for (_, row) in fresh {
                 var row = row
                 if row.file != nil { try readLargeFile(&row) }
                 try body(&row)
