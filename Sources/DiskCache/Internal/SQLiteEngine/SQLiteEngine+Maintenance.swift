@@ -8,6 +8,14 @@ import FoundationEssentials
 import Foundation
 #endif
 
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 // Wipes, listings, sweeps and trims: each reads rows in bounded batches and removes them in bounded write
 // transactions, so another process's write waits at most one batch.
 extension SQLiteEngine {
@@ -57,9 +65,7 @@ extension SQLiteEngine {
                 var large: [String] = []
                 try? folders.large.forEach { name, _ in large.append(name) }
                 for name in large { unlinkLargeFile(name, of: nil) }
-                for suffix in ["", "-wal", "-shm"] { try? folders.root.unlink(Self.databaseName + suffix) }
-                let (opened, identity) = try openWriter(
-                    salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize))
+                let (opened, identity) = try openReplacement()
                 connection = opened
                 state.withLock {
                     $0.database = identity
@@ -73,6 +79,29 @@ extension SQLiteEngine {
             "the volume is full, so SQLite could not commit the wipe; the database was deleted and made again, empty, "
                 + "with a new key epoch (its statistics start again)", path: databasePath, error: error)
     }
+
+    /// Unlinks the database, its `-wal` and `-shm`, and opens a new one with a fresh epoch in their place.
+    ///
+    /// A full volume frees the old files' space only once no process holds them open, and a child this process
+    /// is starting holds a copy of every descriptor until it closes them or `exec`s — any thread's spawn, at
+    /// any moment. So a new database that does not fit is unlinked in turn and tried again, a few times, a
+    /// moment apart (seen: the full-volume wipe test failing only while other tests started processes).
+    private func openReplacement() throws -> (SQLiteConnection, FileStatus?) {
+        var attempt = 0
+        while true {
+            for suffix in ["", "-wal", "-shm"] { try? folders.root.unlink(Self.databaseName + suffix) }
+            do {
+                return try openWriter(salt: try CryptoBackend.randomBytes(count: KeyCheckRecord.saltSize))
+            } catch let error as SQLiteError where error.kind == .full && attempt < Self.replacementAttempts - 1 {
+                attempt += 1
+                usleep(Self.replacementPause)
+            }
+        }
+    }
+
+    /// How many times a full-volume wipe tries to make the new database, and the pause between tries (µs).
+    private static let replacementAttempts = 4
+    private static let replacementPause: useconds_t = 50_000
 
     /// Writes a fresh epoch salt and adopts it; drops the buffered accesses, which name rows of the old one.
     private func startNewEpoch() throws {
