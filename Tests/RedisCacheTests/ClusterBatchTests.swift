@@ -1,5 +1,4 @@
 import CacheCore
-import Dispatch
 import Testing
 
 @testable import RedisConnection
@@ -26,34 +25,6 @@ import Testing
             #expect(error.code == .serverError)
             #expect(error.message.hasPrefix("CLUSTERDOWN"))
         }
-        await connection.close()
-    }
-
-    @Test func aCommandRetriedAfterTheBatchDeadlineIsNotSentAgain() async throws {
-        // Given a node that answers every GET with TRYAGAIN and holds its reply to the first until released
-        let release = DispatchSemaphore(value: 0)
-        let node = try BatchNode(lastServedSlot: 16_383) { count in
-            if count == 1 { release.wait() }
-            return "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"
-        }
-        let connection = node.connection(operationTimeout: .milliseconds(200))
-        _ = try await connection.refreshTopology()
-
-        // When a batch's only command is answered after the batch's deadline has passed
-        let batch = Task { try await connection.send(batch: [(RESPCommand("GET", "k"), Array("k".utf8))]) }
-        while node.gets.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(2)) }
-        // (the batch's deadline started before the node received its command)
-        try await Task.sleep(until: ContinuousClock.now + .milliseconds(200))
-        release.signal()
-        let results = try await batch.value
-
-        // Then the command fails with the node's TRYAGAIN, and was not retried on a fresh deadline
-        if case .failure(let error as ConnectionError) = results[0] {
-            #expect(error.message.hasPrefix("TRYAGAIN"))
-        } else {
-            Issue.record("the command did not fail: \(results[0])")
-        }
-        #expect(node.gets.withLock { $0 } == 1)
         await connection.close()
     }
 
