@@ -107,6 +107,28 @@ import Testing
         #expect(try makeSQLiteCache(folder).value(forKey: "b") == Data("b".utf8))
     }
 
+    @Test func aStoreMissingItsEpochAndAnIndexIsReportedNotGivenAFirstEpoch() throws {
+        // Given a closed store with an entry, whose epoch row and one index are then deleted (an open that
+        // finds the schema incomplete runs the schema statements again, as for a new database)
+        do {
+            let cache = try makeSQLiteCache(folder)
+            try cache.setValue(Data("a".utf8), forKey: "a")
+        }
+        let database = try StoreDatabase(folder)
+        try database.execute("DELETE FROM meta WHERE name = 'epoch'")
+        try database.execute("DROP INDEX entry_accessed")
+
+        // When it is opened
+        let events = EventRecorder()
+        let cache = try makeSQLiteCache(folder, observer: events.observer)
+
+        // Then the missing epoch is damage, reported and replaced, not a new database's first epoch made quietly
+        #expect(events.count(of: .corruptEntryRemoved) == 1)
+        #expect(try cache.value(forKey: "a") == nil)
+        try cache.setValue(Data("b".utf8), forKey: "b")
+        #expect(try makeSQLiteCache(folder).value(forKey: "b") == Data("b".utf8))
+    }
+
     @Test func aFileColumnNamingAnotherRowsFileNeverDeletesIt() throws {
         let cache = try makeSQLiteCache(folder)
         let large = Data((0..<40_000).map { UInt8(truncatingIfNeeded: $0) })
