@@ -102,9 +102,11 @@ struct ClusterConnectionTests {
 
         // When they are read back as one batch
         let read = try await connection.send(batch: keys.map { (RESPCommand(arguments: [Array("GET".utf8), $0]), $0) })
-        // Then every value comes back in order, the strayed key through one MOVED
+        // Then every value comes back in order, the strayed keys through one MOVED each (the batch is sent as one
+        // run before any reply; about one run in fifty has a second of the random keys in the strayed slot)
         #expect(read.map { try? $0.get() } == keys.map { .bulkString($0) })
-        #expect(connection.statistics.movedRedirects == 1)
+        let strays = keys.filter { HashSlot(key: $0) == strayed }.count
+        #expect(connection.statistics.movedRedirects == strays)
         // And each primary got its hundred or so commands in far fewer system calls than commands: a handful
         // when idle, 8 beside two CPU burners under ThreadSanitizer, 32 for 96 commands in a CI run under
         // ThreadSanitizer on a loaded machine (the I/O thread woken and the replies read in more pieces); each
