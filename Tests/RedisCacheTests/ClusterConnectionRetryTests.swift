@@ -59,26 +59,8 @@ import Testing
     private func scriptedNode(
         get: @escaping @Sendable (Int) -> String
     ) throws -> (ScriptedServer, Locked<Int>) {
-        let port = Locked(0)
-        let gets = Locked(0)
-        let server = try ScriptedServer { command in
-            switch command.first?.uppercased() {
-            case "HELLO": return "%2\r\n$4\r\nmode\r\n$7\r\ncluster\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
-            case "CLUSTER":
-                let own = String(port.withLock { $0 })
-                return "*1\r\n%2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n$5\r\nnodes\r\n*1\r\n%3\r\n"
-                    + "$4\r\nport\r\n:\(own)\r\n$8\r\nendpoint\r\n$9\r\n127.0.0.1\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
-            case "GET":
-                return get(
-                    gets.withLock { count in
-                        count += 1
-                        return count
-                    })
-            default: return "+OK\r\n"
-            }
-        }
-        port.withLock { $0 = server.port }
-        return (server, gets)
+        let node = try ScriptedClusterNode(get: get)
+        return (node.server, node.gets)
     }
 
     private func makeConnection(port: Int, operationTimeout: Duration) -> ClusterConnection {
