@@ -105,7 +105,7 @@ struct ExecCommandTests {
         // Then it ran once and every process printed its output
         #expect(harness.lineCount("marker") == 1)
         for result in results {
-            #expect(result.status == 0)
+            #expect(result.status == 0, "\(result.errorText)")
             #expect(result.outputText == "done\n")
         }
     }

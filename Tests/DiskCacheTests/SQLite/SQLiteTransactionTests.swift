@@ -4,6 +4,12 @@ import Testing
 
 @testable import DiskCache
 
+#if canImport(SQLite3)
+import SQLite3
+#else
+import CSQLite
+#endif
+
 /// Write transactions, the busy timeout between two connections, and checkpoints.
 @Suite struct SQLiteTransactionTests {
     struct Refused: Error {}
@@ -105,6 +111,47 @@ import Testing
         // Then the second write goes through after waiting, and both rows are there
         #expect(try await writer.value >= 1)
         #expect(try itemCount(holder) == 2)
+    }
+
+    @Test(.timeLimit(.minutes(10)))
+    func switchingANewDatabaseToWALWaitsForAWriterInRollbackMode() async throws {
+        // Given a database still in rollback mode (as a new store is until its first connection switches it),
+        // written by another connection that holds its write lock
+        var holder: OpaquePointer?
+        #expect(sqlite3_open_v2(folder.database, &holder, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK)
+        defer { sqlite3_close_v2(holder) }
+        let setUp = "CREATE TABLE item(id INTEGER PRIMARY KEY); BEGIN IMMEDIATE"
+        #expect(sqlite3_exec(holder, setUp, nil, nil, nil) == SQLITE_OK)
+
+        // When a connection opens it (switching it to WAL) on another thread
+        let waiting = Gate()
+        let path = folder.database
+        let opening = Task {
+            try await Self.onOwnThread {
+                // Opened on a failed open too, so that a failure fails the test rather than hanging it.
+                defer { waiting.open() }
+                var options = SQLiteConnection.Options()
+                options.busyTimeoutMilliseconds = 60_000
+                options.onBusyWait = { _ in waiting.open() }
+                let connection = try SQLiteConnection(path: path, options: options)
+                return (
+                    connection.busyWaits,
+                    try connection.withStatement("PRAGMA journal_mode") { statement in
+                        _ = try statement.step()
+                        return try statement.text(at: 0)
+                    }
+                )
+            }
+        }
+        // and the holder commits only once the opening connection waits for the lock (SQLite itself returns
+        // SQLITE_BUSY at once there: the switch holds a read lock when it asks for the write lock)
+        try await waiting.wait()
+        #expect(sqlite3_exec(holder, "COMMIT", nil, nil, nil) == SQLITE_OK)
+
+        // Then the open goes through after waiting, in WAL mode
+        let (waits, mode) = try await opening.value
+        #expect(waits >= 1)
+        #expect(mode == "wal")
     }
 
     @Test func checkpointsCopyTheWALAndTruncateEmptiesIt() throws {

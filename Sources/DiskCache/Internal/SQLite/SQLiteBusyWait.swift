@@ -42,13 +42,14 @@ final class SQLiteBusyWait {
             { context, attempt in
                 guard let context else { return 0 }
                 let wait = Unmanaged<SQLiteBusyWait>.fromOpaque(context).takeUnretainedValue()
-                return wait.shouldRetry(attempt: Int(attempt)) ? 1 : 0
+                return wait.waitBeforeRetry(attempt: Int(attempt)) ? 1 : 0
             }, context)
     }
 
     /// Sleeps before retry `attempt` (0-based) and returns `true`, or returns `false` once the timeout is
-    /// used up.
-    private func shouldRetry(attempt: Int) -> Bool {
+    /// used up. Also for a lock conflict SQLite returns without calling the handler (the connection's
+    /// switch to WAL).
+    func waitBeforeRetry(attempt: Int) -> Bool {
         let delays = Self.delays
         let index = min(attempt, delays.count - 1)
         // Time already waited for this lock: the delays so far, then 100 ms for every attempt past the table.

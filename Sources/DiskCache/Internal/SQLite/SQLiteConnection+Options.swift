@@ -61,6 +61,8 @@ extension SQLiteConnection {
         var walRestartWaitMilliseconds = 20
         /// How many prepared statements the connection keeps for reuse.
         var statementCacheCapacity = 32
+        /// Called before each wait for a lock from the open on (``SQLiteConnection/onBusyWait``). For tests.
+        var onBusyWait: (@Sendable (Int) -> Void)? = nil
 
         /// The defaults.
         init() {}

@@ -84,6 +84,7 @@ final class SQLiteConnection {
         openedInForkGeneration = SQLiteForkGeneration.current
         statements = SQLiteStatementCache(capacity: options.statementCacheCapacity)
         busyWait = SQLiteBusyWait(timeoutMilliseconds: options.busyTimeoutMilliseconds)
+        busyWait.onWait = options.onBusyWait
         for suffix in ["", "-wal", "-shm"] { try Self.refuseForeignItem(at: path + suffix) }
 
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
@@ -120,8 +121,8 @@ final class SQLiteConnection {
             }
             #endif
             for pragma in options.pragmas {
-                let answer = try queryText(pragma)
-                if pragma == "PRAGMA journal_mode=WAL" && answer?.lowercased() != "wal" {
+                let answer = pragma == Self.walPragma ? try switchToWAL() : try queryText(pragma)
+                if pragma == Self.walPragma && answer?.lowercased() != "wal" {
                     throw SQLiteError(
                         .io, operation: "switch to WAL", path: path,
                         detail: "the journal mode stayed '\(answer ?? "none")'")
@@ -304,6 +305,26 @@ final class SQLiteConnection {
 
     /// The first column of the first row of `sql` as text (`nil` for no row or `NULL`), with a statement that
     /// is not kept: for pragmas, run once.
+    private static let walPragma = "PRAGMA journal_mode=WAL"
+
+    /// Runs `PRAGMA journal_mode=WAL`, waiting out another connection's lock as the busy handler would.
+    ///
+    /// A new database starts in rollback mode, and the switch takes a read lock before it asks for the write
+    /// lock: SQLite never calls the busy handler for a connection that already holds a read lock (waiting
+    /// could deadlock in rollback mode), so when several processes open a new store at once all but one get
+    /// `SQLITE_BUSY` at once. Once the first switch commits, the pragma only reads and never conflicts.
+    private func switchToWAL() throws -> String? {
+        var attempt = 0
+        while true {
+            do {
+                return try queryText(Self.walPragma)
+            } catch let error as SQLiteError where error.kind == .busy {
+                guard busyWait.waitBeforeRetry(attempt: attempt) else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
     private func queryText(_ sql: String) throws -> String? {
         let database = try openDatabase()
         let statement = try prepare(sql, persistent: false, database: database)
