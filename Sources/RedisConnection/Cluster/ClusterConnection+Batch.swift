@@ -21,7 +21,10 @@ extension ClusterConnection {
     /// - Complexity: O(n) for n commands, plus one round trip per primary the batch reaches (and one per
     ///   redirected command).
     package func send(batch: [BatchCommand]) async throws -> [Result<RESPValue, any Error>] {
-        let deadline = ContinuousClock.now + configuration.operationTimeout
+        // Read from the configuration's clock, not the real one, and checked against it before each retry: a
+        // test steps that clock past the deadline between a reply and its retry, so whether a late retry is
+        // sent does not depend on how fast the machine runs (real timeouts made that test flaky under load).
+        let deadline = configuration.now() + configuration.operationTimeout
         var groups: [Route: [Int]] = [:]
         var results = [Result<RESPValue, any Error>?](repeating: nil, count: batch.count)
         for (index, entry) in batch.enumerated() {
@@ -93,7 +96,7 @@ extension ClusterConnection {
     private func resend(
         _ entry: BatchCommand, deadline: ContinuousClock.Instant, orElse reply: Result<RESPValue, any Error>
     ) async throws -> Result<RESPValue, any Error> {
-        guard ContinuousClock.now < deadline else {
+        guard configuration.now() < deadline else {
             if case .failure(is StaleRoute) = reply {
                 return .failure(ConnectionError(.deadlineExceeded, "the cluster's map changed past the deadline"))
             }

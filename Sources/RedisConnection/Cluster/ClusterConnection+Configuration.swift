@@ -29,8 +29,10 @@ extension ClusterConnection {
         /// command has run into yet (a node added, a replica promoted by hand) is found. Default 30 s; reads
         /// are counted as ``Statistics/periodicRefreshes``. An idle connection reads nothing.
         package var periodicRefreshInterval: Duration
-        /// The time source of ``minimumRefreshInterval``; tests replace it to step past the interval without
-        /// waiting. Default `ContinuousClock.now`.
+        /// The time source of the cluster layer: operation deadlines (a batch's included),
+        /// ``minimumRefreshInterval`` and ``periodicRefreshInterval``; tests replace it to step past them
+        /// without waiting. The waits between retries still sleep on the real clock. Default
+        /// `ContinuousClock.now`.
         package var now: @Sendable () -> ContinuousClock.Instant
 
         /// Creates a configuration.

@@ -81,7 +81,7 @@ package final class ClusterConnection: Sendable {
     ///   the last `MOVED`/`ASK` after too many; the last `TRYAGAIN`/`CLUSTERDOWN`/`LOADING` when the deadline
     ///   leaves no time to retry; a failure to read the map. `CancellationError` when the task is cancelled.
     package func send(_ command: RESPCommand, key: [UInt8]) async throws -> RESPValue {
-        try await send(command, key: key, deadline: ContinuousClock.now + configuration.operationTimeout)
+        try await send(command, key: key, deadline: configuration.now() + configuration.operationTimeout)
     }
 
     /// ``send(_:key:)`` inside an operation's `deadline` already running (a batch's redirected command).
@@ -111,14 +111,14 @@ package final class ClusterConnection: Sendable {
                     redirects += 1
                     // A MOVED slot says the map is out of date for more slots than this one.
                     if redirect.kind == .moved { refreshSoon() }
-                    guard redirects <= configuration.maximumRedirects, ContinuousClock.now < deadline else {
+                    guard redirects <= configuration.maximumRedirects, configuration.now() < deadline else {
                         throw error
                     }
                     asked = follow(redirect)
                 case .retry:
                     if error.message.hasPrefix("CLUSTERDOWN") { refreshSoon() }
                     let wait = configuration.retryDelay * (1 << min(retries, 16))
-                    guard ContinuousClock.now + wait < deadline else { throw error }
+                    guard configuration.now() + wait < deadline else { throw error }
                     retries += 1
                     state.withLock { $0.statistics.retries += 1 }
                     try await Task.sleep(for: wait)
@@ -209,7 +209,7 @@ package final class ClusterConnection: Sendable {
             }) {
                 return route
             }
-            guard ContinuousClock.now + wait < deadline else {
+            guard configuration.now() + wait < deadline else {
                 throw ConnectionError(.serverError, "CLUSTERDOWN no primary serves slot \(slot) in the cluster's map")
             }
             try await Task.sleep(for: wait)

@@ -30,13 +30,17 @@ final class ScriptedClusterNode: Sendable {
         port.withLock { $0 = server.port }
     }
 
-    /// A connection seeded with this node, retrying a passing state every millisecond.
-    func connection(operationTimeout: Duration) -> ClusterConnection {
+    /// A connection seeded with this node, retrying a passing state every millisecond, whose deadlines and
+    /// refresh intervals read `now`.
+    func connection(
+        operationTimeout: Duration, now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) -> ClusterConnection {
         var configuration = ClusterConnection.Configuration(
             seeds: [.init(host: "127.0.0.1", port: server.port)],
             node: .init(readTimeout: .seconds(60), writeTimeout: .seconds(60), keepAliveInterval: .seconds(60)))
         configuration.operationTimeout = operationTimeout
         configuration.retryDelay = .milliseconds(1)
+        configuration.now = now
         return ClusterConnection(configuration: configuration)
     }
 }
