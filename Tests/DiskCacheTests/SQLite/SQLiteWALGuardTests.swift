@@ -56,4 +56,37 @@ import Testing
         #expect((writer.walGuard?.passiveCheckpoints ?? 0) > 0)
         #expect(writer.walGuard?.limitCheckpoints == 0)
     }
+
+    @Test func aWALThatKeepsGrowingPastItsLimitIsWaitedForAgainAtEachFurtherMultipleOfIt() {
+        // Given a guard whose limit is 16 frames' worth and whose injected checkpoint never finishes (readers
+        // that never all leave), recording the wait each commit's checkpoint was given
+        var waits: [(mode: SQLiteConnection.CheckpointMode, wait: Int?)] = []
+        let guardian = SQLiteWALGuard(
+            checkpointPages: 8, limitBytes: 32 + 16 * 4_120, restartWaitMilliseconds: 20,
+            checkpoint: { mode, wait in
+                waits.append((mode, wait))
+                return false
+            })
+
+        // When commits of 2 frames each take the WAL from 2 to 60 frames (3.6 limits)
+        for frames in stride(from: 2, through: 60, by: 2) { guardian.committed(frames: frames) }
+
+        // Then from 8 frames up to the limit they checkpoint passively; past it each commit truncates, and
+        // exactly the first commit past the limit and the first past each further multiple (the WAL passes 2×
+        // after 32 frames, 3× after 48) wait, 20 ms each; the others only try
+        let truncates = waits.filter { $0.mode == .truncate }
+        #expect(waits.filter { $0.mode == .passive }.count == 5)
+        #expect(truncates.count == 22)
+        let waitingAt = truncates.indices.filter { truncates[$0].wait == 20 }.map { 18 + 2 * $0 }
+        #expect(waitingAt == [18, 34, 50])
+        #expect(truncates.allSatisfy { $0.wait == 20 || $0.wait == 0 })
+        #expect(guardian.starved)
+
+        // When another connection resets the WAL (this one's next commit finds 4 frames) and it grows past the
+        // limit again
+        waits.removeAll()
+        for frames in [4, 18, 20] { guardian.committed(frames: frames) }
+        // Then the first commit past the limit waits again, the next only tries
+        #expect(waits.map(\.wait) == [20, 0])
+    }
 }

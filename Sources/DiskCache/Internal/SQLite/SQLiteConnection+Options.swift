@@ -56,8 +56,8 @@ extension SQLiteConnection {
         /// automatic checkpoint, which the hook replaces, uses 1,000); 0 installs no hook and leaves SQLite's.
         var walCheckpointPages = 1_000
         /// How long a commit that left the WAL past ``journalSizeLimit`` waits for other connections' readers
-        /// so it can truncate the WAL, in milliseconds (the first such commit; later ones until the WAL is
-        /// back under the limit only try).
+        /// so it can truncate the WAL, in milliseconds (the first such commit, and again the first past each
+        /// further multiple of the limit; the others until the WAL is back under the limit only try).
         var walRestartWaitMilliseconds = 20
         /// How many prepared statements the connection keeps for reuse.
         var statementCacheCapacity = 32

@@ -22,9 +22,10 @@ final class SQLiteWALGuard {
     let checkpointPages: Int
     /// The WAL size, in bytes, past which a commit truncates the WAL (the connection's `journal_size_limit`).
     let limitBytes: Int64
-    /// How long the first truncating checkpoint past the limit may wait for readers, in milliseconds; the
-    /// next ones, until the WAL is back under the limit, do not wait, so a reader that stays keeps costing
-    /// each commit one try, not one wait.
+    /// How long a truncating checkpoint past the limit may wait for readers, in milliseconds: the first one
+    /// past the limit, and again the first one past each further multiple of it (2×, 3×, …); the ones between
+    /// do not wait, so readers that stay cost each commit one try, and this connection one wait per limit's
+    /// worth of growth, not one wait per commit.
     let restartWaitMilliseconds: Int
     /// Bytes of one WAL frame: a 24-byte header and one page.
     private(set) var frameBytes: Int64 = 4_096 + 24
@@ -37,6 +38,10 @@ final class SQLiteWALGuard {
     private(set) var limitCheckpointsCompleted = 0
     /// Whether a truncating checkpoint past the limit failed and none has finished since.
     private(set) var starved = false
+    /// The WAL size in bytes past which the next truncating checkpoint waits: after a wait, the multiple of the
+    /// limit above the WAL's size then; 0 again (the next one past the limit waits) once a commit finds the WAL
+    /// within the limit, whichever connection reset it.
+    private var waitsPastBytes: Int64 = 0
     /// Runs a checkpoint on the hook's connection; set by the connection that installs the hook.
     private let checkpoint: (SQLiteConnection.CheckpointMode, _ waitMilliseconds: Int?) -> Bool
 
@@ -73,16 +78,21 @@ final class SQLiteWALGuard {
     /// The WAL's size in bytes with `frames` frames (its 32-byte header, then the frames).
     func walBytes(frames: Int) -> Int64 { 32 + Int64(frames) * frameBytes }
 
-    /// After a commit that left `frames` frames in the WAL.
-    private func committed(frames: Int) {
+    /// After a commit that left `frames` frames in the WAL. Internal, not private, so tests can drive the
+    /// hook's decisions with an injected checkpoint and no database.
+    func committed(frames: Int) {
         framesAfterLastCommit = frames
+        let bytes = walBytes(frames: frames)
+        let pastLimit = limitBytes >= 0 && bytes > limitBytes
+        if !pastLimit { waitsPastBytes = 0 }
         guard frames >= checkpointPages else { return }
         // Past the limit, the log could not start again from its beginning: a reader of another connection was
         // in it at each commit. Wait for such readers (boundedly) and truncate, so the WAL never stays far above
         // its limit while readers come and go.
-        if limitBytes >= 0, walBytes(frames: frames) > limitBytes {
+        if pastLimit {
             limitCheckpoints += 1
-            if checkpoint(.truncate, starved ? 0 : restartWaitMilliseconds) {
+            let wait = restartWait(walBytes: bytes)
+            if checkpoint(.truncate, wait) {
                 limitCheckpointsCompleted += 1
                 starved = false
             } else {
@@ -92,5 +102,17 @@ final class SQLiteWALGuard {
         }
         passiveCheckpoints += 1
         _ = checkpoint(.passive, nil)
+    }
+
+    /// The wait, in milliseconds, of the truncating checkpoint of a commit that left `bytes` in the WAL, past
+    /// the limit. Readers that never all leave at once (several processes reading most of the time) can outlast
+    /// one wait; with no other, the WAL then grows until a no-wait try happens to land in a gap. Waiting again
+    /// once per limit's worth of growth gives the WAL another real chance to truncate at each multiple, for one
+    /// wait per connection per 4 MiB written.
+    private func restartWait(walBytes bytes: Int64) -> Int {
+        if bytes <= waitsPastBytes { return 0 }
+        // The next multiple of the limit strictly above this size (a limit of 0 waits at every commit).
+        waitsPastBytes = limitBytes > 0 ? (bytes / limitBytes + 1) * limitBytes : bytes
+        return restartWaitMilliseconds
     }
 }
