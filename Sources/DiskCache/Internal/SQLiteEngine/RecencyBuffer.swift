@@ -23,6 +23,17 @@ struct RecencyBuffer {
         return Array(accesses.values)
     }
 
+    /// At most `limit` noted accesses (any of them), removed from the buffer.
+    ///
+    /// - Complexity: O(*k*) for the *k* accesses taken; O(*n*) when it takes all *n*.
+    mutating func take(atMost limit: Int) -> [(name: String, accessed: Int64)] {
+        guard accesses.count > limit else { return takeAll() }
+        let taken = accesses.prefix(limit)
+        let result = taken.map(\.value)
+        for slot in taken.map(\.key) { accesses.removeValue(forKey: slot) }
+        return result
+    }
+
     /// The first 16 hex digits of `name` as an integer (any other byte counts as some digit: the slot only
     /// spreads names, it never decides what matches).
     static func slot(of name: String) -> UInt64 {

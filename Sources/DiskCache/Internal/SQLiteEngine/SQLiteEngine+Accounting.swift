@@ -61,12 +61,13 @@ extension SQLiteEngine {
             errors: total.readFailures)
     }
 
-    /// Writes the pending counters and, in the same transaction, every buffered access (a process that
-    /// flushes before it exits then commits once, not twice).
+    /// Writes the pending counters and, in the same transaction, up to ``recencyWriteBatch`` buffered
+    /// accesses (a process that flushes before it exits then commits once, not twice), then the other
+    /// accesses in transactions of their own.
     func flushStatistics() throws {
         let snapshot = state.withLock { $0.pending }
         guard !isReadOnly else { return }
-        let accesses = state.withLock { $0.recency.takeAll() }
+        let accesses = state.withLock { $0.recency.take(atMost: Self.recencyWriteBatch) }
         guard !snapshot.isZero || !accesses.isEmpty else { return }
         // A store deleted from outside is not made again for its counters: they stay pending.
         let flushed = try unlessGone(false) {
@@ -83,7 +84,10 @@ extension SQLiteEngine {
             }
             return true
         }
-        if flushed { state.withLock { $0.pending = $0.pending - snapshot } }
+        if flushed {
+            state.withLock { $0.pending = $0.pending - snapshot }
+            try flushRecency()
+        }
     }
 
     /// Copies the WAL into the database and empties it when this instance's last commit left it at
@@ -103,8 +107,9 @@ extension SQLiteEngine {
 
     // MARK: - Recency
 
-    /// Writes the buffered accesses, in the caller's write transaction, when a second has passed since the
-    /// last write of them or the buffer is full.
+    /// Writes up to ``recencyWriteBatch`` buffered accesses, in the caller's write transaction, when a second
+    /// has passed since the buffer was last emptied or the buffer is full; the next write transactions take
+    /// the rest.
     func flushRecencyIfDue(on connection: SQLiteConnection) throws {
         let now = clock.now
         let due = state.withLock { state -> [(name: String, accessed: Int64)] in
@@ -113,17 +118,32 @@ extension SQLiteEngine {
                     || now.timeIntervalSince(state.lastRecencyFlush) * 1_000 >= Double(Self.recencyResolution)
                     || now < state.lastRecencyFlush
             else { return [] }
-            state.lastRecencyFlush = now
-            return state.recency.takeAll()
+            let batch = state.recency.take(atMost: Self.recencyWriteBatch)
+            if state.recency.isEmpty { state.lastRecencyFlush = now }
+            return batch
         }
         try writeRecency(due, on: connection)
     }
 
-    /// Writes every buffered access now, in a transaction of its own.
+    /// Writes every access buffered now, ``recencyWriteBatch`` per transaction (hits noted meanwhile may go
+    /// out with them or wait for the next write).
     func flushRecency() throws {
-        let buffered = state.withLock { $0.recency.takeAll() }
-        guard !buffered.isEmpty, !isReadOnly else { return }
-        try unlessGone(()) { try write { try writeRecency(buffered, on: $0) } }
+        guard !isReadOnly else {
+            state.withLock { $0.recency = RecencyBuffer() }
+            return
+        }
+        var left = state.withLock { $0.recency.count }
+        while left > 0 {
+            let batch = state.withLock { $0.recency.take(atMost: Self.recencyWriteBatch) }
+            guard !batch.isEmpty else { return }
+            left -= batch.count
+            let written = try unlessGone(false) {
+                try write { try writeRecency(batch, on: $0) }
+                return true
+            }
+            // A store deleted from outside is not made again for access times.
+            guard written else { return }
+        }
     }
 
     private func writeRecency(_ accesses: [(name: String, accessed: Int64)], on connection: SQLiteConnection) throws {

@@ -63,6 +63,11 @@ final class SQLiteEngine: StorageEngine {
     static let recencyResolution: Int64 = 1_000
     /// Past this many buffered accesses the next write transaction writes them whatever their age.
     static let recencyBufferLimit = 4_096
+    /// Buffered accesses written per transaction. Each one moves the row's `entry_accessed` index entry, so
+    /// a random set of accesses dirties up to about three pages apiece; 4,096 in one transaction put up to
+    /// 5 MiB in the WAL at once, past its 4 MiB limit before any checkpoint could run (Docs/DiskEngine-SQLite.md,
+    /// "Checkpoints").
+    static let recencyWriteBatch = 128
     /// From this many frames (128 KiB of 4 KiB pages) the WAL is copied into the database when an instance
     /// that wrote closes (its connections do not checkpoint on close: SQLiteConnection.Options
     /// .checkpointsOnClose). Bounds what the next process to open the store reads to rebuild its WAL index
