@@ -21,6 +21,7 @@ let usage = """
       readonly     --store DIR (a store on a file system mounted read-only; see run scripts)
       privacy      --strata PATH --keys 32 --seed 1
       hostile      --strata PATH --rounds 60 --seed 1
+      sqlite-crash --iterations 200 --keys 64 --window-ms 200 --migrate-every 5 --migrate-window-ms 60 --seed 1
     """
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -43,6 +44,10 @@ do {
     case "privacy": status = try Privacy.run(options)
     case "wipe-child": status = try Privacy.wipeChild(options)
     case "hostile": status = try Hostile.run(options)
+    case "sqlite-crash": status = try SQLiteCrash.run(options)
+    case "sqlite-crash-writer": status = try SQLiteCrash.writer(options)
+    case "sqlite-migrate-child": status = try SQLiteCrash.migrateChild(options)
+    case "sqlite-crash-check": status = try SQLiteCrashCheck.run(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2
