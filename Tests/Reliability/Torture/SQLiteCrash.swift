@@ -107,7 +107,9 @@ enum SQLiteCrash {
 
     /// The value of `key` at `version`: about a quarter are larger than the row limit, so they live in files.
     static func value(key: String, version: UInt64) -> Data {
-        let large = Payload.length(key: key, version: version, maximum: 4) == 0
+        // Mixed through SplitMix64 first: the low bits of the FNV-1a seed barely change with the version.
+        var mixer = SplitMix64(seed: UInt64(Payload.length(key: key, version: version, maximum: .max - 1)))
+        let large = mixer.next() % 4 == 0
         let length =
             large
             ? DiskCacheConfiguration.Engine.sqliteRowLimit + Payload.length(key: key, version: version, maximum: 65_536)

@@ -22,6 +22,7 @@ let usage = """
       privacy      --strata PATH --keys 32 --seed 1
       hostile      --strata PATH --rounds 60 --seed 1
       sqlite-crash --iterations 200 --keys 64 --window-ms 200 --migrate-every 5 --migrate-window-ms 60 --seed 1
+      sqlite-tampering --tamperings 1000 --keys 48 --seed 1
     """
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -48,6 +49,7 @@ do {
     case "sqlite-crash-writer": status = try SQLiteCrash.writer(options)
     case "sqlite-migrate-child": status = try SQLiteCrash.migrateChild(options)
     case "sqlite-crash-check": status = try SQLiteCrashCheck.run(options)
+    case "sqlite-tampering": status = try SQLiteTampering.run(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2
