@@ -16,7 +16,7 @@ let usage = """
     usage: StrataTorture <scenario> [--option value ...]
       crash        --iterations 200 --keys 64 --window-ms 200 --seed 1
       corruption   --mutations 2000 --keys 64 --seed 1
-      multiprocess --strata PATH --workers 4 --seconds 20 --keys 24 --max-bytes 262144 --seed 1
+      multiprocess --strata PATH --workers 4 --seconds 20 --keys 24 --max-bytes 262144 --engine files|sqlite --seed 1
       fulldisk     --mount DIR (a small tmpfs this process may fill)
       readonly     --store DIR (a store on a file system mounted read-only; see run scripts)
       privacy      --strata PATH --keys 32 --seed 1
