@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7, 8 of Docs/Reliability.md, and 1, 2, 5 on the
-# SQLite engine; the fuzzers run in run-full.sh, CI only replays the SQLite fuzzer's seed corpus). Exits non-zero on any failure; the last line is `reliability: N passed, M failed`.
+# SQLite engine; the libFuzzer runs are in run-full.sh, CI replays the SQLite target's seed corpus and 500 seeded
+# mutations of it). Exits non-zero on any failure; the last line is `reliability: N passed, M failed`.
 set -u
 source "$(dirname "$0")/lib.sh"
 

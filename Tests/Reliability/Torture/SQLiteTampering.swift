@@ -223,6 +223,10 @@ enum SQLiteTampering {
             return [first, second]
         case .walGarbage, .shmGarbage:
             let suffix = kind == .walGarbage ? "-wal" : "-shm"
+            // A closed store may keep committed frames in its -wal (the engine truncates it at close only from
+            // 32 frames): garbage there would destroy rewrites of keys this round does not name. The garbage goes
+            // into a checkpointed, empty -wal, as it did when the last connection's close checkpointed.
+            if kind == .walGarbage { try database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
             let path = store.appendingPathComponent("store.sqlite" + suffix)
             var bytes = (try? Data(contentsOf: path)) ?? Data()
             let count = Int.random(in: 1...40_000, using: &generator)
