@@ -133,7 +133,11 @@ let package = Package(
         // the scripts in Tests/Reliability.
         .executableTarget(
             name: "StrataTorture",
-            dependencies: ["CacheCore", "DiskCache", "StrataTestSupport"],
+            dependencies: [
+                "CacheCore", "DiskCache", "StrataTestSupport",
+                // Raw reads of a SQLite store's database (integrity_check, totals), independent of the engine.
+                .target(name: "CSQLite", condition: .when(platforms: [.linux])),
+            ],
             path: "Tests/Reliability/Torture"
         ),
         .executableTarget(

@@ -86,3 +86,12 @@ finish() {
     echo "reliability: $passed passed, $failed failed"
     [ "$failed" -eq 0 ]
 }
+
+# sqlite_fuzz_replay_step: CI's short fuzz of damaged SQLite stores without libFuzzer (plain debug build): the
+# seed corpus, then seeded byte mutations of it (Docs/Reliability.md, scenario 3).
+sqlite_fuzz_replay_step() {
+    swift build "${build_flags[@]}" --product StrataFuzz || return 1
+    STRATA_FUZZ_TARGET=sqlite "$bin/StrataFuzz" "$root/Tests/Reliability/Corpus-SQLite" &&
+        STRATA_FUZZ_TARGET=sqlite timeout 300 "$bin/StrataFuzz" --mutate "${STRATA_CI_SQLITE_MUTATIONS:-500}" \
+            "${STRATA_SEED:-$RANDOM}" "$root/Tests/Reliability/Corpus-SQLite"
+}

@@ -14,6 +14,10 @@ echo "seed: $seed"
 run_step crash "$torture" crash --iterations 200 --keys 64 --seed "$seed"
 run_step corruption "$torture" corruption --mutations 2000 --keys 64 --seed "$seed"
 run_step multiprocess "$torture" multiprocess --strata "$strata" --workers 4 --seconds 20 --seed "$seed"
+run_step sqlite-crash "$torture" sqlite-crash --iterations 200 --keys 64 --seed "$seed"
+run_step sqlite-tampering "$torture" sqlite-tampering --tamperings 1000 --keys 48 --seed "$seed"
+run_step sqlite-multiprocess "$torture" multiprocess --engine sqlite --strata "$strata" --workers 4 --seconds 20 \
+    --seed "$seed"
 run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 32

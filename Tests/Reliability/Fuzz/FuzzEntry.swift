@@ -14,7 +14,8 @@ import Foundation
 /// over as a slice whose `startIndex` is not zero.
 ///
 /// With `STRATA_FUZZ_TARGET=resp` in the environment every input goes to the RESP3 reply decoder of the
-/// Redis tier instead (`fuzzRESP`), so that target keeps a corpus of its own.
+/// Redis tier instead (`fuzzRESP`), so that target keeps a corpus of its own; with `STRATA_FUZZ_TARGET=sqlite`
+/// every input is a SQLite store to open and read (`fuzzSQLite`, corpus in Tests/Reliability/Corpus-SQLite).
 ///
 /// Whatever the bytes, the decoders must return: a crash, a trap or a sanitizer report is a bug.
 ///
@@ -22,6 +23,7 @@ import Foundation
 @discardableResult
 func fuzzOneInput(_ input: Data) -> Bool {
     if fuzzesRESP { return fuzzRESP(Array(input)) }
+    if fuzzesSQLite { return fuzzSQLite(input) }
     guard let selector = input.first else { return false }
     let body = Data(input.dropFirst())
     switch selector & 3 {
@@ -43,6 +45,9 @@ func fuzzOneInput(_ input: Data) -> Bool {
 /// Whether `STRATA_FUZZ_TARGET=resp` picked the RESP3 decoder.
 let fuzzesRESP = ProcessInfo.processInfo.environment["STRATA_FUZZ_TARGET"] == "resp"
 
+/// Whether `STRATA_FUZZ_TARGET=sqlite` picked the damaged-database target.
+let fuzzesSQLite = ProcessInfo.processInfo.environment["STRATA_FUZZ_TARGET"] == "sqlite"
+
 #if STRATA_FUZZ
 /// libFuzzer's entry point.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -51,15 +56,24 @@ public func fuzzerTestOneInput(_ start: UnsafePointer<UInt8>?, _ count: Int) -> 
     return 0
 }
 #else
-/// `StrataFuzz FILE|DIR...` replays inputs; `StrataFuzz --make-corpus DIR` writes the seed corpus.
+/// `StrataFuzz FILE|DIR...` replays inputs; `StrataFuzz --make-corpus DIR` writes the seed corpus;
+/// `StrataFuzz --mutate ROUNDS SEED DIR` feeds ROUNDS seeded byte mutations of DIR's seeds (a short fuzz
+/// without libFuzzer, for CI).
 @main
 enum CorpusReplay {
     static func main() throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "--make-corpus", arguments.count == 2 {
+            let directory = URL(fileURLWithPath: arguments[1])
             try fuzzesRESP
-                ? SeedCorpus.writeRESP(to: URL(fileURLWithPath: arguments[1]))
-                : SeedCorpus.write(to: URL(fileURLWithPath: arguments[1]))
+                ? SeedCorpus.writeRESP(to: directory)
+                : fuzzesSQLite ? SeedCorpus.writeSQLite(to: directory) : SeedCorpus.write(to: directory)
+            return
+        }
+        if arguments.first == "--mutate", arguments.count == 4, let rounds = Int(arguments[1]),
+            let seed = UInt64(arguments[2])
+        {
+            MutationReplay.run(corpus: arguments[3], rounds: rounds, seed: seed)
             return
         }
         var replayed = 0

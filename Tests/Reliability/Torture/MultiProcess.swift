@@ -4,6 +4,9 @@ import StrataTestSupport
 
 /// Scenario 5: several `strata` processes share one store: set, get, rm and exec run concurrently for a
 /// while, and afterwards no read was corrupt, `strata verify` is clean and the store is within its byte limit.
+/// `--engine files` (the default) counts the entry files on disk against the limit; `--engine sqlite` audits
+/// the database instead (integrity, stored totals against the rows, each large-value file against its row)
+/// and checks the rows' bytes against the limit, with values up to 48 KiB so that some go to files.
 ///
 /// Every value is a ``Payload`` (key and version inside), so a get that returns a torn or foreign value is
 /// caught whatever the interleaving; `exec` runs a command whose stdout and stderr are derived from its
@@ -40,11 +43,18 @@ enum MultiProcess {
         let keyCount = try options.int("keys", default: 24)
         let maxBytes = try options.int("max-bytes", default: 262_144)
         let seed = UInt64(try options.int("seed", default: 1))
+        let engineName = try options.string("engine", default: "files")
+        guard engineName == "files" || engineName == "sqlite" else {
+            throw HarnessError("--engine wants files or sqlite, got \(engineName)")
+        }
+        let onSQLite = engineName == "sqlite"
+        let maximumValue = onSQLite ? 49_152 : 24_576
         let work = try TemporaryFolder.make(label: "reliability-multiprocess")
         defer { try? FileManager.default.removeItem(at: work) }
         let store = work.appendingPathComponent("store")
-        // A file store: the byte limit is checked below against its entry files on disk.
-        _ = try Store.open(store)
+        // Created here so the tool opens it with the engine it records: a file store's limit is checked below
+        // against its entry files on disk, a SQLite store's against its rows.
+        _ = try Store.open(store, engine: onSQLite ? .sqlite : .files)
         var environment = ProcessInfo.processInfo.environment
         environment["STRATA_MASTER_KEY"] = Store.masterKeyBase64
         let common = ["--store", store.path, "--max-size", "\(maxBytes)"]
@@ -70,7 +80,7 @@ enum MultiProcess {
                         let version = UInt64(worker) << 40 | counter
                         let value = Payload.make(
                             key: key, version: version,
-                            length: Payload.length(key: key, version: version, maximum: 24_576))
+                            length: Payload.length(key: key, version: version, maximum: maximumValue))
                         let (status, _, errors) = try runStrata(common + ["set", key], stdin: value)
                         tally.operations["set", default: 0] += 1
                         if status != 0 {
@@ -123,7 +133,10 @@ enum MultiProcess {
         let files = Store.files(under: store)
         let totalBytes = files.values.reduce(0, +)
         let entryBytes = files.filter { Store.isEntry($0.key) }.values.reduce(0, +)
+        let audit = onSQLite ? try SQLiteStoreAudit.audit(store) : nil
+        let storedBytes = onSQLite ? Int(audit?.rowBytes ?? 0) : entryBytes
 
+        report.record("engine", engineName)
         report.record("workers", workers)
         report.record("seconds", seconds)
         for (name, count) in tally.operations.sorted(by: { $0.key < $1.key }) { report.record("ops.\(name)", count) }
@@ -140,14 +153,26 @@ enum MultiProcess {
             "stats_output", String(decoding: stats.1, as: UTF8.self).replacingOccurrences(of: "\n", with: " | "))
         report.record("max_bytes", maxBytes)
         report.record("bytes_on_disk_all_files", totalBytes)
-        report.record("bytes_in_entry_files", entryBytes)
         report.record("files_on_disk", files.count)
-        report.record("entry_files_on_disk", files.keys.filter(Store.isEntry).count)
+        if let audit {
+            report.record("rows", audit.rowCount)
+            report.record("bytes_in_rows", audit.rowBytes)
+            report.record("stored_totals", "\(audit.storedCount) entries, \(audit.storedBytes) B")
+            report.record("large_value_files", audit.largeFiles)
+            report.record("orphan_large_value_files", audit.orphanFiles)
+            report.record("integrity_check", audit.integrity)
+            for problem in audit.problems { report.fail("database audit: \(problem)") }
+        } else if onSQLite {
+            report.fail("the SQLite store has no database")
+        } else {
+            report.record("bytes_in_entry_files", entryBytes)
+            report.record("entry_files_on_disk", files.keys.filter(Store.isEntry).count)
+        }
         for message in tally.messages.prefix(20) { report.fail(message) }
         report.expect(tally.wrong == 0, "\(tally.wrong) wrong reads")
         report.expect(tally.failures == 0, "\(tally.failures) commands failed")
         report.expect(verify.0 == 0, "strata verify exited \(verify.0)")
-        report.expect(entryBytes <= maxBytes, "\(entryBytes) bytes in entry files, limit \(maxBytes)")
+        report.expect(storedBytes <= maxBytes, "\(storedBytes) bytes stored, limit \(maxBytes)")
         report.expect((tally.operations["get"] ?? 0) > 0 && tally.hits > 0, "no get ever hit: nothing was tested")
         return report.finish()
     }

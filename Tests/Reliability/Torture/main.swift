@@ -16,11 +16,13 @@ let usage = """
     usage: StrataTorture <scenario> [--option value ...]
       crash        --iterations 200 --keys 64 --window-ms 200 --seed 1
       corruption   --mutations 2000 --keys 64 --seed 1
-      multiprocess --strata PATH --workers 4 --seconds 20 --keys 24 --max-bytes 262144 --seed 1
+      multiprocess --strata PATH --workers 4 --seconds 20 --keys 24 --max-bytes 262144 --engine files|sqlite --seed 1
       fulldisk     --mount DIR (a small tmpfs this process may fill)
       readonly     --store DIR (a store on a file system mounted read-only; see run scripts)
       privacy      --strata PATH --keys 32 --seed 1
       hostile      --strata PATH --rounds 60 --seed 1
+      sqlite-crash --iterations 200 --keys 64 --window-ms 200 --migrate-every 5 --migrate-window-ms 60 --seed 1
+      sqlite-tampering --tamperings 1000 --keys 48 --seed 1
     """
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -43,6 +45,11 @@ do {
     case "privacy": status = try Privacy.run(options)
     case "wipe-child": status = try Privacy.wipeChild(options)
     case "hostile": status = try Hostile.run(options)
+    case "sqlite-crash": status = try SQLiteCrash.run(options)
+    case "sqlite-crash-writer": status = try SQLiteCrash.writer(options)
+    case "sqlite-migrate-child": status = try SQLiteCrash.migrateChild(options)
+    case "sqlite-crash-check": status = try SQLiteCrashCheck.run(options)
+    case "sqlite-tampering": status = try SQLiteTampering.run(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2

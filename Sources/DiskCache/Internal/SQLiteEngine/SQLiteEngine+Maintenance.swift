@@ -113,33 +113,48 @@ extension SQLiteEngine {
     }
 
     /// Deletes every row, a batch per transaction, unlinking each batch's files after it commits.
+    ///
+    /// The cursor only moves forward and the totals move by the rows SQLite actually deleted: in a damaged
+    /// b-tree (rowids out of order) the scan can return a row that `DELETE ... WHERE id = ?1` cannot find, and
+    /// a scan from the start would then return that row, undeleted, forever.
     private func deleteAllRows(total: Int, done: inout Int, progress: (Int, Int) -> Void) throws {
+        var after: Int64 = .min
         while true {
-            let (deleted, files) = try write { connection -> (Int, [(String, String)]) in
+            let (highest, deleted, files) = try write { connection -> (Int64?, Int, [(String, String)]) in
                 var files: [(String, String)] = []
-                var ids: [Int64] = []
-                var bytes = 0
-                try connection.withStatement("SELECT id, size, file, name FROM entry LIMIT ?1") { statement in
-                    try statement.bind(Int64(Self.batchSize), at: 1)
+                var rows: [(id: Int64, size: Int)] = []
+                let page = "SELECT id, size, file, name FROM entry WHERE id > ?1 ORDER BY id LIMIT ?2"
+                try connection.withStatement(page) { statement in
+                    try statement.bind(after, at: 1)
+                    try statement.bind(Int64(Self.batchSize), at: 2)
                     while try statement.step() {
-                        ids.append(statement.int64(at: 0))
-                        bytes &+= Int(truncatingIfNeeded: statement.int64(at: 1))
+                        let id = statement.int64(at: 0)
+                        guard id > after else { continue }
+                        rows.append((id, Int(truncatingIfNeeded: statement.int64(at: 1))))
+                        // A row that stays (undeletable) is of the old epoch, unreadable: its file goes too.
                         if let file = try statement.text(at: 2) {
                             files.append((file, try statement.text(at: 3) ?? ""))
                         }
                     }
                 }
-                for id in ids {
+                var deleted = 0
+                var bytes = 0
+                for row in rows {
                     try connection.withStatement("DELETE FROM entry WHERE id = ?1") {
-                        try $0.bind(id, at: 1)
+                        try $0.bind(row.id, at: 1)
                         _ = try $0.step()
                     }
+                    if connection.changes > 0 {
+                        deleted += 1
+                        bytes &+= row.size
+                    }
                 }
-                try moveTotals(count: -ids.count, bytes: 0 &- bytes, on: connection)
-                return (ids.count, files)
+                try moveTotals(count: -deleted, bytes: 0 &- bytes, on: connection)
+                return (rows.map(\.id).max(), deleted, files)
             }
             for (file, row) in files { unlinkLargeFile(file, of: row) }
-            guard deleted > 0 else { return }
+            guard let highest else { return }
+            after = highest
             for _ in 0..<deleted {
                 done += 1
                 progress(done, max(total, done))
