@@ -31,21 +31,22 @@ extension RedisCache {
     ///
     /// Thread-safe; may run beside any other operation.
     public func purgeOldEpochs() async throws -> Int {
-        var cursor = Array("0".utf8)
+        var cursor = PurgeCursor()
         var removed = 0
         repeat {
             let step = try await purgeStep(cursor: cursor)
             removed += step.removed
             cursor = step.next
-        } while cursor != Array("0".utf8)
+        } while cursor != PurgeCursor()
         return removed
     }
 
     /// One `SCAN` step of ``purgeOldEpochs()``: looks at about 100 keys from `cursor` on.
     ///
-    /// - Parameter cursor: `0` to start, else the cursor the previous step returned.
-    /// - Returns: The cursor to continue from (`0` when the scan is complete) and the keys removed.
-    func purgeStep(cursor: [UInt8]) async throws -> (next: [UInt8], removed: Int) {
+    /// - Parameter cursor: ``PurgeCursor/init()`` to start, else the cursor the previous step returned.
+    /// - Returns: The cursor to continue from (``PurgeCursor/init()`` when the scan is complete) and the keys
+    ///   removed.
+    func purgeStep(cursor: PurgeCursor) async throws -> (next: PurgeCursor, removed: Int) {
         try await verifyMasterKey()
         // The epoch is read first: an entry sealed under it or a later one (a removeAll racing this step)
         // is never older than it, so only entries that no reader can open are removed.
@@ -53,17 +54,32 @@ extension RedisCache {
         // epoch, so nothing is judged until a write or removeAll() creates the counter again.
         guard
             let epoch = try await effectiveEpoch(
-                try Self.counterValue(try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))))
-        else { return (Array("0".utf8), 0) }
-        let reply = try await send(
-            RESPCommand(arguments: [
-                Array("SCAN".utf8), cursor, Array("MATCH".utf8), Array((keys.prefix + "k:*").utf8),
-                Array("COUNT".utf8), Array("100".utf8),
-            ]))
-        guard case .array(let parts) = reply, parts.count == 2, case .bulkString(let next) = parts[0],
+                try Self.counterValue(
+                    try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]), key: keys.epochKey)))
+        else { return (PurgeCursor(), 0) }
+        // On a cluster each primary is scanned in turn (SCAN sees one node's keys); a map that changed between
+        // steps may skip or repeat a node's keys, within SCAN's own guarantee (call again for the rest).
+        let nodes: [RedisConnection.Address?]
+        do { nodes = try await route.scanNodes() } catch let failure as ConnectionError { throw cacheError(failure) }
+        guard cursor.node < nodes.count else { return (PurgeCursor(), 0) }
+        let scan = RESPCommand(arguments: [
+            Array("SCAN".utf8), cursor.scan, Array("MATCH".utf8), Array((keys.prefix + "k:*").utf8),
+            Array("COUNT".utf8), Array("100".utf8),
+        ])
+        let reply: RESPValue
+        do {
+            reply = try await route.send(scan, toNode: nodes[cursor.node])
+        } catch let failure as ConnectionError {
+            throw cacheError(failure)
+        }
+        guard case .array(let parts) = reply, parts.count == 2, case .bulkString(let scanned) = parts[0],
             case .array(let found) = parts[1]
         else {
             throw CacheError(.io, "the Redis server answered SCAN with \(reply)")
+        }
+        var next = PurgeCursor(node: cursor.node, scan: scanned)
+        if scanned == Array("0".utf8) {
+            next = cursor.node + 1 < nodes.count ? PurgeCursor(node: cursor.node + 1, scan: scanned) : PurgeCursor()
         }
         let names = found.compactMap { item -> [UInt8]? in
             guard case .bulkString(let name) = item, Self.isEntryName(name, prefix: keys.prefix) else { return nil }
@@ -71,10 +87,11 @@ extension RedisCache {
         }
         let old = try await namesOlder(than: epoch, among: names)
         guard !old.isEmpty else { return (next, 0) }
-        guard case .integer(let count) = try await send(RESPCommand(arguments: [Array("UNLINK".utf8)] + old)) else {
-            throw CacheError(.io, "the Redis server did not answer UNLINK with a count")
+        do {
+            return (next, try await route.unlink(old))
+        } catch let failure as ConnectionError {
+            throw cacheError(failure)
         }
-        return (next, Int(count))
     }
 
     /// The names among `names` whose value is an envelope of this format sealed under an epoch below
@@ -86,7 +103,8 @@ extension RedisCache {
                     let reply: RESPValue
                     do {
                         reply = try await self.send(
-                            RESPCommand(arguments: [Array("GETRANGE".utf8), name, Array("0".utf8), Array("9".utf8)]))
+                            RESPCommand(arguments: [Array("GETRANGE".utf8), name, Array("0".utf8), Array("9".utf8)]),
+                            key: name)
                     } catch let error as CacheError where error.code == .io {
                         return nil  // another type under the prefix (WRONGTYPE): not ours to judge
                     }
@@ -132,7 +150,7 @@ extension RedisCache {
         guard let interval = configuration.purgeInterval else { return }
         let clock = configuration.clock
         let task = Task { [weak self] in
-            var cursor = Array("0".utf8)
+            var cursor = PurgeCursor()
             while true {
                 do {
                     try await clock.sleep(until: clock.now.addingTimeInterval(interval.timeInterval))
@@ -157,4 +175,12 @@ extension RedisCache {
     func stopPurging() {
         purgeTask.withLock { $0?.cancel() }
     }
+}
+
+/// Where a purge continues: the node (an index into the nodes ``RedisCache/purgeStep(cursor:)`` scans: the server
+/// alone standalone, each primary on a cluster) and that node's `SCAN` cursor. The initial value starts a pass
+/// and is what the last step of a pass returns.
+struct PurgeCursor: Equatable, Sendable {
+    var node = 0
+    var scan = Array("0".utf8)
 }

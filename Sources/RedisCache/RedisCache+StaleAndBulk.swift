@@ -44,10 +44,7 @@ extension RedisCache: StaleRetainingCache, BulkReadingCache {
         // Every name is registered before the read, as `entry(forKey:)` does: MultiCache writes bulk hits
         // back into the tiers above, and an invalidation of a name it cannot map back would be lost.
         for (name, key) in zip(names, unique) { invalidations.track(name, for: key) }
-        let reply = try await send(RESPCommand(arguments: [RESPCommand.mget, self.keys.epochKey] + names))
-        guard case .array(let items) = reply, items.count == names.count + 1 else {
-            throw CacheError(.io, "the Redis server answered MGET with \(reply)")
-        }
+        let items = try await values(of: [self.keys.epochKey] + names)
         let epoch = try await effectiveEpoch(try Self.counterValue(items[0]))
         var found: [Key: CacheEntry<Value>] = [:]
         for (index, key) in unique.enumerated() {

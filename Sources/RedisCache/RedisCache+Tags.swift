@@ -106,7 +106,8 @@ extension RedisCache: TagVersioningCache {
             invalidations.trackTag(name, tag)
             names.append(name)
         }
-        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8)] + names))
+        // Every tag's version key sits in the namespace's slot (NamespaceKeys): one `MGET` on a cluster too.
+        let reply = try await send(RESPCommand(arguments: [Array("MGET".utf8)] + names), key: keys.epochKey)
         guard case .array(let items) = reply, items.count == ordered.count else {
             throw CacheError(.io, "the Redis server answered MGET with \(reply)")
         }

@@ -57,7 +57,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     let keys: NamespaceKeys
     let codec: ValueCodec<Value>
-    let pool: ConnectionPool
+    /// The server's connections, or the cluster's once the server turned out to be a cluster node.
+    let route: ServerRoute
     let state = Locked(RedisTierState())
     /// Observers of invalidations, the tracking connection and the names it maps back to keys.
     let invalidations: InvalidationHub<Key>
@@ -103,7 +104,10 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         connectionConfiguration.decoderLimits.maximumBulkLength =
             configuration.maximumValueSize + Self.maximumKeySize + Envelope.overhead
         do {
-            pool = try ConnectionPool(count: configuration.connectionCount, configuration: connectionConfiguration)
+            let pool = try ConnectionPool(count: configuration.connectionCount, configuration: connectionConfiguration)
+            let cluster = Self.clusterConfiguration(
+                configuration, node: connectionConfiguration, invalidations: invalidations)
+            route = ServerRoute(pool: pool, cluster: cluster)
         } catch {
             let error = RedisError(error)
             throw CacheError(.io, "cannot start the Redis connections: \(error)", cause: error)
@@ -122,8 +126,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
 
     /// Connection and integrity counters, beside ``statistics``.
     public var health: RedisCacheHealth {
-        let connectionStatistics = pool.statistics
-        let open = pool.isUnavailable
+        let connectionStatistics = route.statistics
+        let open = route.isUnavailable
         let tracking = invalidations.snapshot
         var health = state.withLock { state in
             RedisCacheHealth(
@@ -139,6 +143,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         health.trackingLosses = tracking.counters.trackingLosses
         health.keysInvalidated = tracking.counters.keysInvalidated
         health.fullInvalidations = tracking.counters.fullInvalidations
+        if let cluster = route.cluster { addClusterHealth(cluster, to: &health) }
         return health
     }
 
@@ -148,7 +153,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public func close() async {
         stopPurging()
         await invalidations.close()
-        await pool.close()
+        await route.close()
     }
 
     /// Returns the live entry for `key`, or `nil` on a miss.
@@ -172,10 +177,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         let keyBytes = try Self.canonicalBytes(of: key)
         let name = try entryName(keyBytes)
         invalidations.track(name, for: key)
-        let reply = try await send(RESPCommand(arguments: [RESPCommand.mget, keys.epochKey, name]))
-        guard case .array(let items) = reply, items.count == 2 else {
-            throw CacheError(.io, "the Redis server answered MGET with \(reply)")
-        }
+        let items = try await values(of: [keys.epochKey, name])
         let epoch = try await effectiveEpoch(try Self.counterValue(items[0]))
         guard case .bulkString(let bytes) = items[1] else { return countMiss() }
         return try await open(
@@ -250,7 +252,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         // The server keeps the entry until it is gone for good: its stale-until instant when it has one.
         guard timeToLive(for: entry.expiresAt) != nil, let milliseconds = timeToLive(for: entry.retainedUntil) else {
-            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name)
             return
         }
         let epoch = try await epochForWriting()
@@ -269,7 +271,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         _ = try await send(
             RESPCommand(arguments: [
                 Array("SET".utf8), name, sealed, Array("PX".utf8), Array(String(milliseconds).utf8),
-            ]))
+            ]), key: name)
         state.withLock { $0.statistics.insertions += 1 }
     }
 
@@ -282,7 +284,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try await verifyMasterKey()
         let name = try entryName(try Self.canonicalBytes(of: key))
         invalidations.track(name, for: key)
-        _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+        _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name)
     }
 
     /// Removes every entry of the namespace, for every process sharing it, with one `INCR` of its epoch.

@@ -41,6 +41,49 @@ public struct RedisCacheHealth: Sendable, Hashable {
     /// `.all` invalidations published (a connect or loss of the tracking connection, a `removeAll()`
     /// anywhere, `FLUSHDB`, an unknown name after the name map overflowed).
     public var fullInvalidations = 0
+    /// Whether the configured server turned out to be a node of a Redis Cluster, so that commands go to the
+    /// primary of each key's slot (Docs/RedisCache.md, "Redis Cluster"). The connection counters above are then
+    /// summed over every node.
+    public var isCluster = false
+    /// On a cluster: `MOVED` and `ASK` redirections followed.
+    public var clusterRedirects = 0
+    /// On a cluster: reads of the slot map (the first, and those a redirection, a node's failure or the map's
+    /// age started).
+    public var topologyRefreshes = 0
+    /// On a cluster: flushes of the keys of one node's slots only, published as `.keys` when that node's
+    /// tracking connection was lost or came back (a node that serves the namespace's counters flushes
+    /// everything instead, counted in ``fullInvalidations``).
+    public var scopedInvalidations = 0
+    /// On a cluster: each node the tier has a connection to, by address.
+    public var nodes: [RedisCacheConfiguration.Address: Node] = [:]
+
+    /// One cluster node's connection, as ``RedisCacheHealth/nodes`` reports it.
+    ///
+    /// Thread safety: a plain value; `Sendable`.
+    public struct Node: Sendable, Hashable {
+        /// Successful connects and handshakes to the node, the first included.
+        public var connects: Int
+        /// Times a deadline passed and closed the node's connection.
+        public var deadlineMisses: Int
+        /// Times the node's circuit breaker opened.
+        public var breakerOpenings: Int
+        /// Whether the node's breaker is open now: operations on its slots fail at once, others go on.
+        public var isBreakerOpen: Bool
+        /// Whether tracking is on on the node (it is listened on while it is a primary and someone observes).
+        public var isTracking: Bool
+
+        /// Creates a snapshot of one node.
+        public init(
+            connects: Int = 0, deadlineMisses: Int = 0, breakerOpenings: Int = 0, isBreakerOpen: Bool = false,
+            isTracking: Bool = false
+        ) {
+            self.connects = connects
+            self.deadlineMisses = deadlineMisses
+            self.breakerOpenings = breakerOpenings
+            self.isBreakerOpen = isBreakerOpen
+            self.isTracking = isTracking
+        }
+    }
 
     /// Creates a snapshot.
     public init(

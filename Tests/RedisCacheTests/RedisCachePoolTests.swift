@@ -21,11 +21,11 @@ import Testing
         #expect(RedisCacheConfiguration(namespace: "n").connectionCount == 1)
         var configuration = try RedisTier.configuration(port: 6379)
         let single = try RedisCache<String, Data>(configuration: configuration)
-        #expect(single.pool.connections.count == 1)
+        #expect(single.route.pool.connections.count == 1)
         await single.close()
         configuration.connectionCount = 16
         let many = try RedisCache<String, Data>(configuration: configuration)
-        #expect(many.pool.connections.count == 16)
+        #expect(many.route.pool.connections.count == 16)
         await many.close()
     }
 
@@ -58,7 +58,7 @@ struct RedisCachePoolServerTests {
         configuration.connectionCount = 2
         configuration.epochRefreshInterval = .seconds(3600)
         let cache = try RedisCache<String, Data>(configuration: configuration)
-        let pool = cache.pool
+        let pool = cache.route.pool
         // Requests go to the connection with fewer in flight, connection 0 on a tie: holding a slot on 0
         // sends the next request to 1.
         func on<T>(_ index: Int, _ body: () async throws -> T) async throws -> T {

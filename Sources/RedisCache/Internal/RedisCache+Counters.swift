@@ -57,9 +57,9 @@ extension RedisCache {
         let advance = RESPCommand(arguments: [Array("EVAL".utf8), CounterScripts.advance, Array("1".utf8), key, base])
         let reply: RESPValue
         if let timeout = configuration.fenceConfirmationTimeout {
-            reply = try await advanceConfirmed(advance, timeout: timeout)
+            reply = try await advanceConfirmed(advance, key: key, timeout: timeout)
         } else {
-            reply = try await send(advance)
+            reply = try await send(advance, key: key)
         }
         guard let value = try Self.counterValue(reply) else {
             throw CacheError(.io, "the Redis server answered the counter's advance with \(reply)")
@@ -76,13 +76,13 @@ extension RedisCache {
     // server with no replica would hold `WAIT 1` for the whole timeout, hence `ROLE`; asking it with every
     // fence made the run go through the connection's I/O thread and tripled `removeAll()`'s latency
     // (0.03–0.06 ms → 0.12–0.18 ms, strata-bench redis-removeall), so its answer is kept a while.
-    private func advanceConfirmed(_ advance: RESPCommand, timeout: Duration) async throws -> RESPValue {
+    private func advanceConfirmed(_ advance: RESPCommand, key: [UInt8], timeout: Duration) async throws -> RESPValue {
         // `WAIT` holds the connection's reply that long: at the read deadline it would close it.
         let wait = min(timeout, configuration.readTimeout / 2)
         let milliseconds = Int((wait / .milliseconds(1)).rounded(.down))
         let waitCommand = RESPCommand("WAIT", "1", String(max(1, milliseconds)))
         do {
-            return try await pool.withConnection { connection in
+            return try await route.withConnection(forKey: key) { connection in
                 let now = ContinuousClock.now
                 let known = state.withLock { state in
                     state.replicas.flatMap { now - $0.askedAt < Self.replicaCheckInterval ? $0.count : nil }
@@ -117,7 +117,23 @@ extension RedisCache {
                 return reply
             }
         } catch let failure as ConnectionError {
-            throw cacheError(failure)
+            guard route.cluster != nil, Self.wasNotRun(failure) else { throw cacheError(failure) }
+            // On a cluster the run goes to the slot's primary without following redirects: the namespace's slot
+            // moved (a resharding, a failover) since the map was read, and the script did not run. Sent again
+            // through the cluster layer, which follows the redirect; this fence is not confirmed.
+            let reply = try await send(advance, key: key)
+            noteConfirmation(nil)
+            return reply
+        }
+    }
+
+    /// Whether a cluster answered `failure` without running the command: a redirect (`MOVED`, `ASK`) or a passing
+    /// state (`TRYAGAIN`, `CLUSTERDOWN`, `LOADING`).
+    static func wasNotRun(_ failure: ConnectionError) -> Bool {
+        switch failure.code {
+        case .moved, .ask, .loading: true
+        case .serverError: failure.message.hasPrefix("TRYAGAIN") || failure.message.hasPrefix("CLUSTERDOWN")
+        default: false
         }
     }
 
@@ -153,7 +169,9 @@ extension RedisCache {
         let bases = keys.map { _ in Array(String(FenceCounter.freshBase()).utf8) }
         let reply = try await send(
             RESPCommand(
-                arguments: [Array("EVAL".utf8), CounterScripts.create, Array(String(keys.count).utf8)] + keys + bases))
+                arguments: [Array("EVAL".utf8), CounterScripts.create, Array(String(keys.count).utf8)] + keys + bases),
+            // A namespace's counters share its slot (NamespaceKeys): one script on a cluster too.
+            key: keys[0])
         guard case .array(let items) = reply, items.count == keys.count else {
             throw CacheError(.io, "the Redis server answered the counters' creation with \(reply)")
         }

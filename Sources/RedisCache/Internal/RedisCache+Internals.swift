@@ -30,14 +30,25 @@ extension RedisCache {
         }
     }
 
-    /// The first connection of the pool (the only one by default).
-    var connection: RedisConnection { pool.primary }
+    /// The first standalone connection of the pool (the only one by default).
+    var connection: RedisConnection { route.pool.primary }
 
-    /// Sends `command`, turning transport failures into `CacheError`s that name the server, with the
-    /// public `RedisError` (the connection layer's code and message) as their cause.
-    func send(_ command: RESPCommand) async throws -> RESPValue {
+    /// Sends `command` (on a cluster, to the primary of `key`'s slot), turning transport failures into
+    /// `CacheError`s that name the server, with the public `RedisError` (the connection layer's code and
+    /// message) as their cause.
+    func send(_ command: RESPCommand, key: [UInt8]) async throws -> RESPValue {
         do {
-            return try await pool.send(command)
+            return try await route.send(command, key: key)
+        } catch let failure as ConnectionError {
+            throw cacheError(failure)
+        }
+    }
+
+    /// The values of `names` in their order (`GET` of each, `.null` for a missing one): one `MGET` on a
+    /// standalone server, one run per primary on a cluster (ServerRoute.values(of:)).
+    func values(of names: [[UInt8]]) async throws -> [RESPValue] {
+        do {
+            return try await route.values(of: names)
         } catch let failure as ConnectionError {
             throw cacheError(failure)
         }
@@ -111,7 +122,7 @@ extension RedisCache {
             return reported
         }
         if let accepted { return accepted }
-        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]), key: keys.epochKey)
         guard let fresh = try Self.counterValue(reply) else {
             state.withLock { $0.epochReadAt = nil }
             return nil
@@ -127,7 +138,7 @@ extension RedisCache {
         if strictly ? counter > highest : counter >= highest { return noteEpoch(counter) }
         let delta = Int64(clamping: highest - counter + 1 + UInt64.random(in: 0..<(1 << 32)))
         let reply = try await send(
-            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]))
+            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]), key: keys.epochKey)
         guard case .integer(let value) = reply, value >= 0 else {
             throw CacheError(.io, "the Redis server answered INCRBY with \(reply)")
         }
@@ -143,7 +154,7 @@ extension RedisCache {
             return state.epoch
         }
         if let cached { return cached }
-        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]))
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.epochKey]), key: keys.epochKey)
         for read in [try Self.counterValue(reply)] + [nil, nil] {
             let counter: UInt64
             if let read { counter = read } else { counter = try await createCounters([keys.epochKey])[0] }
@@ -160,12 +171,13 @@ extension RedisCache {
     func verifyMasterKey() async throws {
         if state.withLock({ $0.masterKeyVerified }) { return }
         for _ in 0..<3 {
-            let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]))
+            let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]), key: keys.checkKey)
             switch reply {
             case .null:
                 let record = try checkRecord()
                 let set = try await send(
-                    RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, record, Array("NX".utf8)]))
+                    RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, record, Array("NX".utf8)]),
+                    key: keys.checkKey)
                 // `nil` means another process wrote one first: read and judge it.
                 if set == .null { continue }
             case .bulkString(let bytes):
@@ -177,7 +189,8 @@ extension RedisCache {
                 case .damaged:
                     // Only this master key's fingerprint gets here: the record is ours, so rewriting it
                     // loses nothing.
-                    _ = try await send(RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]))
+                    _ = try await send(
+                        RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]), key: keys.checkKey)
                     report(.corruptEntryKept, "the namespace's key-check record was damaged and was rewritten")
                 }
             default:
@@ -270,7 +283,7 @@ extension RedisCache {
         case .expired:
             // Expired on this tier's clock (the server's TTL may still run, on its own clock): removed, so
             // that a clock set back cannot bring it back. It opened, so it is this namespace's own entry.
-            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]))
+            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name)
             state.withLock {
                 $0.statistics.expirations += 1
                 $0.statistics.misses += 1
@@ -293,7 +306,7 @@ extension RedisCache {
     /// belongs to another master key (it was replaced since this instance checked it), so that a key
     /// change is never mistaken for corruption.
     private func confirmMasterKey() async throws {
-        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]))
+        let reply = try await send(RESPCommand(arguments: [Array("GET".utf8), keys.checkKey]), key: keys.checkKey)
         if case .bulkString(let bytes) = reply, try checkOutcome(bytes) == .otherMasterKey {
             state.withLock { $0.masterKeyVerified = false }
             throw Self.wrongMasterKeyError(namespace: keys.namespace)

@@ -1,11 +1,13 @@
 import CacheCore
 import RedisConnection
 
-/// The Redis tier's side of invalidation: its observers, its tracking listener, the names it can map
+/// The Redis tier's side of invalidation: its observers, its tracking listeners, the names it can map
 /// back to keys, and the translation of tracking messages into ``CacheInvalidation``s.
 ///
-/// - The listener runs while at least one observer is registered: started by the first, stopped when
-///   the last is cancelled or the hub is released.
+/// - The listeners run while at least one observer is registered: started by the first, stopped when
+///   the last is cancelled or the hub is released. One listener per node: the server alone, or on a Redis
+///   Cluster each primary of the map (tracking is per node: a primary reports writes to its own slots only),
+///   followed through ``follow(_:)`` as the map changes.
 /// - A push names Redis keys. A name under `…:k:` that this process used recently maps to its key and
 ///   is published as `.keys`; an unknown one names no key this process holds above, unless names were
 ///   dropped from the bounded map (``TrackedNames``), and is then published as `.all`. The epoch key
@@ -13,29 +15,44 @@ import RedisConnection
 ///   other names of the namespace (the key-check record) name no entry and are ignored. A tag's version
 ///   key (`…:t:`, advanced by `removeAll(taggedWith:)` in another process) that maps back to a tag this
 ///   process used is published as `.tags`.
-/// - A lost connection publishes `.all` at once; once tracking is back on, `.all` again, and only then
-///   does ``isTracking`` turn true.
+/// - A lost listener publishes what it may have missed at once, and again once tracking is back on it: on
+///   one server `.all`; on a cluster only the keys of the slots that node serves (a scoped flush), unless it
+///   serves the namespace's counters (then `.all`). ``isTracking`` is true while every node's listener is on.
 ///
 /// Thread safety: the state sits behind one lock, never held while an observer runs; observers are
-/// called on the listener's thread only, so never concurrently with each other.
+/// called on the listeners' threads, one invalidation at a time per listener.
 final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     typealias Observer = @Sendable (CacheInvalidation<Key>) -> Void
+    typealias Node = RedisConnection.Address
+
+    /// One node's listener and whether tracking is on on it.
+    struct Running {
+        var listener: TrackingListener
+        /// Tells this listener's events from those of a stopped one on the same node.
+        var id: UInt64
+        var isTracking = false
+    }
 
     struct State {
         var observers: [UInt64: Observer] = [:]
         var nextObserverID: UInt64 = 0
-        var listener: TrackingListener?
-        /// Listeners stopped when their last observer left, until ``close()`` waits for them.
+        var listeners: [Node: Running] = [:]
+        /// Listeners stopped (their last observer left, their node left the map), until ``close()`` waits for them.
         var retired: [TrackingListener] = []
-        /// Advanced for each listener started; events of an older (stopped) listener are ignored.
-        var generation: UInt64 = 0
+        /// Advanced for each listener started.
+        var nextListenerID: UInt64 = 0
+        /// The cluster's map, once the tier found a cluster; `nil` for one server.
+        var topology: ClusterTopology?
         var names: TrackedNames<Key>
         /// The tags whose version keys this process read or advanced, by name (bounded like `names`).
         var tagNames: TrackedNames<String>
-        var isTracking = false
         /// Set by ``close()``: no listener starts again.
         var isClosed = false
         var counters = Counters()
+
+        /// The nodes to listen on: the server, or each primary of the map.
+        func nodes(server: Node) -> [Node] { topology?.primaries ?? [server] }
+        var isTracking: Bool { !listeners.isEmpty && listeners.values.allSatisfy(\.isTracking) }
     }
 
     /// What ``RedisCacheHealth`` reports of tracking.
@@ -44,6 +61,8 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         var trackingLosses = 0
         var keysInvalidated = 0
         var fullInvalidations = 0
+        /// Flushes of one cluster node's keys (its listener was lost or came back).
+        var scopedInvalidations = 0
     }
 
     private let settings: TrackingListener.Settings
@@ -69,79 +88,119 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     }
 
     deinit {
-        state.withLock { $0.listener }?.stop()
+        for running in state.withLock({ $0.listeners.values }) { running.listener.stop() }
     }
 
-    /// Whether tracking is on now, and the counters.
+    /// The configured server, the one node listened on until a cluster's map names its primaries.
+    private var server: Node { Node(host: settings.host, port: settings.port) }
+
+    /// Whether tracking is on now (on every node), and the counters.
     var snapshot: (isTracking: Bool, counters: Counters) { state.withLock { ($0.isTracking, $0.counters) } }
+
+    /// The nodes whose listener has tracking on now.
+    var trackingNodes: Set<Node> { state.withLock { Set($0.listeners.filter(\.value.isTracking).keys) } }
 
     // MARK: - Observers
 
-    /// Registers `observer`, starting the listener for the first one.
+    /// Registers `observer`, starting the listeners for the first one.
     func add(_ observer: @escaping Observer) -> CacheInvalidationSubscription {
         let (id, isRunning) = state.withLock { state -> (UInt64, Bool) in
             state.nextObserverID += 1
             state.observers[state.nextObserverID] = observer
             isObserved.withLock { $0 = true }
-            return (state.nextObserverID, state.listener != nil)
+            return (state.nextObserverID, !state.listeners.isEmpty)
         }
         // A listener already running published its `.all` (tracking on) before this observer came: what
         // the observer's tiers hold may predate the names this tier remembers, so it starts from `.all`.
         if isRunning { observer(.all) }
-        startListenerIfNeeded()
+        reconcileListeners()
         return CacheInvalidationSubscription { [weak self] in self?.remove(id) }
     }
 
     private func remove(_ id: UInt64) {
-        let listener = state.withLock { state -> TrackingListener? in
+        let stopped = state.withLock { state -> [TrackingListener] in
             state.observers[id] = nil
             if state.observers.isEmpty { isObserved.withLock { $0 = false } }
-            guard state.observers.isEmpty, let listener = state.listener else { return nil }
-            state.listener = nil
-            state.generation += 1
-            state.isTracking = false
+            guard state.observers.isEmpty, !state.listeners.isEmpty else { return [] }
+            let listeners = state.listeners.values.map(\.listener)
+            state.listeners = [:]
             state.names.removeAll()
             state.tagNames.removeAll()
             state.retired.removeAll { $0.hasExited }
-            state.retired.append(listener)
-            return listener
+            state.retired += listeners
+            return listeners
         }
-        listener?.stop()
+        for listener in stopped { listener.stop() }
     }
 
-    private func startListenerIfNeeded() {
-        let generation = state.withLock { state -> UInt64? in
-            guard !state.observers.isEmpty, state.listener == nil, !state.isClosed else { return nil }
-            state.generation += 1
-            return state.generation
+    /// Puts a cluster's map in use: listeners start on its new primaries and stop on nodes that are no longer
+    /// primaries. Called with each map the cluster layer reads.
+    func follow(_ topology: ClusterTopology) {
+        let changed = state.withLock { state -> Bool in
+            defer { state.topology = topology }
+            return state.topology?.primaries != topology.primaries
         }
-        guard let generation else { return }
-        // Started outside the lock (it makes a thread); when another caller got in first, this listener
-        // is surplus and stopped at once.
-        let listener = TrackingListener.start(settings: settings) { [weak self] event in
-            self?.handle(event, from: generation)
-        }
-        let surplus = state.withLock { state -> TrackingListener? in
-            guard state.generation == generation, state.listener == nil, !state.observers.isEmpty else {
-                return listener
+        if changed { reconcileListeners() }
+    }
+
+    /// Starts a listener on each node to listen on that has none, and stops those on nodes no longer listed.
+    private func reconcileListeners() {
+        let server = server
+        let (missing, surplus) = state.withLock { state -> ([Node], [TrackingListener]) in
+            guard !state.observers.isEmpty, !state.isClosed else { return ([], []) }
+            let nodes = state.nodes(server: server)
+            var surplus: [TrackingListener] = []
+            for (node, running) in state.listeners where !nodes.contains(node) {
+                state.listeners[node] = nil
+                state.retired.removeAll { $0.hasExited }
+                state.retired.append(running.listener)
+                surplus.append(running.listener)
             }
-            state.listener = listener
-            return nil
+            return (nodes.filter { state.listeners[$0] == nil }, surplus)
         }
-        surplus?.stop()
+        for listener in surplus { listener.stop() }
+        for node in missing { startListener(on: node) }
     }
 
-    /// Stops the listener for good and returns once its thread has exited.
+    private func startListener(on node: Node) {
+        let id = state.withLock { state -> UInt64 in
+            state.nextListenerID += 1
+            return state.nextListenerID
+        }
+        var settings = settings
+        if node != server {
+            // A cluster node found in the map: its own address, no fallbacks (those are the seed's).
+            settings.host = node.host
+            settings.port = node.port
+            settings.fallbackAddresses = []
+        }
+        // Started outside the lock (it makes a thread); when another caller got in first, or the node left
+        // the map meanwhile, this listener is surplus and stopped at once.
+        guard
+            let listener = TrackingListener.start(settings: settings, onEvent: { [weak self] event in
+                self?.handle(event, on: node, from: id)
+            })
+        else { return }
+        let server = server
+        let kept = state.withLock { state -> Bool in
+            guard state.listeners[node] == nil, !state.observers.isEmpty, !state.isClosed,
+                state.nodes(server: server).contains(node)
+            else { return false }
+            state.listeners[node] = Running(listener: listener, id: id)
+            return true
+        }
+        if !kept { listener.stop() }
+    }
+
+    /// Stops the listeners for good and returns once their threads have exited.
     func close() async {
         let listeners = state.withLock { state -> [TrackingListener] in
             state.isClosed = true
-            state.isTracking = false
-            state.generation += 1
             defer {
-                state.listener = nil
+                state.listeners = [:]
                 state.retired = []
             }
-            return state.retired + (state.listener.map { [$0] } ?? [])
+            return state.retired + state.listeners.values.map(\.listener)
         }
         for listener in listeners {
             listener.stop()
@@ -170,27 +229,42 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         }
     }
 
-    // MARK: - Events (the listener's thread)
+    // MARK: - Events (the listeners' threads)
 
-    private func handle(_ event: TrackingListener.Event, from generation: UInt64) {
-        guard state.withLock({ $0.generation == generation }) else { return }
+    private func handle(_ event: TrackingListener.Event, on node: Node, from id: UInt64) {
+        guard state.withLock({ $0.listeners[node]?.id == id }) else { return }
         switch event {
         case .enabled:
-            // Changes made while tracking was off were missed: flush, then report healthy.
-            publish(.all)
+            // Changes made while tracking was off on this node were missed: flush, then report healthy.
+            publish(missed(on: node))
             state.withLock { state in
-                state.isTracking = true
+                state.listeners[node]?.isTracking = true
                 state.counters.trackingConnects += 1
             }
         case .lost:
             let wasTracking = state.withLock { state -> Bool in
-                defer { state.isTracking = false }
-                if state.isTracking { state.counters.trackingLosses += 1 }
-                return state.isTracking
+                defer { state.listeners[node]?.isTracking = false }
+                let wasTracking = state.listeners[node]?.isTracking ?? false
+                if wasTracking { state.counters.trackingLosses += 1 }
+                return wasTracking
             }
-            if wasTracking { publish(.all) }
+            if wasTracking { publish(missed(on: node)) }
         case .push(let value):
             for invalidation in invalidations(from: value) { publish(invalidation) }
+        }
+    }
+
+    /// What to flush when tracking on `node` was off a while: everything on one server; on a cluster the keys
+    /// of the names in the node's slots, or everything when the node serves the namespace's counters (a missed
+    /// epoch or tag advance reaches any entry) or names were dropped (an unknown copy may sit in its slots).
+    private func missed(on node: Node) -> CacheInvalidation<Key> {
+        let epochSlot = HashSlot(key: epochKey)
+        return state.withLock { state -> CacheInvalidation<Key> in
+            guard let topology = state.topology, topology.primary(for: epochSlot) != node,
+                !state.names.hasDropped
+            else { return .all }
+            state.counters.scopedInvalidations += 1
+            return .keys(state.names.keys { topology.primary(for: HashSlot(key: $0)) == node })
         }
     }
 
@@ -225,6 +299,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     }
 
     private func publish(_ invalidation: CacheInvalidation<Key>) {
+        if case .keys(let keys) = invalidation, keys.isEmpty { return }
         let observers = state.withLock { state in
             switch invalidation {
             case .keys(let keys): state.counters.keysInvalidated += keys.count

@@ -46,6 +46,13 @@ struct TrackedNames<Key> {
         return key
     }
 
+    /// The keys of the names `isIncluded` accepts, from both generations.
+    ///
+    /// - Complexity: O(*n*) in the names held.
+    func keys(where isIncluded: ([UInt8]) -> Bool) -> [Key] {
+        current.compactMap { isIncluded($0.key) ? $0.value : nil } + previous.compactMap { isIncluded($0.key) ? $0.value : nil }
+    }
+
     /// Clears ``hasDropped``: everything held above was just removed.
     mutating func forgetDrops() { hasDropped = false }
 

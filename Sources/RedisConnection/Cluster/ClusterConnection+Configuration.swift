@@ -34,6 +34,10 @@ extension ClusterConnection {
         /// without waiting. The waits between retries still sleep on the real clock. Default
         /// `ContinuousClock.now`.
         package var now: @Sendable () -> ContinuousClock.Instant
+        /// Called with each map a read put in use (``ClusterConnection/refreshTopology()`` or a read in the
+        /// background), on the task that read it, after the map is in use; it must return quickly. The Redis
+        /// tier follows the primaries with it (tracking on each). Default `nil`.
+        package var onTopology: (@Sendable (ClusterTopology) -> Void)?
 
         /// Creates a configuration.
         ///
@@ -49,6 +53,7 @@ extension ClusterConnection {
             self.minimumRefreshInterval = .seconds(1)
             self.periodicRefreshInterval = .seconds(30)
             self.now = { ContinuousClock.now }
+            self.onTopology = nil
         }
     }
 

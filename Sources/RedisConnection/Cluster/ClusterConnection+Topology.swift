@@ -34,6 +34,7 @@ extension ClusterConnection {
             do {
                 let topology = try await readTopology(from: address)
                 for connection in install(topology) { await connection.close() }
+                configuration.onTopology?(topology)
                 return topology
             } catch {
                 try Task.checkCancellation()

@@ -358,6 +358,9 @@ package final class ClusterConnection: Sendable {
         state.withLock { $0.connections }.mapValues(\.statistics)
     }
 
+    /// The nodes' connections in use (not retired), by address.
+    var nodeConnectionsByAddress: [RedisConnection.Address: RedisConnection] { state.withLock { $0.connections } }
+
     /// The addresses whose connection's last command failed (its breaker counts a failure).
     func failingAddresses() -> Set<RedisConnection.Address> {
         let connections = state.withLock { $0.connections }

@@ -93,18 +93,7 @@ package final class ConnectionPool: Sendable {
 
     /// Every connection's counters added up.
     package var statistics: RedisConnection.Statistics {
-        connections.map(\.statistics).reduce(into: RedisConnection.Statistics()) { total, next in
-            total.connects += next.connects
-            total.reconnects += next.reconnects
-            total.deadlineMisses += next.deadlineMisses
-            total.breakerOpenings += next.breakerOpenings
-            total.rejectedWhileOpen += next.rejectedWhileOpen
-            total.writes += next.writes
-            total.keepAlivePings += next.keepAlivePings
-            total.callerSystemCalls += next.callerSystemCalls
-            total.inlineReplies += next.inlineReplies
-            total.inlineHandoffs += next.inlineHandoffs
-        }
+        connections.map(\.statistics).reduce(into: RedisConnection.Statistics()) { $0.add($1) }
     }
 
     /// Whether every connection's breaker is open, so that every request fails at once.

@@ -131,9 +131,28 @@ extension RedisConnection {
         /// Requests written inline whose reply was slower than the inline wait (or whose write would have
         /// blocked), handed to the I/O thread to complete.
         package var inlineHandoffs = 0
+        /// Handshakes refused because the server is a node of a Redis Cluster (``ConnectionError/Code/clusterMode``):
+        /// the Redis tier switches to the cluster layer on seeing one, whichever error its own request got (a
+        /// request after the refusal fails with the open breaker's ``ConnectionError/Code/unavailable``).
+        package var clusterNodeRefusals = 0
 
         /// Creates zeroed counters.
         package init() {}
+
+        /// Adds `other`'s counters to these (a pool's or a cluster's connections, reported as one).
+        package mutating func add(_ other: Statistics) {
+            connects += other.connects
+            reconnects += other.reconnects
+            deadlineMisses += other.deadlineMisses
+            breakerOpenings += other.breakerOpenings
+            rejectedWhileOpen += other.rejectedWhileOpen
+            writes += other.writes
+            keepAlivePings += other.keepAlivePings
+            callerSystemCalls += other.callerSystemCalls
+            inlineReplies += other.inlineReplies
+            inlineHandoffs += other.inlineHandoffs
+            clusterNodeRefusals += other.clusterNodeRefusals
+        }
     }
 
     /// What the connection is doing now.
