@@ -28,7 +28,8 @@ struct RedisScopedInvalidationTests {
         let other = (counters + 1) % 3
         // And an observer, the map in use, and 60 keys this process used
         let received = Locked<[CacheInvalidation<String>]>([])
-        let subscription = cache.addInvalidationObserver { invalidation in received.withLock { $0.append(invalidation) } }
+        let subscription = cache.addInvalidationObserver { invalidation in received.withLock { $0.append(invalidation) }
+        }
         cache.invalidations.follow(topology)
         let keys = (0..<60).map { "key-\($0)" }
         var keysOfOther: Set<String> = []

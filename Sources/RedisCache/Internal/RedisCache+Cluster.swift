@@ -27,10 +27,11 @@ extension RedisCache {
         health.topologyRefreshes = statistics.topologyRefreshes
         health.scopedInvalidations = invalidations.snapshot.counters.scopedInvalidations
         for (address, node) in cluster.nodeStates {
-            health.nodes[RedisCacheConfiguration.Address(host: address.host, port: address.port)] = RedisCacheHealth.Node(
-                connects: node.statistics.connects, deadlineMisses: node.statistics.deadlineMisses,
-                breakerOpenings: node.statistics.breakerOpenings, isBreakerOpen: node.isUnavailable,
-                isTracking: tracking.contains(address))
+            health.nodes[RedisCacheConfiguration.Address(host: address.host, port: address.port)] =
+                RedisCacheHealth.Node(
+                    connects: node.statistics.connects, deadlineMisses: node.statistics.deadlineMisses,
+                    breakerOpenings: node.statistics.breakerOpenings, isBreakerOpen: node.isUnavailable,
+                    isTracking: tracking.contains(address))
         }
     }
 }

@@ -138,7 +138,8 @@ extension RedisCache {
         if strictly ? counter > highest : counter >= highest { return noteEpoch(counter) }
         let delta = Int64(clamping: highest - counter + 1 + UInt64.random(in: 0..<(1 << 32)))
         let reply = try await send(
-            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]), key: keys.epochKey)
+            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]), key: keys.epochKey
+        )
         guard case .integer(let value) = reply, value >= 0 else {
             throw CacheError(.io, "the Redis server answered INCRBY with \(reply)")
         }
@@ -190,7 +191,8 @@ extension RedisCache {
                     // Only this master key's fingerprint gets here: the record is ours, so rewriting it
                     // loses nothing.
                     _ = try await send(
-                        RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]), key: keys.checkKey)
+                        RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]),
+                        key: keys.checkKey)
                     report(.corruptEntryKept, "the namespace's key-check record was damaged and was rewritten")
                 }
             default:

@@ -177,9 +177,11 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         // Started outside the lock (it makes a thread); when another caller got in first, or the node left
         // the map meanwhile, this listener is surplus and stopped at once.
         guard
-            let listener = TrackingListener.start(settings: settings, onEvent: { [weak self] event in
-                self?.handle(event, on: node, from: id)
-            })
+            let listener = TrackingListener.start(
+                settings: settings,
+                onEvent: { [weak self] event in
+                    self?.handle(event, on: node, from: id)
+                })
         else { return }
         let server = server
         let kept = state.withLock { state -> Bool in

@@ -50,7 +50,8 @@ struct TrackedNames<Key> {
     ///
     /// - Complexity: O(*n*) in the names held.
     func keys(where isIncluded: ([UInt8]) -> Bool) -> [Key] {
-        current.compactMap { isIncluded($0.key) ? $0.value : nil } + previous.compactMap { isIncluded($0.key) ? $0.value : nil }
+        current.compactMap { isIncluded($0.key) ? $0.value : nil }
+            + previous.compactMap { isIncluded($0.key) ? $0.value : nil }
     }
 
     /// Clears ``hasDropped``: everything held above was just removed.
