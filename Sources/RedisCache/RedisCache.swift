@@ -23,7 +23,8 @@ import Foundation
 /// - **What Redis sees.** Key names are `strata:v2:<namespace>:k:{…}` around a 128-bit keyed HMAC of the
 ///   key's canonical bytes (the braces a Redis Cluster hash tag); values are sealed envelopes (epoch, expiry, cost, nonce, ciphertext, tag) whose
 ///   ciphertext holds the full key and the value. Nothing of a key or value is in plaintext.
-/// - **Reads** are one `MGET` of the epoch counter and the entry. A value that does not open (tampered,
+/// - **Reads** are one `MGET` of the epoch counter and the entry (on a cluster, a `GET` of each, sent to their
+///   primaries concurrently). A value that does not open (tampered,
 ///   copied to another key or namespace, given another expiry) is a miss, counted in
 ///   ``RedisCacheHealth/corruptEntries`` and reported to the observer, and is never deleted.
 /// - **Writes** are one `SET … PX <remaining ms>`, the time left before the entry's absolute expiry on
@@ -38,13 +39,18 @@ import Foundation
 ///   that keeps failing opens a circuit breaker, and operations then fail at once, without a system call,
 ///   until a background probe reconnects. Failures are `CacheError`s with the `RedisError` as
 ///   ``CacheError/cause``: `.deadlineExceeded`, `.unavailable` (refused, lost, loading, breaker open),
-///   `.unsupportedServer` (cluster, replica, read-only), `.outOfSpace` for `-OOM`, `.permissionDenied` for
+///   `.unsupportedServer` (sentinel, replica, read-only), `.outOfSpace` for `-OOM`, `.permissionDenied` for
 ///   refused credentials, `.io` for anything else (a malformed reply, another error reply).
 ///
 /// - **Coherence.** Under a faster tier of a `MultiCache`, the tier opens a second connection running
 ///   `CLIENT TRACKING … BCAST` and reports every write other clients make to the namespace
 ///   (``addInvalidationObserver(_:)``), so the copies above are dropped; see
 ///   ``RedisCacheConfiguration/tracksInvalidations``.
+/// - **Redis Cluster.** Pointed at any node of a cluster (primary or replica; more than one with
+///   ``RedisCacheConfiguration/fallbackAddresses``), the tier finds the cluster at its first command and from
+///   then on sends each command to the primary of its key's slot, following `MOVED` and `ASK`, reading the
+///   slot map again after a failover or a resharding, and tracking invalidations on every primary; see
+///   ``RedisCacheHealth/isCluster`` and Docs/RedisCache.md, "Redis Cluster".
 ///
 /// Thread safety: every method may be called from any task or thread at once. Requests share one
 /// connection (pipelined), or ``RedisCacheConfiguration/connectionCount`` of them; socket I/O runs on each

@@ -11,8 +11,12 @@ extension RedisCacheConfiguration {
     /// The namespace a URL without a path gets.
     public static let defaultNamespace = "default"
 
-    /// Creates a configuration from a `redis://[user:password@]host[:port][/namespace]` URL, or a
+    /// Creates a configuration from a `redis://[user:password@]host[:port][,host[:port]…][/namespace]` URL, or a
     /// `rediss://` one for TLS.
+    ///
+    /// Several addresses (comma-separated) name nodes of one server or Redis Cluster: the first is used first, the
+    /// others become ``fallbackAddresses``; on a cluster each is a seed the slot map can be read from, so the tier
+    /// starts while one of them is down. Any one node of a cluster is enough: the tier finds the rest.
     ///
     /// `rediss://` sets ``tls`` to ``TLS``'s defaults: the server's certificate is verified against the
     /// system's trust store and the host name. The port defaults to 6379 and the namespace to ``defaultNamespace``. User and password are
@@ -27,9 +31,10 @@ extension RedisCacheConfiguration {
     ///   - url: The URL.
     ///   - masterKeySource: Where the master key comes from.
     /// - Throws: `CacheError` `.invalidArgument` with a one-line reason: not a URL, a scheme other than
-    ///   `redis` or `rediss`, no host, a port outside 1...65535, a query or
+    ///   `redis` or `rediss`, no host, a port outside 1...65535, an extra address that is not `host[:port]`, a query or
     ///   fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
     public init(url: String, masterKeySource: MasterKeySource = .platformDefault) throws(CacheError) {
+        let (url, seeds) = try Self.splittingSeeds(url)
         guard let components = URLComponents(string: url), components.scheme != nil else {
             // The URL is never echoed: it may hold a password, and a URL that does not parse cannot be
             // redacted reliably (an unencoded `#` in the password ends the authority early).
@@ -73,5 +78,33 @@ extension RedisCacheConfiguration {
             host: host, port: port, username: user, password: components.password, namespace: namespace,
             masterKeySource: masterKeySource)
         if scheme == "rediss" { tls = TLS() }
+        fallbackAddresses = seeds
+    }
+
+    /// `url` with only its first address, and the addresses after it: `redis://host1:6379,host2:6380/ns` names
+    /// several nodes of one server or cluster (the first used first, the rest as ``fallbackAddresses``; on a
+    /// cluster every one is a seed to read the slot map from).
+    private static func splittingSeeds(_ url: String) throws(CacheError) -> (String, [Address]) {
+        guard let schemeEnd = url.firstRange(of: "://") else { return (url, []) }
+        let rest = url[schemeEnd.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        // The user information ends at the last `@` (a password may hold an encoded one only, but be lenient).
+        let hostsStart = authority.lastIndex(of: "@").map(authority.index(after:)) ?? authority.startIndex
+        let hosts = authority[hostsStart...].split(separator: ",", omittingEmptySubsequences: false)
+        guard hosts.count > 1 else { return (url, []) }
+        var seeds: [Address] = []
+        for host in hosts.dropFirst() {
+            guard let parsed = URLComponents(string: "redis://\(host)"), var name = parsed.host, !name.isEmpty else {
+                throw CacheError(.invalidArgument, "a Redis URL's extra address is not host[:port]")
+            }
+            if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+            let port = parsed.port ?? 6379
+            guard (1...65_535).contains(port), parsed.path.isEmpty, parsed.user == nil else {
+                throw CacheError(.invalidArgument, "a Redis URL's extra address is not host[:port] with a port 1...65535")
+            }
+            seeds.append(Address(host: name, port: port))
+        }
+        // Substrings share the URL's indices: everything before the first address, it, and the path on.
+        return (String(url[..<hostsStart]) + hosts[0] + url[authority.endIndex...], seeds)
     }
 }

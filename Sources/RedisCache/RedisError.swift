@@ -36,15 +36,17 @@ public struct RedisError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let readOnly = Code(.readOnly)
         /// `-LOADING`: the server is loading its data set and serves no commands yet.
         public static let loading = Code(.loading)
-        /// `-MOVED`: a cluster redirected the key to another node; cluster routing is not supported.
+        /// `-MOVED`: a cluster redirected the key to another node (seen only when redirects ran out or a
+        /// command could not follow one; the tier follows them on a cluster).
         public static let moved = Code(.moved)
-        /// `-ASK`: a cluster is migrating the key's slot; cluster routing is not supported.
+        /// `-ASK`: a cluster is migrating the key's slot (seen only when redirects ran out).
         public static let ask = Code(.ask)
         /// `-CROSSSLOT`: a command named keys of several cluster slots.
         public static let crossSlot = Code(.crossSlot)
         /// `-OOM`: the server is at `maxmemory` and its policy refuses writes.
         public static let outOfMemory = Code(.outOfMemory)
-        /// The handshake found a server in cluster (or sentinel) mode; a standalone primary is required.
+        /// The handshake found a server in sentinel mode (a cluster node is not refused: the tier switches to the
+        /// cluster layer).
         public static let clusterMode = Code(.clusterMode)
         /// The handshake found a replica; a writable primary is required.
         public static let replica = Code(.replica)

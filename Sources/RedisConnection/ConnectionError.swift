@@ -61,6 +61,11 @@ package struct ConnectionError: Error, Sendable, Equatable, CustomStringConverti
         self.message = message
     }
 
+    /// The standalone handshake's refusal of a Redis Cluster node (a sentinel is refused with the same code and
+    /// another message): the one refusal the Redis tier answers by switching to the cluster layer.
+    package static let clusterNodeRefused = ConnectionError(
+        .clusterMode, "the server runs in cluster mode; a standalone primary is required")
+
     /// `code: message`.
     package var description: String { "\(code): \(message)" }
 }

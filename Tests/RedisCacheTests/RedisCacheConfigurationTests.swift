@@ -26,6 +26,25 @@ import Testing
         #expect(passwordOnly.tls == nil)
     }
 
+    @Test func severalAddressesAreTheFirstAndItsFallbacks() throws {
+        // A cluster named by three nodes, one of them an IPv6 literal and one without a port
+        let configuration = try RedisCacheConfiguration(url: "redis://ci:pw@10.0.0.1:7000,[::1]:7001,node-c/jobs")
+        #expect(configuration.host == "10.0.0.1")
+        #expect(configuration.port == 7000)
+        #expect(configuration.username == "ci")
+        #expect(configuration.password == "pw")
+        #expect(configuration.namespace == "jobs")
+        #expect(
+            configuration.fallbackAddresses == [.init(host: "::1", port: 7001), .init(host: "node-c", port: 6379)])
+        #expect(try RedisCacheConfiguration(url: "redis://localhost").fallbackAddresses.isEmpty)
+    }
+
+    @Test(arguments: ["redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns"])
+    func aMalformedExtraAddressIsAnInvalidArgument(url: String) {
+        let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: url) }
+        #expect(error?.code == .invalidArgument)
+    }
+
     @Test func anIPv6LiteralLosesItsBrackets() throws {
         // getaddrinfo takes "::1", not the URL's "[::1]" (Foundation on Linux keeps the brackets in `host`)
         let configuration = try RedisCacheConfiguration(url: "rediss://[::1]:6390/v6")

@@ -217,7 +217,10 @@ final class CLIRedisServer: Sendable {
     ///   - tls: The certificates to serve TLS with (server certificate, CA for client certificates), or `nil`
     ///     for plain TCP.
     ///   - requiresClientCertificates: With TLS, refuse clients without a certificate from the test CA.
-    init(tls: TestCertificates? = nil, requiresClientCertificates: Bool = false) throws {
+    ///   - extraArguments: More `redis-server` arguments (a cluster node's, for example).
+    init(
+        tls: TestCertificates? = nil, requiresClientCertificates: Bool = false, extraArguments: [String] = []
+    ) throws {
         guard let executable = Self.executable else { throw CocoaError(.fileNoSuchFile) }
         let listener: (Int) -> [String] = { port in
             guard let tls else { return ["--port", String(port)] }
@@ -235,7 +238,8 @@ final class CLIRedisServer: Sendable {
             let port = try LoopbackPorts.unclaimed()
             let process = try ChildProcess(
                 executable,
-                listener(port) + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""],
+                listener(port) + ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--logfile", ""]
+                    + extraArguments,
                 standardInput: .inherit(STDIN_FILENO))
             if Self.waitUntilAccepting(port: port, process: process) {
                 self.port = port

@@ -30,7 +30,8 @@ import CacheCore
 ///   command failed last, and the next command after a map older than
 ///   ``Configuration/periodicRefreshInterval`` reads it again in the background.
 ///
-/// Not yet here (Docs/RedisCache.md, "Redis Cluster (in progress)"): tracking per primary.
+/// Tracking per primary is the Redis tier's, which follows the maps read here through
+/// ``Configuration/onTopology`` (Docs/RedisCache.md, "Redis Cluster").
 ///
 /// Thread safety: every method may be called from any task; the map and the connections sit behind one
 /// lock held only to read or swap them.

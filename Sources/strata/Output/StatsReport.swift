@@ -84,7 +84,26 @@ struct StatsReport {
             ("redis corrupt entries", String(health.corruptEntries)),
             ("redis stale epoch entries", String(health.staleEpochEntries)),
             ("redis pending writes", redis.pendingWrites.map(String.init) ?? "unreadable"),
+        ] + clusterRows(health)
+    }
+
+    /// On a Redis Cluster: the cluster's counters, then one row per node (breaker, connects, deadline misses).
+    private func clusterRows(_ health: RedisCacheHealth) -> [(String, String)] {
+        guard health.isCluster else { return [] }
+        let nodes = health.nodes.sorted { ($0.key.host, $0.key.port) < ($1.key.host, $1.key.port) }
+        return [
+            ("redis cluster nodes", String(health.nodes.count)),
+            ("redis cluster redirects", String(health.clusterRedirects)),
+            ("redis cluster map reads", String(health.topologyRefreshes)),
+            ("redis scoped invalidations", String(health.scopedInvalidations)),
         ]
+            + nodes.map { address, node in
+                (
+                    "redis node \(address)",
+                    "breaker \(node.isBreakerOpen ? "open" : "closed"), \(node.connects) connects, "
+                        + "\(node.deadlineMisses) deadline misses"
+                )
+            }
     }
 
     /// A JSON object with the same fields under the library's names; unlimited limits are `null`. With a
@@ -123,6 +142,23 @@ struct StatsReport {
                 "corruptEntries": .integer(health.corruptEntries),
                 "staleEpochEntries": .integer(health.staleEpochEntries),
                 "pendingWrites": redis.pendingWrites.map { .integer($0) } ?? .null,
+                "isCluster": .bool(health.isCluster),
+                "clusterRedirects": .integer(health.clusterRedirects),
+                "topologyRefreshes": .integer(health.topologyRefreshes),
+                "scopedInvalidations": .integer(health.scopedInvalidations),
+                "nodes": .object(
+                    Dictionary(
+                        uniqueKeysWithValues: health.nodes.map { address, node in
+                            (
+                                address.description,
+                                JSONValue.object([
+                                    "isBreakerOpen": .bool(node.isBreakerOpen),
+                                    "connects": .integer(node.connects),
+                                    "deadlineMisses": .integer(node.deadlineMisses),
+                                    "breakerOpenings": .integer(node.breakerOpenings),
+                                ])
+                            )
+                        })),
             ])
         }
         return JSONText.render(.object(object))

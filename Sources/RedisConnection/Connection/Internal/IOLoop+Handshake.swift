@@ -7,7 +7,8 @@ extension IOLoop {
     /// deadline per handshake command. RESP3 specification, "The HELLO command and connection handshake".
     ///
     /// The configuration's address first, then each fallback address in order; the first failure is the
-    /// one thrown when none can be used.
+    /// one thrown when none can be used, unless an address is a cluster node: then its refusal
+    /// (``ConnectionError/clusterNodeRefused``), which the Redis tier answers by switching to the cluster.
     func open() throws(ConnectionError) -> Transport {
         let configuration = configuration
         var firstFailure: ConnectionError?
@@ -28,7 +29,10 @@ extension IOLoop {
                     throw error
                 }
             } catch {
-                if firstFailure == nil { firstFailure = error }
+                // A cluster node among the addresses is what the Redis tier needs to hear, whichever address
+                // failed first: it switches to the cluster layer, seeded with every address.
+                if firstFailure == nil || error == .clusterNodeRefused { firstFailure = error }
+                if error == .clusterNodeRefused { break }
             }
         }
         throw firstFailure ?? ConnectionError(.connectFailed, "no address to connect to")
@@ -59,7 +63,9 @@ extension IOLoop {
         // layer may talk to any node; it learns the roles from the slot map.
         if field("mode") == "cluster" && configuration.acceptsClusterNode { return }
         if let mode = field("mode"), mode != "standalone" {
-            throw ConnectionError(.clusterMode, "the server runs in \(mode) mode; a standalone primary is required")
+            throw mode == "cluster"
+                ? .clusterNodeRefused
+                : ConnectionError(.clusterMode, "the server runs in \(mode) mode; a standalone primary is required")
         }
         if let role = field("role"), role != "master" {
             throw ConnectionError(.replica, "the server is a \(role); a writable primary is required")

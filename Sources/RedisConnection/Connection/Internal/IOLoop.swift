@@ -210,7 +210,7 @@ final class IOLoop: @unchecked Sendable {
                 let wasOpen = state.breaker.isOpen
                 state.breaker.recordFailure(at: now, randomFraction: Double.random(in: 0...1))
                 if error.code == .deadlineExceeded { state.statistics.deadlineMisses += 1 }
-                if error.code == .clusterMode { state.statistics.clusterNodeRefusals += 1 }
+                if error == .clusterNodeRefused { state.statistics.clusterNodeRefusals += 1 }
                 if state.breaker.isOpen, !wasOpen { state.statistics.breakerOpenings += 1 }
                 state.state = state.breaker.isOpen ? .unavailable : .disconnected
             }
