@@ -100,7 +100,8 @@ extension RedisCacheConfiguration {
             if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
             let port = parsed.port ?? 6379
             guard (1...65_535).contains(port), parsed.path.isEmpty, parsed.user == nil else {
-                throw CacheError(.invalidArgument, "a Redis URL's extra address is not host[:port] with a port 1...65535")
+                throw CacheError(
+                    .invalidArgument, "a Redis URL's extra address is not host[:port] with a port 1...65535")
             }
             seeds.append(Address(host: name, port: port))
         }

@@ -55,6 +55,42 @@ struct RedisClusterTierTests {
         await cache.close()
     }
 
+    @Test func aRequestFailedByTheBreakerTheRefusalOpenedStillFindsTheCluster() async throws {
+        // Given a tier whose standalone connection has met a cluster node's refusal until its breaker opened
+        let cluster = try await RedisCluster.shared()
+        let cache = try Self.tier(cluster)
+        var failures: [ConnectionError] = []
+        for _ in 0..<10 where failures.last?.code != .unavailable {
+            do {
+                _ = try await cache.route.pool.primary.send(RESPCommand("PING"))
+            } catch let error as ConnectionError {
+                failures.append(error)
+            }
+        }
+        #expect(failures.first == .clusterNodeRefused)
+        #expect(failures.last?.code == .unavailable)
+        // Then a failure the open breaker gives is taken for the cluster node it is, as the refusal itself is
+        #expect(cache.route.isClusterNode(ConnectionError(.unavailable, "the breaker is open")))
+        #expect(cache.route.isClusterNode(ConnectionError.clusterNodeRefused))
+        // And a write goes through the cluster
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        #expect(try await cache.value(forKey: "k") == Data("v".utf8))
+        #expect(cache.health.isCluster)
+        await cache.close()
+    }
+
+    @Test func aStandaloneServersFailuresAreNotTakenForACluster() async throws {
+        // Given a tier on a standalone server that has answered
+        let server = try RedisServer()
+        let cache = try RedisCache<String, Data>(configuration: try RedisTier.configuration(port: server.port))
+        try await cache.setValue(Data("v".utf8), forKey: "k", expiry: .hours(1))
+        // Then its failures stay failures, and the tier stays standalone
+        #expect(!cache.route.isClusterNode(ConnectionError(.unavailable, "the breaker is open")))
+        #expect(cache.route.cluster == nil)
+        #expect(!cache.health.isCluster)
+        await cache.close()
+    }
+
     @Test func removeAllAndATagsRemovalReachKeysOfEveryPrimaryForEveryInstance() async throws {
         // Given two instances of one namespace, keys on every primary, half of them tagged "t"
         let cluster = try await RedisCluster.shared()

@@ -45,7 +45,7 @@ final class ServerRoute: Sendable {
     /// Whether a standalone request's `error` means the server is a cluster node: the handshake's refusal of
     /// one, or any failure after a connection of the pool met that refusal (the requests that came after it fail
     /// with the breaker it opened). A sentinel's refusal is not one: it stays `clusterMode` for the caller.
-    private func isClusterNode(_ error: any Error) -> Bool {
+    func isClusterNode(_ error: any Error) -> Bool {
         guard let error = error as? ConnectionError else { return false }
         // Counted before the failures are delivered (IOLoop.drop), so no request after the refusal misses it.
         return error == .clusterNodeRefused || pool.statistics.clusterNodeRefusals > 0

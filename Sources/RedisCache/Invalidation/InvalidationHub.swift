@@ -27,7 +27,9 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
 
     /// One node's listener and whether tracking is on on it.
     struct Running {
-        var listener: TrackingListener
+        /// `nil` while the listener is being started: the node is reserved first, with the id its events carry,
+        /// so an event that comes before the start returns (a fast "tracking on") is not taken for a stale one.
+        var listener: TrackingListener?
         /// Tells this listener's events from those of a stopped one on the same node.
         var id: UInt64
         var isTracking = false
@@ -88,7 +90,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     }
 
     deinit {
-        for running in state.withLock({ $0.listeners.values }) { running.listener.stop() }
+        for running in state.withLock({ $0.listeners.values }) { running.listener?.stop() }
     }
 
     /// The configured server, the one node listened on until a cluster's map names its primaries.
@@ -122,7 +124,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             state.observers[id] = nil
             if state.observers.isEmpty { isObserved.withLock { $0 = false } }
             guard state.observers.isEmpty, !state.listeners.isEmpty else { return [] }
-            let listeners = state.listeners.values.map(\.listener)
+            let listeners = state.listeners.values.compactMap(\.listener)
             state.listeners = [:]
             state.names.removeAll()
             state.tagNames.removeAll()
@@ -152,9 +154,11 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             var surplus: [TrackingListener] = []
             for (node, running) in state.listeners where !nodes.contains(node) {
                 state.listeners[node] = nil
+                // A listener still starting finds its reservation gone and stops itself.
+                guard let listener = running.listener else { continue }
                 state.retired.removeAll { $0.hasExited }
-                state.retired.append(running.listener)
-                surplus.append(running.listener)
+                state.retired.append(listener)
+                surplus.append(listener)
             }
             return (nodes.filter { state.listeners[$0] == nil }, surplus)
         }
@@ -163,10 +167,14 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     }
 
     private func startListener(on node: Node) {
-        let id = state.withLock { state -> UInt64 in
+        // The node is reserved before the thread starts: its events are accepted from the first one.
+        let id = state.withLock { state -> UInt64? in
+            guard state.listeners[node] == nil else { return nil }  // another caller is starting it
             state.nextListenerID += 1
+            state.listeners[node] = Running(listener: nil, id: state.nextListenerID)
             return state.nextListenerID
         }
+        guard let id else { return }
         var settings = settings
         if node != server {
             // A cluster node found in the map: its own address, no fallbacks (those are the seed's).
@@ -174,24 +182,23 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             settings.port = node.port
             settings.fallbackAddresses = []
         }
-        // Started outside the lock (it makes a thread); when another caller got in first, or the node left
-        // the map meanwhile, this listener is surplus and stopped at once.
-        guard
-            let listener = TrackingListener.start(
-                settings: settings,
-                onEvent: { [weak self] event in
-                    self?.handle(event, on: node, from: id)
-                })
-        else { return }
-        let server = server
+        // Started outside the lock (it makes a thread). When the reservation was given up meanwhile (the node
+        // left the map, the last observer left, the hub closed), the listener is surplus and stopped at once.
+        let listener = TrackingListener.start(
+            settings: settings,
+            onEvent: { [weak self] event in
+                self?.handle(event, on: node, from: id)
+            })
         let kept = state.withLock { state -> Bool in
-            guard state.listeners[node] == nil, !state.observers.isEmpty, !state.isClosed,
-                state.nodes(server: server).contains(node)
-            else { return false }
-            state.listeners[node] = Running(listener: listener, id: id)
+            guard state.listeners[node]?.id == id else { return false }
+            guard let listener else {
+                state.listeners[node] = nil  // no descriptor for its wake pipe: the next reconcile tries again
+                return false
+            }
+            state.listeners[node]?.listener = listener
             return true
         }
-        if !kept { listener.stop() }
+        if !kept { listener?.stop() }
     }
 
     /// Stops the listeners for good and returns once their threads have exited.
@@ -202,7 +209,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
                 state.listeners = [:]
                 state.retired = []
             }
-            return state.retired + state.listeners.values.map(\.listener)
+            return state.retired + state.listeners.values.compactMap(\.listener)
         }
         for listener in listeners {
             listener.stop()
