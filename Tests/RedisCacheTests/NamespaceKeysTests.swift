@@ -93,4 +93,20 @@ import Testing
         }
         #expect(keys.prefix == "strata:v2:alpha:")
     }
+
+    @Test func hundredThousandEntriesSpreadWithinThreePercentOverThreePrimaries() throws {
+        // The slot ranges `redis-cli --cluster create` gives three primaries
+        let ranges = [0...5_460, 5_461...10_922, 10_923...16_383]
+        let keys = try Self.keys(7, namespace: "spread")
+        var counts = [0, 0, 0]
+        for index in 0..<100_000 {
+            let slot = HashSlot(key: try keys.entryKey(for: Data("user:\(index)".utf8))).rawValue
+            counts[ranges.firstIndex { $0.contains(slot) }!] += 1
+        }
+        // Each primary within ±3 % of its share (a third of the keys, give or take a slot's rounding)
+        for (count, range) in zip(counts, ranges) {
+            let share = 100_000 * Double(range.count) / Double(HashSlot.count)
+            #expect(abs(Double(count) - share) <= 0.03 * share, "\(counts)")
+        }
+    }
 }
