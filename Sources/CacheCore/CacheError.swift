@@ -114,8 +114,8 @@ public struct CacheError: Error, Sendable, CustomStringConvertible {
         /// loading its data set, or the tier's circuit breaker is open after repeated failures (then the
         /// call failed at once, without a system call). Retrying later may succeed.
         public static let unavailable = Code(.unavailable)
-        /// A remote tier's server is not one the tier can use: a cluster node, a replica or a read-only
-        /// server (`RedisCache` needs a writable standalone primary). Not retried.
+        /// A remote tier's server is not one the tier can use: a sentinel, a replica or a read-only server
+        /// (`RedisCache` needs a writable primary, or any node of a Redis Cluster). Not retried.
         public static let unsupportedServer = Code(.unsupportedServer)
         /// A load-once call gave up waiting for its loader at the hard timeout of its `LoadOptions`. The load
         /// itself goes on and its value is still stored when it arrives, unless a write or removal fenced it.
