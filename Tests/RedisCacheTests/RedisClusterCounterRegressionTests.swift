@@ -89,7 +89,7 @@ struct RedisClusterCounterRegressionTests {
         while true {
             do {
                 return try await body()
-            } catch where ContinuousClock.now < deadline {
+            } catch  where ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
