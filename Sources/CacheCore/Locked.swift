@@ -25,10 +25,12 @@ import Musl
 /// properties are `@usableFromInline` for that reason only and are not API.
 ///
 /// Never call user code (a loader, a callback, an observer) inside `withLock`.
+///
+/// `@unchecked Sendable`: `state` is read and written only inside `withLock`, between lock and unlock of
+/// `lock` (allocated in `init`, never moved, freed in `deinit`), so no two accesses overlap. That proves a
+/// `Sendable` `State` safe; a non-`Sendable` one is safe only while no reference into it leaves `withLock`.
 @usableFromInline
 package final class Locked<State>: @unchecked Sendable {
-    // @unchecked Sendable is sound: `state` is read and written only inside `withLock`, between
-    // lock and unlock of `lock`, which is allocated once, never moved and freed only in deinit.
     #if canImport(Darwin)
     @usableFromInline typealias Primitive = os_unfair_lock
     #else
