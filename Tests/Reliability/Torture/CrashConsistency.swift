@@ -40,8 +40,9 @@ enum CrashConsistency {
                     "crash-check", "--store", scenario.store.path, "--keys", "\(keyCount)", "--ack", ack.path,
                     "--state", state.path,
                 ]
-                guard let figures: CheckFigures = try CrashRound.check(
-                    checkArguments, iteration: iteration, report: report)
+                guard
+                    let figures: CheckFigures = try CrashRound.check(
+                        checkArguments, iteration: iteration, report: report)
                 else {
                     checkerCrashes += 1
                     continue

@@ -55,8 +55,9 @@ enum SQLiteCrash {
                     "--state", migrating ? work.appendingPathComponent("state-\(iteration).json").path : state.path,
                 ]
                 if migrating { checkArguments += ["--migrating", "1"] }
-                guard let figures: SQLiteCheckFigures = try CrashRound.check(
-                    checkArguments, iteration: iteration, timeout: 120, report: report)
+                guard
+                    let figures: SQLiteCheckFigures = try CrashRound.check(
+                        checkArguments, iteration: iteration, timeout: 120, report: report)
                 else {
                     crashes += 1
                     continue
