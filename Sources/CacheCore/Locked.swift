@@ -25,10 +25,12 @@ import Musl
 /// properties are `@usableFromInline` for that reason only and are not API.
 ///
 /// Never call user code (a loader, a callback, an observer) inside `withLock`.
+///
+/// `Sendable` only when `State` is (the conformance is at the end of the file): the lock alone cannot keep
+/// a non-`Sendable` state's references from leaving `withLock`, so whoever keeps such a state in a lock
+/// proves, where it stores it, that nothing of it is shared (as `ContextPool` and `SQLiteEngine` do).
 @usableFromInline
-package final class Locked<State>: @unchecked Sendable {
-    // @unchecked Sendable is sound: `state` is read and written only inside `withLock`, between
-    // lock and unlock of `lock`, which is allocated once, never moved and freed only in deinit.
+package final class Locked<State> {
     #if canImport(Darwin)
     @usableFromInline typealias Primitive = os_unfair_lock
     #else
@@ -89,6 +91,11 @@ package final class Locked<State>: @unchecked Sendable {
         return try body(&state)
     }
 }
+
+/// `@unchecked Sendable` is sound: `state` is read and written only inside `withLock`, between lock and unlock
+/// of `lock` (allocated in `init`, never moved, freed in `deinit`), so no two accesses overlap; and `State` is
+/// `Sendable`, so what `withLock` hands out may be shared (the argument of `Synchronization.Mutex`).
+extension Locked: @unchecked Sendable where State: Sendable {}
 
 extension Locked where State: Sendable {
     /// A copy of the current state.

@@ -59,8 +59,10 @@ package enum RecordBinding: Sendable, Equatable {
         case .redisKey(let namespace, let name):
             var namespace = namespace
             return try namespace.withUTF8 { namespaceBytes in
-                // The configuration allows 64 characters; a longer namespace would need a wider length field,
-                // never a truncated one.
+                // Not reachable from user input: the only namespace bound here is `NamespaceKeys.namespace`, made
+                // only by `RedisCache.init` after `RedisCacheConfiguration.validate()` refused anything but 1 to 64
+                // ASCII bytes (`.invalidArgument`; a URL's path is checked by the same rule when parsed). A longer
+                // namespace would need a wider length field, never a truncated one.
                 precondition(namespaceBytes.count <= Int(UInt8.max), "a namespace is at most 255 bytes")
                 return try name.withUnsafeBytes { keyName in
                     try Self.joining(header, bindingCount: 1 + namespaceBytes.count + keyName.count, body) { cursor in

@@ -146,4 +146,17 @@ import Testing
         let error = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
         #expect(error?.code == .invalidArgument)
     }
+
+    /// The envelope's binding stores a namespace's length in one byte and stops the process past 255 bytes
+    /// (RecordBinding); a namespace that long, from a configuration or a URL, is a typed error first.
+    @Test(arguments: [String(repeating: "n", count: 256), String(repeating: "é", count: 128)])
+    func aNamespaceTooLongForTheEnvelopeIsATypedError(namespace: String) {
+        let configuration = RedisCacheConfiguration(namespace: namespace, masterKeySource: .masterKey(Data(count: 32)))
+        let created = #expect(throws: CacheError.self) { try RedisCache<String, Data>(configuration: configuration) }
+        #expect(created?.code == .invalidArgument)
+        let parsed = #expect(throws: CacheError.self) {
+            try RedisCacheConfiguration(url: "redis://127.0.0.1/" + namespace)
+        }
+        #expect(parsed?.code == .invalidArgument)
+    }
 }

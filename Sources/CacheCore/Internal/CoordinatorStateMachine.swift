@@ -39,7 +39,7 @@ import Foundation
 /// ``CoordinatorStorage`` uses a `CheckedContinuation<Value, any Error>` per waiter, a
 /// `CheckedContinuation<Void, Never>` per parked mutation and a `Task<Void, Never>` per load.
 struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> {
-    private struct Load {
+    fileprivate struct Load {
         var key: Key
         var waiters: [UInt64: Waiter]
         var task: LoadTask?
@@ -54,12 +54,12 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
         var keepsRunning = false
     }
 
-    private struct PendingMutation {
+    fileprivate struct PendingMutation {
         var stores: Set<UInt64>
         var continuation: MutationWaiter
     }
 
-    private struct ActiveStore {
+    fileprivate struct ActiveStore {
         var key: Key
         /// A loaded value (a change of the key) rather than a write-back (a copy of what a tier holds).
         var isLoad: Bool
@@ -486,3 +486,14 @@ struct CoordinatorStateMachine<Key: Hashable, Waiter, MutationWaiter, LoadTask> 
         counts[key] = count > 1 ? count - 1 : nil
     }
 }
+
+// Checked by the compiler: a plain value whenever what it stores is `Sendable`, so that the `Locked` that
+// guards it is `Sendable` too.
+extension CoordinatorStateMachine: Sendable
+where Key: Sendable, Waiter: Sendable, MutationWaiter: Sendable, LoadTask: Sendable {}
+extension CoordinatorStateMachine.Load: Sendable
+where Key: Sendable, Waiter: Sendable, MutationWaiter: Sendable, LoadTask: Sendable {}
+extension CoordinatorStateMachine.PendingMutation: Sendable
+where Key: Sendable, Waiter: Sendable, MutationWaiter: Sendable, LoadTask: Sendable {}
+extension CoordinatorStateMachine.ActiveStore: Sendable
+where Key: Sendable, Waiter: Sendable, MutationWaiter: Sendable, LoadTask: Sendable {}

@@ -75,8 +75,9 @@ public struct MasterKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
 
 /// The heap storage of a ``MasterKey``: one allocation, wiped before it is freed.
 ///
-/// `@unchecked Sendable` is sound: the bytes are written once in `init`, only read afterwards, and freed in
-/// `deinit` when no reference remains.
+/// `@unchecked Sendable` is sound: the one stored property is a `let` pointer; the bytes it points to are
+/// written once in `init`, before any other thread can hold the object, only read afterwards
+/// (`withUnsafeBytes`), and wiped and freed in `deinit`, when no reference remains.
 private final class KeyStorage: @unchecked Sendable {
     private let bytes: UnsafeMutableRawBufferPointer
 

@@ -9,7 +9,11 @@ import Foundation
 /// Library contexts that one thread at a time may borrow: taken out under the lock, used without it,
 /// put back under it. A context is never in two threads' hands at once, which is what OpenSSL requires.
 /// At most `capacity` idle contexts are kept; the rest are freed on return.
-final class ContextPool: Sendable {
+///
+/// `@unchecked Sendable` is sound: every stored property is a `let`; the idle contexts (raw pointers, so
+/// not `Sendable`) are reached only under `idle`'s lock, and a context taken out is used by the one thread
+/// that took it until it puts it back or frees it, so no context is ever in two threads' hands.
+final class ContextPool: @unchecked Sendable {
     private let idle = Locked<[OpaquePointer]>([])
     private let capacity: Int
     private let make: @Sendable () throws -> OpaquePointer

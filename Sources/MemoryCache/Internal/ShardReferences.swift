@@ -4,12 +4,13 @@
 /// cache line both cores would otherwise fight over on every operation) nor touches an array's storage.
 /// The element type is the concrete `AnyObject`, so unspecialized code indexes the buffer without
 /// looking up generic type metadata.
+///
+/// `@unchecked Sendable` is sound: the buffer behind the one `let` is written once, in `init`, before the
+/// owning cache is shared with any other thread; afterwards it is only read, and it is freed in the owning
+/// cache's `deinit`, when no other thread holds a reference to the cache. The objects it refers to are the
+/// cache's `Locked` shards, whose state is reached only through their lock.
 @usableFromInline
 struct ShardReferences: @unchecked Sendable {
-    // @unchecked Sendable is sound: the buffer is written once, in `init`, before the owning cache is
-    // shared with any other thread; afterwards it is only read, and it is freed in the owning cache's
-    // `deinit`, when no other thread holds a reference to the cache. The referenced objects themselves
-    // are `Locked` shards, which are Sendable.
     @usableFromInline let base: UnsafeMutablePointer<Unmanaged<AnyObject>>
 
     /// Copies unretained references to `objects`, which the caller must keep alive until `deallocate()`.

@@ -202,3 +202,8 @@ final class ShardTable<Key: Hashable, Value> {
             policy: policy.evictionPolicy, counters: statistics, tagGeneration: tagGeneration)
     }
 }
+
+/// `@unchecked Sendable` is sound: a table is made in `MemoryCache.init` and handed at once to the `Locked`
+/// that guards it; it is reached only inside that lock's `withLock`, which never returns or stores a
+/// reference to it. What it holds of its own, keys and values, is `Sendable`.
+extension ShardTable: @unchecked Sendable where Key: Sendable, Value: Sendable {}

@@ -26,7 +26,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
     typealias Node = RedisConnection.Address
 
     /// One node's listener and whether tracking is on on it.
-    struct Running {
+    struct Running: Sendable {
         /// `nil` while the listener is being started: the node is reserved first, with the id its events carry,
         /// so an event that comes before the start returns (a fast "tracking on") is not taken for a stale one.
         var listener: TrackingListener?
@@ -35,7 +35,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         var isTracking = false
     }
 
-    struct State {
+    struct State: Sendable {
         var observers: [UInt64: Observer] = [:]
         var nextObserverID: UInt64 = 0
         var listeners: [Node: Running] = [:]

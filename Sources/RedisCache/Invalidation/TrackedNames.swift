@@ -71,3 +71,5 @@ struct TrackedNames<Key> {
         current = [:]
     }
 }
+
+extension TrackedNames: Sendable where Key: Sendable {}

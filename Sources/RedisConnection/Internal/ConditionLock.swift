@@ -18,9 +18,11 @@ import Musl
 ///
 /// Thread safety: every method may be called from any thread; ``wait(atMost:)`` and ``broadcast()`` only
 /// with the lock held.
+///
+/// `@unchecked Sendable` is sound: the only stored properties are `let`s: the pthread mutex and condition (or
+/// the `NSCondition`), allocated in `init`, never moved, used only through their thread-safe C (or
+/// Foundation) calls, and freed in `deinit`, when no reference remains.
 final class ConditionLock: @unchecked Sendable {
-    // @unchecked Sendable is sound: the only state is the pthread mutex and condition (or the NSCondition),
-    // allocated once, never moved, and used only through their thread-safe C (or Foundation) calls.
     #if canImport(FoundationEssentials)
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>

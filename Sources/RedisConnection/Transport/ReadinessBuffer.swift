@@ -25,9 +25,11 @@ import Glibc
 /// Thread safety: every method may be called from any thread; the state is guarded by one `ConditionLock` (`NSCondition`'s operations),
 /// which the waits also use. Deliveries come from the producer's queue, reads and waits from the one thread
 /// that owns the stream.
+///
+/// `@unchecked Sendable` is sound: every stored `var` is read and written only between `condition.lock()`
+/// and `condition.unlock()` (`withLock`), except in `init` and `deinit`, when no other thread holds the
+/// object; the only `let`s are the condition itself and a constant.
 package final class ReadinessBuffer: @unchecked Sendable {
-    // @unchecked Sendable is sound: every stored `var` is read and written only between `condition.lock()`
-    // and `condition.unlock()` (`withLock`); the only `let`s are the condition itself and a constant.
 
     /// How far the stream got.
     package enum Phase: Equatable, Sendable {

@@ -20,8 +20,10 @@ import Foundation
 /// Thread safety: the flag that ends the tier's use is read and set only on a serial queue (the library's
 /// lock type is not public, `Synchronization.Atomic` needs macOS 15, and ThreadSanitizer does not see
 /// `Synchronization.Mutex`); the warning is printed by whichever call sets it, once.
+///
+/// `@unchecked Sendable` is sound: the one `var`, `disabled`, is read and written only inside `flag.sync`
+/// (`hasFailed`, `disable()`), a serial queue; `base` (a `Sendable` `RedisCache`) and `flag` are `let`s.
 final class RedisSessionTier: Cache, @unchecked Sendable {
-    // @unchecked Sendable: `disabled` is only touched inside `flag.sync`; everything else is immutable.
     typealias Key = String
     typealias Value = Data
 

@@ -332,9 +332,9 @@ extension Result where Failure == any Error {
 
 /// The result of a task, handed to the thread that waits for it.
 ///
-/// `@unchecked Sendable`: ``SharedTier/waitFor(_:)`` writes `result` once, on the task, before it signals
-/// the semaphore, and reads it only after `wait()` returns; the semaphore orders the write before the read,
-/// and nothing else touches it.
-private final class Outcome<Success>: @unchecked Sendable {
+/// `@unchecked Sendable` is sound: ``SharedTier/waitFor(_:)`` writes `result` once, on the task, before it
+/// signals the semaphore, and reads it only after `wait()` returns; the semaphore orders the write before the
+/// read, nothing else touches it, and what it carries across (`Success`, `any Error`) is `Sendable`.
+private final class Outcome<Success: Sendable>: @unchecked Sendable {
     var result: Result<Success, any Error>?
 }

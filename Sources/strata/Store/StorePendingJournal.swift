@@ -22,9 +22,11 @@ import Foundation
 ///
 /// Thread safety: every use of the journal store runs on one serial Dispatch queue (not a thread of the
 /// cooperative pool), which also guards opening it.
+///
+/// `@unchecked Sendable` is sound: the one `var`, `opened`, is read and written only in `openIfPresent`,
+/// which runs only on `queue` (from `update` through `queue.async`, from `pendingCount` through `queue.sync`),
+/// a serial queue; every other stored property is a `let` of a `Sendable` type.
 final class StorePendingJournal: PendingWriteJournal, @unchecked Sendable {
-    // @unchecked Sendable: `opened` is read and written only on `queue`, a serial queue; the other
-    // properties are immutable.
     typealias Key = String
 
     private static let key = "pending-writes"

@@ -16,13 +16,13 @@ enum Corruption {
     }
 
     static func run(_ options: Options) throws -> Int32 {
-        let report = Report(scenario: "corruption")
-        let mutations = try options.int("mutations", default: 2000)
-        let keyCount = try options.int("keys", default: 64)
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try TemporaryFolder.make(label: "reliability-corruption")
-        defer { try? FileManager.default.removeItem(at: work) }
-        let directory = work.appendingPathComponent("store")
+        try Scenario.run("corruption", options, defaultKeys: 64, damageAndRead)
+    }
+
+    /// The rounds of damage and reads, on the scenario's store; failures go to its report.
+    private static func damageAndRead(_ scenario: Scenario, _ generator: inout SplitMix64) throws {
+        let (report, keyCount, directory) = (scenario.report, scenario.keyCount, scenario.store)
+        let mutations = try scenario.options.int("mutations", default: 2000)
         let events = EventCounter()
         var cache = try Store.open(directory, observer: events.observer)
 
@@ -234,7 +234,6 @@ enum Corruption {
             events.count(.corruptEntryRemoved) >= missesAfterDamage,
             "\(missesAfterDamage) damaged files removed but only \(events.count(.corruptEntryRemoved)) reported")
         report.expect(leftovers.isEmpty, "temporary files left: \(leftovers)")
-        return report.finish()
     }
 
     private static func write(

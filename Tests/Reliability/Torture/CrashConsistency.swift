@@ -3,10 +3,6 @@ import DiskCache
 import Foundation
 import StrataTestSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Scenario 1: a writer killed with SIGKILL at a random moment never leaves a wrong value, loses no
 /// acknowledged write, and leaves no temporary file once the store is opened again.
 ///
@@ -17,108 +13,84 @@ import Glibc
 /// expectations: a key's value must be its last acknowledged version or the one in flight.
 enum CrashConsistency {
     static func run(_ options: Options) throws -> Int32 {
-        let report = Report(scenario: "crash")
-        let iterations = try options.int("iterations", default: 200)
-        let keyCount = try options.int("keys", default: 64)
-        let windowMicroseconds = try options.int("window-ms", default: 200) * 1000
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try TemporaryFolder.make(label: "reliability-crash")
-        defer { try? FileManager.default.removeItem(at: work) }
-        let store = work.appendingPathComponent("store")
-        let state = work.appendingPathComponent("state.json")
+        try Scenario.run("crash", options, defaultKeys: 64) { scenario, generator in
+            let (report, keyCount) = (scenario.report, scenario.keyCount)
+            let iterations = try options.int("iterations", default: 200)
+            let windowMicroseconds = try options.int("window-ms", default: 200) * 1000
+            let state = scenario.work.appendingPathComponent("state.json")
 
-        var totals = CheckFigures()
-        var writerCrashes = 0
-        var checkerCrashes = 0
-        var killedBeforeFirstAck = 0
-        for iteration in 0..<iterations {
-            let ack = work.appendingPathComponent("ack-\(iteration)")
-            let arguments = [
-                "crash-writer", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path,
-                "--base", "\(UInt64(iteration + 1) * 1_000_000)", "--seed", "\(generator.next() % 1_000_000)",
-            ]
-            let delay = Int.random(in: 0..<windowMicroseconds, using: &generator)
-            let writer = try ChildProcess(
-                selfExecutable.path, arguments, standardInput: .inherit(STDIN_FILENO),
-                standardError: .inherit(STDERR_FILENO))
-            // A timer, not a sleep: the kill lands `delay` µs after the start while this thread waits for exit.
-            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(delay)) { writer.kill(SIGKILL) }
-            let ended = writer.waitUntilExit()
-            if ended != .signalled(SIGKILL) {
-                writerCrashes += 1
-                report.fail("writer \(iteration) ended by \(ended)")
-            }
-            if ((try? Data(contentsOf: ack)) ?? Data()).isEmpty { killedBeforeFirstAck += 1 }
-
-            let check = try runProcess(
-                selfExecutable,
-                [
-                    "crash-check", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path, "--state",
-                    state.path,
+            var totals = CheckFigures()
+            var writerCrashes = 0
+            var checkerCrashes = 0
+            var killedBeforeFirstAck = 0
+            for iteration in 0..<iterations {
+                let ack = scenario.work.appendingPathComponent("ack-\(iteration)")
+                let arguments = [
+                    "crash-writer", "--store", scenario.store.path, "--keys", "\(keyCount)", "--ack", ack.path,
+                    "--base", "\(UInt64(iteration + 1) * 1_000_000)", "--seed", "\(generator.next() % 1_000_000)",
                 ]
-            )
-            let line = String(decoding: check.stdout, as: UTF8.self)
-            guard check.status == 0, !check.signaled, let figures = CheckFigures(line: line) else {
-                checkerCrashes += 1
-                report.fail(
-                    "checker \(iteration) status \(check.status) signaled \(check.signaled): "
-                        + line + String(decoding: check.stderr, as: UTF8.self))
-                continue
+                let delay = Int.random(in: 0..<windowMicroseconds, using: &generator)
+                if let failure = try CrashRound.killWriter(arguments, afterMicroseconds: delay, iteration: iteration) {
+                    writerCrashes += 1
+                    report.fail(failure)
+                }
+                if ((try? Data(contentsOf: ack)) ?? Data()).isEmpty { killedBeforeFirstAck += 1 }
+
+                let checkArguments = [
+                    "crash-check", "--store", scenario.store.path, "--keys", "\(keyCount)", "--ack", ack.path,
+                    "--state", state.path,
+                ]
+                guard
+                    let figures: CheckFigures = try CrashRound.check(
+                        checkArguments, iteration: iteration, report: report)
+                else {
+                    checkerCrashes += 1
+                    continue
+                }
+                totals.add(figures)
             }
-            totals.add(figures)
-            for problem in figures.problems { report.fail("iteration \(iteration): \(problem)") }
+            report.record("iterations", iterations)
+            report.record("keys", keyCount)
+            report.record("kill_window_ms", windowMicroseconds / 1000)
+            report.record("acknowledged_writes", totals.acknowledgedWrites)
+            report.record("killed_before_first_write", killedBeforeFirstAck)
+            report.record("reads", totals.reads)
+            report.record("wrong_values", totals.wrong)
+            report.record("read_errors", totals.errors)
+            report.record("keys_complete", totals.complete)
+            report.record("keys_complete_in_flight_version", totals.inFlight)
+            report.record("keys_missing", totals.missing)
+            report.record("keys_never_written", totals.neverWritten)
+            report.record("temp_files_after_open", totals.tempFiles)
+            report.record("writer_crashes", writerCrashes)
+            report.record("checker_crashes", checkerCrashes)
+            report.expect(totals.wrong == 0, "\(totals.wrong) wrong values")
+            report.expect(totals.missing == 0, "\(totals.missing) acknowledged keys missing")
+            report.expect(totals.errors == 0, "\(totals.errors) read errors")
+            report.expect(totals.tempFiles == 0, "\(totals.tempFiles) temporary files left after open")
+            report.expect(totals.acknowledgedWrites > 0, "the writer never completed a write: nothing was tested")
         }
-        report.record("iterations", iterations)
-        report.record("keys", keyCount)
-        report.record("kill_window_ms", windowMicroseconds / 1000)
-        report.record("acknowledged_writes", totals.acknowledgedWrites)
-        report.record("killed_before_first_write", killedBeforeFirstAck)
-        report.record("reads", totals.reads)
-        report.record("wrong_values", totals.wrong)
-        report.record("read_errors", totals.errors)
-        report.record("keys_complete", totals.complete)
-        report.record("keys_complete_in_flight_version", totals.inFlight)
-        report.record("keys_missing", totals.missing)
-        report.record("keys_never_written", totals.neverWritten)
-        report.record("temp_files_after_open", totals.tempFiles)
-        report.record("writer_crashes", writerCrashes)
-        report.record("checker_crashes", checkerCrashes)
-        report.expect(totals.wrong == 0, "\(totals.wrong) wrong values")
-        report.expect(totals.missing == 0, "\(totals.missing) acknowledged keys missing")
-        report.expect(totals.errors == 0, "\(totals.errors) read errors")
-        report.expect(totals.tempFiles == 0, "\(totals.tempFiles) temporary files left after open")
-        report.expect(totals.acknowledgedWrites > 0, "the writer never completed a write: nothing was tested")
-        return report.finish()
     }
 
     // MARK: - Writer
 
     /// Writes every key round after round until killed; never returns normally.
     static func writer(_ options: Options) throws -> Int32 {
-        let keyCount = try options.int("keys", default: 64)
-        let base = UInt64(try options.int("base", default: 1))
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let ack = open(try options.string("ack"), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard ack >= 0 else { throw HarnessError("cannot open ack log") }
+        var writer = try CrashWriter(options)
         let cache = try Store.open(try options.url("store"))
         var round: UInt64 = 0
         while true {
-            let version = base + round
-            for index in (0..<keyCount).shuffled(using: &generator) {
+            let version = writer.base + round
+            for index in (0..<writer.keyCount).shuffled(using: &writer.generator) {
                 let key = Store.key(index)
-                log(ack, "B \(index) \(version)\n")
+                writer.log("B \(index) \(version)\n")
                 let value = Payload.make(
                     key: key, version: version, length: Payload.length(key: key, version: version, maximum: 8192))
                 try cache.setValue(value, forKey: key, expiry: .never)
-                log(ack, "A \(index) \(version)\n")
+                writer.log("A \(index) \(version)\n")
             }
             round += 1
         }
-    }
-
-    private static func log(_ descriptor: Int32, _ line: String) {
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     // MARK: - Checker
@@ -196,7 +168,7 @@ enum CrashConsistency {
 }
 
 /// What one checker run found; travels from the checker to the parent as one text line.
-struct CheckFigures {
+struct CheckFigures: CrashCheckFigures {
     var acknowledgedWrites = 0
     var reads = 0
     var wrong = 0
@@ -219,7 +191,7 @@ struct CheckFigures {
             + problems.map { "\nproblem \($0)" }.joined()
     }
 
-    init?(line text: String) {
+    init?(output text: String) {
         let lines = text.split(separator: "\n")
         guard let first = lines.first(where: { $0.hasPrefix("check ") }) else { return nil }
         let values = first.split(separator: " ").dropFirst().compactMap { Int($0) }

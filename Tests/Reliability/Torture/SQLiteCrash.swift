@@ -3,10 +3,6 @@ import DiskCache
 import Foundation
 import StrataTestSupport
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Scenario 1 on the SQLite engine: a writer of sets (new keys and replacements, small values and large
 /// ones kept as files), removals, `removeAll()` and trims, killed with SIGKILL at a random moment, and
 /// every fifth iteration a file-to-SQLite migration killed the same way. After every kill a checker (its
@@ -18,79 +14,70 @@ import Glibc
 /// `write(2)`, as in ``CrashConsistency``; the checker turns the log into what each key may hold.
 enum SQLiteCrash {
     static func run(_ options: Options) throws -> Int32 {
-        let report = Report(scenario: "sqlite-crash")
-        let iterations = try options.int("iterations", default: 200)
-        let keyCount = try options.int("keys", default: 64)
-        let windowMicroseconds = try options.int("window-ms", default: 200) * 1000
-        let migrationEvery = try options.int("migrate-every", default: 5)
-        // A migration of a few dozen keys is over within tens of milliseconds of the child's start.
-        let migrationWindowMicroseconds = try options.int("migrate-window-ms", default: 60) * 1000
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try TemporaryFolder.make(label: "reliability-sqlite-crash")
-        defer { try? FileManager.default.removeItem(at: work) }
-        let store = work.appendingPathComponent("store")
-        let state = work.appendingPathComponent("state.json")
+        try Scenario.run("sqlite-crash", options, defaultKeys: 64) { scenario, generator in
+            let (report, keyCount, work, store) = (scenario.report, scenario.keyCount, scenario.work, scenario.store)
+            let iterations = try options.int("iterations", default: 200)
+            let windowMicroseconds = try options.int("window-ms", default: 200) * 1000
+            let migrationEvery = try options.int("migrate-every", default: 5)
+            // A migration of a few dozen keys is over within tens of milliseconds of the child's start.
+            let migrationWindowMicroseconds = try options.int("migrate-window-ms", default: 60) * 1000
+            let state = work.appendingPathComponent("state.json")
 
-        var totals = SQLiteCheckFigures()
-        var crashes = 0
-        var migrations = 0
-        for iteration in 0..<iterations {
-            let ack = work.appendingPathComponent("ack-\(iteration)")
-            let migrating = migrationEvery > 0 && iteration % migrationEvery == migrationEvery - 1
-            let target = migrating ? work.appendingPathComponent("migrated-\(iteration)") : store
-            if migrating {
-                migrations += 1
-                try prepareFileStore(target, keyCount: keyCount, version: UInt64(iteration + 1), ack: ack)
-            }
-            let arguments =
-                migrating
-                ? ["sqlite-migrate-child", "--store", target.path]
-                : [
-                    "sqlite-crash-writer", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path,
-                    "--base", "\(UInt64(iteration + 1) * 1_000_000)", "--seed", "\(generator.next() % 1_000_000)",
+            var totals = SQLiteCheckFigures()
+            var crashes = 0
+            var migrations = 0
+            for iteration in 0..<iterations {
+                let ack = work.appendingPathComponent("ack-\(iteration)")
+                let migrating = migrationEvery > 0 && iteration % migrationEvery == migrationEvery - 1
+                let target = migrating ? work.appendingPathComponent("migrated-\(iteration)") : store
+                if migrating {
+                    migrations += 1
+                    try prepareFileStore(target, keyCount: keyCount, version: UInt64(iteration + 1), ack: ack)
+                }
+                let arguments =
+                    migrating
+                    ? ["sqlite-migrate-child", "--store", target.path]
+                    : [
+                        "sqlite-crash-writer", "--store", store.path, "--keys", "\(keyCount)", "--ack", ack.path,
+                        "--base", "\(UInt64(iteration + 1) * 1_000_000)", "--seed", "\(generator.next() % 1_000_000)",
+                    ]
+                let delay = Int.random(
+                    in: 0..<(migrating ? migrationWindowMicroseconds : windowMicroseconds), using: &generator)
+                // A migration may finish inside the window; anything else must end by the kill.
+                if let failure = try CrashRound.killWriter(
+                    arguments, afterMicroseconds: delay, iteration: iteration, mayFinish: migrating)
+                {
+                    crashes += 1
+                    report.fail(failure)
+                }
+                var checkArguments = [
+                    "sqlite-crash-check", "--store", target.path, "--keys", "\(keyCount)", "--ack", ack.path,
+                    "--state", migrating ? work.appendingPathComponent("state-\(iteration).json").path : state.path,
                 ]
-            let delay = Int.random(
-                in: 0..<(migrating ? migrationWindowMicroseconds : windowMicroseconds), using: &generator)
-            let writer = try runProcess(selfExecutable, arguments, timeout: Double(delay) / 1_000_000)
-            let killed = writer.signaled && writer.status == SIGKILL
-            // A migration may finish inside the window; anything else must end by the kill.
-            if !killed && !(migrating && writer.status == 0) {
-                crashes += 1
-                report.fail(
-                    "writer \(iteration) ended with status \(writer.status) (signaled \(writer.signaled)): "
-                        + String(decoding: writer.stderr, as: UTF8.self))
+                if migrating { checkArguments += ["--migrating", "1"] }
+                guard
+                    let figures: SQLiteCheckFigures = try CrashRound.check(
+                        checkArguments, iteration: iteration, timeout: 120, report: report)
+                else {
+                    crashes += 1
+                    continue
+                }
+                totals.add(figures)
+                if migrating { try? FileManager.default.removeItem(at: target) }
             }
-            var checkArguments = [
-                "sqlite-crash-check", "--store", target.path, "--keys", "\(keyCount)", "--ack", ack.path,
-                "--state", migrating ? work.appendingPathComponent("state-\(iteration).json").path : state.path,
-            ]
-            if migrating { checkArguments += ["--migrating", "1"] }
-            let check = try runProcess(selfExecutable, checkArguments, timeout: 120)
-            let output = String(decoding: check.stdout, as: UTF8.self)
-            guard check.status == 0, !check.signaled, let figures = SQLiteCheckFigures(output: output) else {
-                crashes += 1
-                report.fail(
-                    "checker \(iteration) status \(check.status) signaled \(check.signaled): "
-                        + output + String(decoding: check.stderr, as: UTF8.self))
-                continue
-            }
-            totals.add(figures)
-            for problem in figures.problems { report.fail("iteration \(iteration): \(problem)") }
-            if migrating { try? FileManager.default.removeItem(at: target) }
+            report.record("iterations", iterations)
+            report.record("migrations_killed_or_finished", migrations)
+            report.record("keys", keyCount)
+            report.record("kill_window_ms", windowMicroseconds / 1000)
+            report.record("migration_kill_window_ms", migrationWindowMicroseconds / 1000)
+            for (name, value) in totals.counters.sorted(by: { $0.key < $1.key }) { report.record(name, value) }
+            report.record("crashes", crashes)
+            report.expect(totals.counters["wrong_values", default: 0] == 0, "wrong values")
+            report.expect(totals.counters["keys_missing", default: 0] == 0, "acknowledged keys missing")
+            report.expect(totals.counters["read_errors", default: 0] == 0, "read errors")
+            report.expect(totals.counters["acknowledged_sets", default: 0] > 0, "the writer never completed a set")
+            report.expect(totals.counters["large_values_read", default: 0] > 0, "no large value was ever read back")
         }
-        report.record("iterations", iterations)
-        report.record("migrations_killed_or_finished", migrations)
-        report.record("keys", keyCount)
-        report.record("kill_window_ms", windowMicroseconds / 1000)
-        report.record("migration_kill_window_ms", migrationWindowMicroseconds / 1000)
-        for (name, value) in totals.counters.sorted(by: { $0.key < $1.key }) { report.record(name, value) }
-        report.record("crashes", crashes)
-        report.expect(totals.counters["wrong_values", default: 0] == 0, "wrong values")
-        report.expect(totals.counters["keys_missing", default: 0] == 0, "acknowledged keys missing")
-        report.expect(totals.counters["read_errors", default: 0] == 0, "read errors")
-        report.expect(totals.counters["acknowledged_sets", default: 0] > 0, "the writer never completed a set")
-        report.expect(totals.counters["large_values_read", default: 0] > 0, "no large value was ever read back")
-        return report.finish()
     }
 
     /// A file store holding every key at `version` (a quarter of them large), and the ack log saying so.
@@ -121,27 +108,23 @@ enum SQLiteCrash {
 
     /// Sets, removes, clears and trims at random until killed; never returns normally.
     static func writer(_ options: Options) throws -> Int32 {
-        let keyCount = try options.int("keys", default: 64)
-        let base = UInt64(try options.int("base", default: 1))
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let ack = open(try options.string("ack"), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard ack >= 0 else { throw HarnessError("cannot open ack log") }
+        var writer = try CrashWriter(options)
         let cache = try Store.open(try options.url("store"), engine: .sqlite)
-        var version = base
+        var version = writer.base
         while true {
             version += 1
-            let index = Int.random(in: 0..<keyCount, using: &generator)
+            let index = Int.random(in: 0..<writer.keyCount, using: &writer.generator)
             let key = Store.key(index)
-            let roll = Int.random(in: 0..<1000, using: &generator)
+            let roll = Int.random(in: 0..<1000, using: &writer.generator)
             let operation = roll < 700 ? "set" : roll < 960 ? "rm" : roll < 980 ? "trim" : "clear"
-            log(ack, "B \(operation) \(index) \(version)\n")
+            writer.log("B \(operation) \(index) \(version)\n")
             switch operation {
             case "set": try cache.setValue(value(key: key, version: version), forKey: key, expiry: .never)
             case "rm": try cache.removeEntry(forKey: key)
-            case "trim": _ = try cache.trim(toCount: keyCount / 2)
+            case "trim": _ = try cache.trim(toCount: writer.keyCount / 2)
             default: try cache.removeAll()
             }
-            log(ack, "A \(operation) \(index) \(version)\n")
+            writer.log("A \(operation) \(index) \(version)\n")
         }
     }
 
@@ -154,10 +137,5 @@ enum SQLiteCrash {
     private static func configuration(_ store: URL, engine: DiskCacheConfiguration.Engine) -> DiskCacheConfiguration {
         DiskCacheConfiguration(
             name: "reliability", directory: store, masterKeySource: .masterKey(Store.masterKey), engine: engine)
-    }
-
-    private static func log(_ descriptor: Int32, _ line: String) {
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 }

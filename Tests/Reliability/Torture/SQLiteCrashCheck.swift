@@ -163,7 +163,7 @@ enum SQLiteCrashCheck {
 }
 
 /// Named counters and problems of one SQLite checker run, sent to the parent as one JSON line.
-struct SQLiteCheckFigures: Codable {
+struct SQLiteCheckFigures: Codable, CrashCheckFigures {
     var counters: [String: Int] = [:]
     var problems: [String] = []
 

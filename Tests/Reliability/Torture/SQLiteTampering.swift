@@ -20,13 +20,13 @@ enum SQLiteTampering {
     }
 
     static func run(_ options: Options) throws -> Int32 {
-        let report = Report(scenario: "sqlite-tampering")
-        let rounds = try options.int("tamperings", default: 1000)
-        let keyCount = try options.int("keys", default: 48)
-        var generator = SplitMix64(seed: UInt64(try options.int("seed", default: 1)))
-        let work = try TemporaryFolder.make(label: "reliability-sqlite-tampering")
-        defer { try? FileManager.default.removeItem(at: work) }
-        let store = work.appendingPathComponent("store")
+        try Scenario.run("sqlite-tampering", options, defaultKeys: 48, tamperAndRead)
+    }
+
+    /// The rounds of tampering and reads, on the scenario's store; failures go to its report.
+    private static func tamperAndRead(_ scenario: Scenario, _ generator: inout SplitMix64) throws {
+        let (report, keyCount, store) = (scenario.report, scenario.keyCount, scenario.store)
+        let rounds = try scenario.options.int("tamperings", default: 1000)
 
         // Given: every key written once, and the row that holds it.
         var versions: [String: UInt64] = [:]
@@ -113,7 +113,6 @@ enum SQLiteTampering {
         report.expect(finalWrong == 0, "\(finalWrong) keys not right after the final verify")
         for problem in audit?.problems ?? ["no database at the end"] { report.fail("final audit: \(problem)") }
         report.expect(audit?.orphanFiles == 0, "orphan large-value files after the final verify")
-        return report.finish()
     }
 
     /// Reads `key` and names the outcome: `right`, `miss`, `error` or `wrong`.

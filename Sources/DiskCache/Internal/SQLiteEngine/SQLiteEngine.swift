@@ -91,8 +91,12 @@ final class SQLiteEngine: StorageEngine {
     let heldFolders: Locked<SQLiteStoreFolders>
     let readOnlyCause: FileError?
     let state: Locked<State>
-    let writer: Locked<SQLiteConnection?>
-    let readers = Locked(SQLiteReaderPool())
+    // `nonisolated(unsafe)`: a connection is not `Sendable`, and the lock alone proves nothing for it. The
+    // writer is used only inside `writer.withLock`, which never returns it or keeps it elsewhere; a reader is
+    // taken out of the pool under `readers`' lock and used by that one thread until it is put back or closed.
+    // So no connection is ever in two threads' hands.
+    nonisolated(unsafe) let writer: Locked<SQLiteConnection?>
+    nonisolated(unsafe) let readers = Locked(SQLiteReaderPool())
     let events: HeldEvents
 
     var clock: any CacheClock { configuration.clock }

@@ -16,9 +16,12 @@ import Musl
 /// Callers queue through ``ConnectionCore`` and are completed from here, except while the connection is
 /// idle: the loop then parks its socket (`IOLoop+Parking.swift`) and one caller at a time may borrow it
 /// for an inline exchange bounded by microseconds, never a blocking wait in the kernel.
+///
+/// `@unchecked Sendable` is sound: the loop is confined to one thread. `start` creates it and moves it into
+/// the I/O thread's closure (whose `@Sendable` type is the only reason for the conformance), keeping no other
+/// reference. What callers share with it lives in `core`, behind its lock, and in `session`, which one thread
+/// owns at a time (``SocketSession``).
 final class IOLoop: @unchecked Sendable {
-    // @unchecked Sendable is sound: an IOLoop is created by `start`, handed to the one thread it runs on,
-    // and never touched by any other thread; everything shared lives in `core`, behind its lock.
 
     struct InFlight {
         var id: UInt64

@@ -10,11 +10,11 @@ import Glibc
 /// Who may touch it: the I/O thread while it owns the connection; a caller between taking it from
 /// ``ConnectionCore/State/parked`` and giving it back (``ConnectionCore/State/parked`` again or a
 /// ``ConnectionCore/Handoff``). Both moves happen under the core's lock.
+///
+/// `@unchecked Sendable` is sound: exactly one thread owns a session at any time, and ownership only changes
+/// under ConnectionCore's lock (taking `parked`, setting `parked` or `handoff`), whose release and acquire
+/// order every access of the previous owner before every access of the next.
 final class SocketSession: @unchecked Sendable {
-    // @unchecked Sendable is sound: exactly one thread owns a session at any time, and ownership only
-    // changes under ConnectionCore's lock (taking `parked`, setting `parked` or `handoff`), whose release
-    // and acquire order every access of the previous owner before every access of the next.
-
     var socket: Transport?
     var decoder: RESPDecoder
     var lastActivity = ContinuousClock.now

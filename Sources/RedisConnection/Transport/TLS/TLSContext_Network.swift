@@ -18,11 +18,11 @@ import Darwin
 ///
 /// Built when the tier is created, so an unreadable CA file fails there, not at the first request. Thread
 /// safety: immutable after `init`; `Sendable`.
+///
+/// `@unchecked Sendable` is sound: every stored property is a `let` set in `init`; the certificates are
+/// immutable Security objects (not declared `Sendable`), which Security allows to be read from any thread,
+/// and are only read, as the anchors of a trust evaluation.
 package final class TLSContext: @unchecked Sendable {
-    // @unchecked Sendable is sound: every stored property is a `let` set in `init`; the certificates are
-    // immutable Security objects, which Security allows to be read from any thread, and are only read (as
-    // anchors of a trust evaluation) after `init`.
-
     /// The certificate authorities to trust instead of the system's store, or `nil` for the system's store.
     let anchors: [SecCertificate]?
     /// The name verified and sent as SNI instead of the host connected to.

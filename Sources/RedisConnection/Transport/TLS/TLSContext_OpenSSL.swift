@@ -12,10 +12,11 @@ import Glibc
 /// Built when the tier is created, so an unreadable CA file or a key that does not match its certificate
 /// fails there, not at the first request. Thread safety: immutable after `init`; OpenSSL allows creating
 /// sessions from one `SSL_CTX` on many threads at once (openssl-threads(7)).
+///
+/// `@unchecked Sendable` is sound: every stored property is a `let`; the two pointers are configured only in
+/// `init` and freed in `deinit`, and in between the `SSL_CTX` and the BIO method are only used to make
+/// sessions (`SSL_new`, `BIO_new`), which OpenSSL documents as safe from any thread.
 package final class TLSContext: @unchecked Sendable {
-    // @unchecked Sendable is sound: both pointers are written only in `init` and freed in `deinit`; after
-    // `init` the SSL_CTX is only read (SSL_new), which OpenSSL documents as safe from any thread.
-
     let context: OpaquePointer
     let socketMethod: OpaquePointer
     /// The name verified and sent as SNI instead of the host connected to.

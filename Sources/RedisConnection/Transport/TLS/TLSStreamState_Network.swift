@@ -18,11 +18,11 @@ import Darwin
 /// Thread safety: ``connection`` is immutable and Network.framework serializes a connection's work on its
 /// queue, so its methods may be called from the owning thread and from its completions; the buffer and
 /// ``refusal`` have their own locks.
+///
+/// `@unchecked Sendable` is sound: the three stored properties are `let`s of types safe to share: the
+/// lock-guarded ``ReadinessBuffer``, a `Locked` of a `Sendable` error, and `NWConnection`, which the SDK does
+/// not declare `Sendable` but whose methods may be called from any thread (its work runs on its own queue).
 final class TLSStreamState: @unchecked Sendable {
-    // @unchecked Sendable is sound: both stored properties are `let`s of types that are safe to share —
-    // NWConnection (not declared Sendable by the SDK, but its methods may be called from any thread; its work
-    // runs on its own serial queue), the lock-guarded ReadinessBuffer and Locked.
-
     /// The most bytes one receive delivers.
     private static let receiveChunk = 64 << 10
 
