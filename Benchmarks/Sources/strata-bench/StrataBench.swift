@@ -29,6 +29,7 @@ enum StrataBench {
         RedisTierRows.scenario,
         RedisTLSRows.scenario,
         RedisInvalidationRows.scenario,
+        RedisClusterRows.scenario,
     ]
 
     static func main() {

@@ -1,3 +1,5 @@
+import CacheCore
+
 extension ClusterConnection {
     /// One command of a batch and the key that routes it.
     package typealias BatchCommand = (command: RESPCommand, key: [UInt8])
@@ -5,7 +7,8 @@ extension ClusterConnection {
     /// Sends every command of `batch` to the primary of its key's slot: the commands bound for one primary as
     /// one run written back to back on its connection, the primaries concurrently, so a batch over keys of
     /// every slot costs one round trip per primary — never a `CROSSSLOT` error, which a multi-key command
-    /// over such keys would get.
+    /// over such keys would get. Runs of at most ``inlineRunLimit`` commands are sent as single requests,
+    /// inline on the caller's thread where their connections are idle (``RedisConnection/send(together:caller:)``).
     ///
     /// A command answered with a redirection or a passing cluster state (`MOVED`, `ASK`, `TRYAGAIN`,
     /// `CLUSTERDOWN`, `LOADING`) is sent again on its own, as ``send(_:key:)`` would, inside the batch's one
@@ -19,7 +22,7 @@ extension ClusterConnection {
     /// - Returns: Each command's reply or error, in the order of `batch`.
     /// - Throws: `CancellationError`.
     /// - Complexity: O(n) for n commands, plus one round trip per primary the batch reaches (and one per
-    ///   redirected command).
+    ///   redirected command, those of different primaries one after another).
     package func send(batch: [BatchCommand]) async throws -> [Result<RESPValue, any Error>] {
         // Read from the configuration's clock, not the real one, and checked against it before each retry: a
         // test steps that clock past the deadline between a reply and its retry, so whether a late retry is
@@ -36,14 +39,17 @@ extension ClusterConnection {
                 results[index] = .failure(error)
             }
         }
-        try await withThrowingTaskGroup(of: [(Int, Result<RESPValue, any Error>)].self) { tasks in
-            for (route, indices) in groups {
-                tasks.addTask {
-                    try await self.sendRun(indices.map { batch[$0] }, to: route, indices: indices, deadline: deadline)
-                }
-            }
-            for try await run in tasks {
-                for (index, result) in run { results[index] = result }
+        // Every primary's run is submitted before any reply is awaited, and one wait gathers them all: no child
+        // task per primary (creating and scheduling those cost a sequential read on a cluster several thread
+        // hand-offs; Docs/Performance.md, "The Redis tier on a cluster").
+        let runs = Array(groups)
+        let replies = try await submit(runs.map { run in run.value.map { batch[$0].command } }, to: runs.map(\.key))
+        for (run, runReplies) in zip(runs, replies) {
+            let commands = run.value.map { batch[$0] }
+            for (index, result) in try await settle(
+                commands, runReplies, from: run.key, indices: run.value, deadline: deadline)
+            {
+                results[index] = result
             }
         }
         // Every index is in one group and every run answers each of its commands; a gap would be a bug of
@@ -51,19 +57,85 @@ extension ClusterConnection {
         return results.map { $0 ?? .failure(ConnectionError(.protocolViolation, "no reply to a command of a batch")) }
     }
 
-    /// One primary's part of a batch: written as one run, then each redirected or retryable command alone.
-    private func sendRun(
-        _ commands: [BatchCommand], to route: Route, indices: [Int], deadline: ContinuousClock.Instant
-    ) async throws -> [(Int, Result<RESPValue, any Error>)] {
-        let replies: [Result<RESPValue, any Error>]
+    /// Writes each of `runs` to the connection of its route and waits once for every reply: a run of one
+    /// command as a single request (an inline exchange when its connection is idle, so a sequential caller
+    /// pays no hand-off to the I/O thread), a longer run as one adjacent run. A route whose node a newer map
+    /// retired answers each of its commands with ``StaleRoute``.
+    ///
+    /// - Returns: Each run's replies, in the order of `runs`.
+    /// - Throws: `CancellationError` before anything is sent; what leasing a connection throws
+    ///   (``ConnectionError/Code/connectionClosed`` after ``close()``, no descriptor left).
+    private func submit(
+        _ runs: [[RESPCommand]], to routes: [Route]
+    ) async throws -> [[Result<RESPValue, any Error>]] {
+        try Task.checkCancellation()
+        guard !runs.isEmpty else { return [] }
+        var leased: [RedisConnection?] = []
+        leased.reserveCapacity(routes.count)
         do {
-            replies = try await withConnection(to: route) { connection in
-                try await connection.send(adjacent: commands.map(\.command))
+            for route in routes {
+                do {
+                    leased.append(try lease(route.address, routedBy: route.generation))
+                } catch is StaleRoute {
+                    leased.append(nil)
+                }
             }
-        } catch is StaleRoute {
-            // A newer map retired the node: each command routes again on its own.
-            replies = commands.map { _ in .failure(StaleRoute()) }
+        } catch {
+            await releaseAll(leased)
+            throw error
         }
+        let caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
+        var starts: [Int] = []
+        var total = 0
+        for run in runs {
+            starts.append(total)
+            total += run.count
+        }
+        let replies = await withCheckedContinuation {
+            (continuation: CheckedContinuation<[Result<RESPValue, any Error>], Never>) in
+            let gathered = BatchReplies(count: total, continuation: continuation)
+            var together: [RedisConnection.TogetherRequest] = []
+            for (position, connection) in leased.enumerated() {
+                let run = runs[position]
+                let start = starts[position]
+                guard let connection else {
+                    for offset in run.indices { gathered.record(.failure(StaleRoute()), at: start + offset) }
+                    continue
+                }
+                if run.count <= Self.inlineRunLimit {
+                    for (offset, command) in run.enumerated() {
+                        together.append(
+                            .init(connection: connection, command: command) { gathered.record($0, at: start + offset) })
+                    }
+                } else {
+                    connection.send(adjacent: run) { replies in
+                        for (offset, reply) in replies.enumerated() { gathered.record(reply, at: start + offset) }
+                    }
+                }
+            }
+            RedisConnection.send(together: together, caller: caller)
+        }
+        await releaseAll(leased)
+        return runs.indices.map { Array(replies[starts[$0]..<starts[$0] + runs[$0].count]) }
+    }
+
+    /// The longest run sent as single requests (inline when their connections are idle); longer runs are
+    /// written as one adjacent run by the connection's I/O thread. Two covers a read's epoch and entry.
+    static var inlineRunLimit: Int { 2 }
+
+    /// Ends one command's use of each of `connections`, closing those a newer map retired meanwhile.
+    private func releaseAll(_ connections: [RedisConnection?]) async {
+        for connection in connections {
+            if let connection, let retired = release(connection) { await retired.close() }
+        }
+    }
+
+    /// One primary's part of a batch once its run was answered: each redirected or retryable command sent
+    /// again alone.
+    private func settle(
+        _ commands: [BatchCommand], _ replies: [Result<RESPValue, any Error>], from route: Route, indices: [Int],
+        deadline: ContinuousClock.Instant
+    ) async throws -> [(Int, Result<RESPValue, any Error>)] {
         var results: [(Int, Result<RESPValue, any Error>)] = []
         results.reserveCapacity(commands.count)
         for (offset, reply) in replies.enumerated() {
@@ -109,5 +181,30 @@ extension ClusterConnection {
         } catch {
             return .failure(error)
         }
+    }
+}
+
+/// Gathers the replies of a batch's commands from several connections and resumes its one waiter once the
+/// last has answered.
+private final class BatchReplies: Sendable {
+    private let replies: Locked<(results: [Result<RESPValue, any Error>?], remaining: Int)>
+    private let continuation: CheckedContinuation<[Result<RESPValue, any Error>], Never>
+
+    init(count: Int, continuation: CheckedContinuation<[Result<RESPValue, any Error>], Never>) {
+        replies = Locked((Array(repeating: nil, count: count), count))
+        self.continuation = continuation
+    }
+
+    /// Records the reply of command `index`; the last one resumes the waiter with all of them.
+    func record(_ reply: Result<RESPValue, any Error>, at index: Int) {
+        let finished: [Result<RESPValue, any Error>]? = replies.withLock { replies in
+            replies.results[index] = reply
+            replies.remaining -= 1
+            guard replies.remaining == 0 else { return nil }
+            return replies.results.map {
+                $0 ?? .failure(ConnectionError(.protocolViolation, "no reply to a command of a batch"))
+            }
+        }
+        if let finished { continuation.resume(returning: finished) }
     }
 }

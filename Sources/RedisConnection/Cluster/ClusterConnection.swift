@@ -310,7 +310,7 @@ package final class ClusterConnection: Sendable {
     /// use still routes to the node (a primary or a seed): otherwise the install in between retired its
     /// connection, and making a new one would bring back a node the cluster no longer uses, outside any
     /// retirement. Throws ``StaleRoute`` then, and the caller routes again.
-    private func lease(
+    func lease(
         _ address: RedisConnection.Address, routedBy generation: UInt64?
     ) throws -> RedisConnection {
         try state.withLock { state in
@@ -326,7 +326,7 @@ package final class ClusterConnection: Sendable {
     }
 
     /// Ends one command's use of `connection`; returns it when it was retired and this was its last command.
-    private func release(_ connection: RedisConnection) -> RedisConnection? {
+    func release(_ connection: RedisConnection) -> RedisConnection? {
         state.withLock { state in
             let id = ObjectIdentifier(connection)
             let remaining = state.leases[id, default: 1] - 1

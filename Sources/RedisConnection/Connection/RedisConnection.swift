@@ -40,7 +40,7 @@ import CacheCore
 /// inline wait (it never sleeps in the kernel); an `async` caller whose reply is not inline is resumed from
 /// the I/O thread. Error replies are thrown as ``ConnectionError`` (see ``ConnectionError/reply(_:)``).
 package final class RedisConnection: Sendable {
-    private let core: ConnectionCore
+    let core: ConnectionCore
 
     /// Creates a connection and starts its I/O thread; it connects lazily, on the first request.
     ///
@@ -109,8 +109,12 @@ package final class RedisConnection: Sendable {
     ///   - completion: Called exactly once, on the connection's I/O thread or (for a request refused at
     ///     once, or answered inline) on the caller's thread before this returns, with the reply or the
     ///     error ``send(_:)`` would throw. It must return quickly.
-    package func send(_ command: RESPCommand, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void) {
-        _ = core.submit(command, completion: completion)
+    ///   - caller: The calling task's identity (`0`: unknown), which decides as in ``send(_:)`` whether the
+    ///     caller may take the idle socket for an inline exchange again or must queue its request.
+    package func send(
+        _ command: RESPCommand, caller: Int = 0, completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
+    ) {
+        _ = core.submit(command, caller: caller, completion: completion)
     }
 
     /// Sends `commands` back to back, with nothing another caller sends between them, and waits for every
@@ -127,6 +131,19 @@ package final class RedisConnection: Sendable {
         return await withCheckedContinuation { continuation in
             core.submitAdjacent(commands) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// ``send(adjacent:)`` for callers that gather replies from several connections under one wait: queues
+    /// `commands` as one run and calls `completion` once with every reply in order, on the I/O thread or (a
+    /// refused run) on the caller's thread before this returns. It must return quickly.
+    ///
+    /// - Parameters:
+    ///   - commands: The commands, in order; at least one.
+    ///   - completion: Called exactly once with each command's reply or error.
+    package func send(
+        adjacent commands: [RESPCommand], completion: @escaping @Sendable ([Result<RESPValue, any Error>]) -> Void
+    ) {
+        core.submitAdjacent(commands, completion: completion)
     }
 
     /// Closes the connection: requests still pending fail with ``ConnectionError/Code/connectionClosed``,

@@ -83,19 +83,25 @@ final class RedisBenchServer: @unchecked Sendable {
     ///
     /// - Parameter tls: Against the TLS port, `--tls --cacert` with the server's own certificate.
     func benchmark(_ arguments: [String], test: String, tls: Bool = false) throws -> BenchmarkRow {
-        guard let tool = Self.executable("redis-benchmark") else {
-            throw Unavailable(description: "redis-benchmark is not installed")
-        }
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: tool)
         let target =
             if tls, let certificates {
                 ["-p", String(tlsPort), "--tls", "--cacert", certificates.certificate]
             } else {
                 ["-p", String(port)]
             }
-        process.arguments = ["-h", "127.0.0.1"] + target + ["--csv"] + arguments
+        return try Self.runBenchmark(["-h", "127.0.0.1"] + target + arguments, test: test)
+    }
+
+    /// Runs `redis-benchmark --csv` with `arguments` (which name the server) and returns the row for `test`;
+    /// shared with ``RedisBenchCluster``.
+    static func runBenchmark(_ arguments: [String], test: String) throws -> BenchmarkRow {
+        guard let tool = executable("redis-benchmark") else {
+            throw Unavailable(description: "redis-benchmark is not installed")
+        }
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = ["--csv"] + arguments
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -111,7 +117,7 @@ final class RedisBenchServer: @unchecked Sendable {
         throw Unavailable(description: "redis-benchmark printed no \(test) row")
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -127,7 +133,7 @@ final class RedisBenchServer: @unchecked Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func accepts(_ port: Int) -> Bool {
+    static func accepts(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()

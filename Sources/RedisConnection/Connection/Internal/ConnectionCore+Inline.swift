@@ -14,6 +14,36 @@ extension ConnectionCore {
     ) -> UInt64? {
         let queuedAt = ContinuousClock.now
         let outcome = session.exchange(command, wait: configuration.inlineReplyWait)
+        return finishInline(outcome, id: id, on: session, queuedAt: queuedAt, completion: completion)
+    }
+
+    /// Takes the parked socket for an inline exchange by `caller` when the connection is idle and the caller
+    /// may (the rule of ``submit(_:caller:completion:)``); returns it with the request's id, or `nil` (the
+    /// request is then to be submitted).
+    func borrowInline(caller: Int) -> (session: SocketSession, id: UInt64)? {
+        locked.withLock { state in
+            guard !state.isClosing, state.state != .closed, !state.breaker.isOpen, let session = state.parked,
+                state.queued.isEmpty, caller == 0 || state.inlineCaller == 0 || state.inlineCaller == caller
+            else { return nil }
+            if caller != 0 { state.inlineCaller = caller }
+            let id = state.nextID
+            state.nextID += 1
+            // As in `submit`: the I/O thread parked with nothing in flight or queued, so this request is the
+            // only one on the wire until the socket is parked again or handed back.
+            state.parked = nil
+            state.inlineBusy = true
+            return (session, id)
+        }
+    }
+
+    /// Ends the inline exchange of request `id` on the borrowed `session` with `outcome`: parks the socket
+    /// again or hands it (and an unanswered request) to the I/O thread. Returns `nil` when `completion`
+    /// already ran, else the id under which the I/O thread will complete it.
+    func finishInline(
+        _ outcome: SocketSession.InlineOutcome, id: UInt64, on session: SocketSession,
+        queuedAt: ContinuousClock.Instant,
+        completion: @escaping Completion
+    ) -> UInt64? {
         let calls = session.systemCalls
         session.systemCalls = 0
         let wake: Bool = locked.withLock { state in

@@ -46,9 +46,33 @@ final class SocketSession: @unchecked Sendable {
     /// thread calls `sched_yield()` so a server sharing its core can answer. Must be called only while
     /// nothing else is in flight on the socket (the first reply is this request's).
     func exchange(_ command: RESPCommand, wait: Duration) -> InlineOutcome {
+        let writtenAt: ContinuousClock.Instant
+        switch write(command) {
+        case .ended(let outcome): return outcome
+        case .written(let instant): writtenAt = instant
+        }
+        let giveUpAt = writtenAt.advanced(by: wait)
+        while true {
+            if let outcome = poll(writtenAt: writtenAt) { return outcome }
+            if ContinuousClock.now >= giveUpAt { return .unfinished(unwritten: [], writtenAt: writtenAt) }
+            sched_yield()
+        }
+    }
+
+    /// How writing an inline request went.
+    enum WriteOutcome {
+        /// Every byte went out at this instant; the reply is to be polled for.
+        case written(ContinuousClock.Instant)
+        /// The write could not finish: the exchange ends here with this outcome.
+        case ended(InlineOutcome)
+    }
+
+    /// The first half of ``exchange(_:wait:)``: writes `command` without blocking. Must be called only while
+    /// nothing else is in flight on the socket.
+    func write(_ command: RESPCommand) -> WriteOutcome {
         guard let socket else {
-            return .failed(
-                ConnectionError(.connectionClosed, "the connection was closed"), unwritten: [], writtenAt: nil)
+            return .ended(
+                .failed(ConnectionError(.connectionClosed, "the connection was closed"), unwritten: [], writtenAt: nil))
         }
         output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
         RESPEncoder.encode(command, into: &output)
@@ -60,15 +84,26 @@ final class SocketSession: @unchecked Sendable {
             case .bytes(let count):
                 written += count
             case .wouldBlock:
-                return .unfinished(unwritten: output[written...], writtenAt: nil)
+                return .ended(.unfinished(unwritten: output[written...], writtenAt: nil))
             case .endOfStream, .failed:
-                return .failed(
-                    ConnectionError(.connectionClosed, "the connection failed while writing"),
-                    unwritten: output[written...], writtenAt: nil)
+                return .ended(
+                    .failed(
+                        ConnectionError(.connectionClosed, "the connection failed while writing"),
+                        unwritten: output[written...], writtenAt: nil))
             }
         }
-        let writtenAt = ContinuousClock.now
-        let giveUpAt = writtenAt.advanced(by: wait)
+        return .written(ContinuousClock.now)
+    }
+
+    /// The second half of ``exchange(_:wait:)``: reads what has arrived without blocking and returns how the
+    /// exchange ended, or `nil` while its reply has not arrived yet.
+    ///
+    /// - Parameter writtenAt: When the request's last byte went out (the read deadline counts from it).
+    func poll(writtenAt: ContinuousClock.Instant) -> InlineOutcome? {
+        guard let socket else {
+            return .failed(
+                ConnectionError(.connectionClosed, "the connection was closed"), unwritten: [], writtenAt: writtenAt)
+        }
         while true {
             do throws(ConnectionError) {
                 while let reply = try decoder.next() {
@@ -87,8 +122,7 @@ final class SocketSession: @unchecked Sendable {
                 lastActivity = .now
                 decoder.append(readChunk[0..<count])
             case .wouldBlock:
-                if ContinuousClock.now >= giveUpAt { return .unfinished(unwritten: [], writtenAt: writtenAt) }
-                sched_yield()
+                return nil
             case .endOfStream, .failed:
                 return .failed(
                     ConnectionError(.connectionClosed, "the server closed the connection"), unwritten: [],
