@@ -90,6 +90,25 @@ package final class Locked<State> {
         #endif
         return try body(&state)
     }
+
+    /// Runs `body` with exclusive access to the state if no thread holds the lock now; never waits.
+    ///
+    /// - Returns: `body`'s result, or `nil` when the lock was held (by another thread, or by this one: the
+    ///   lock is not recursive, and a caller already inside `withLock` gets `nil` rather than a deadlock).
+    /// - Complexity: O(1) plus `body`.
+    @inlinable
+    package func withLockIfAvailable<Result, Failure: Error>(
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
+        #if canImport(Darwin)
+        guard os_unfair_lock_trylock(lock) else { return nil }
+        defer { os_unfair_lock_unlock(lock) }
+        #else
+        guard pthread_mutex_trylock(lock) == 0 else { return nil }
+        defer { pthread_mutex_unlock(lock) }
+        #endif
+        return try body(&state)
+    }
 }
 
 /// `@unchecked Sendable` is sound: `state` is read and written only inside `withLock`, between lock and unlock

@@ -264,10 +264,18 @@ extension SQLiteEngine {
         }
     }
 
-    /// Runs `body` on a reader connection from the pool (opening one when none is free).
+    /// Runs `body` on a reader connection from the pool; when none is pooled, on the writer if no thread holds
+    /// it, else on a newly opened reader.
+    ///
+    /// The writer serves a read outside any transaction of its own (an autocommit `SELECT` sees the last commit,
+    /// as a reader does) and its lock is only tried, never waited for: a thread inside a write, or another
+    /// thread writing, sends the read to a reader. So a process that reads one thread at a time — a `strata get`
+    /// — opens one connection, not two (a second open cost about 0.7 M instructions, a dozen system calls and its
+    /// page cache; Docs/Performance.md). `body` must not write: it runs under the writer's lock.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try followDatabaseIfDue()
         let (pooled, generation) = readers.withLock { ($0.connections.popLast(), $0.generation) }
+        if pooled == nil, let result = try readOnIdleWriter(body) { return result }
         let connection: SQLiteConnection
         if let pooled, pooled.isUsable {
             connection = pooled
@@ -285,6 +293,18 @@ extension SQLiteEngine {
             if !kept { connection.close() }
         }
         return try body(connection)
+    }
+
+    /// `body`'s result on the writer connection if no thread holds the writer and it is open, usable and outside
+    /// a transaction; `nil` otherwise. Events `body` reports reach the observer after the lock is released, as a
+    /// write's do.
+    private func readOnIdleWriter<T>(_ body: (SQLiteConnection) throws -> T) throws -> T? {
+        try events.holding {
+            try writer.withLockIfAvailable { connection -> T? in
+                guard let open = connection, open.isUsable, !open.isInTransaction else { return nil }
+                return try body(open)
+            } ?? nil
+        }
     }
 
     // MARK: - The key epoch
