@@ -267,6 +267,11 @@ import Testing
         let keys = try StoreSubkeys.derive(master: master, epochSalt: Data((32..<64).map { UInt8($0) }))
         #expect(hexString(keys.encryptionSubkey) == "c67c0595d7a8d07da115d375d1f5f57c1dd183ac4fb561b8adadc5815d43b694")
         #expect(hexString(keys.namingSubkey) == "eafab2f5a6d3383dc793a22365fe9868b3d566d73373e0b733ee90a6ce250b8c")
+        // The naming key alone (what a store derives under its fixed naming salt) is the same bytes.
+        #expect(
+            hexString(try StoreSubkeys.namingSubkey(master: master, epochSalt: Data((32..<64).map { UInt8($0) })))
+                == "eafab2f5a6d3383dc793a22365fe9868b3d566d73373e0b733ee90a6ce250b8c")
+        #expect(throws: CacheError.self) { try StoreSubkeys.namingSubkey(master: master, epochSalt: Data()) }
         #expect(
             hexString(try StoreSubkeys.keyCheckSubkey(master: master))
                 == "0f7f169e76f550c6e633704d86569060076d90eb5b6524e021ab9080793cce96")

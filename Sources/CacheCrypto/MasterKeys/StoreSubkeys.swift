@@ -66,6 +66,22 @@ package struct StoreSubkeys: Sendable, CustomStringConvertible, CustomDebugStrin
             namingSubkey: try hkdf(inputKey: inputKey, salt: epochSalt, info: namingInfo))
     }
 
+    /// Derives only the naming key of ``derive(master:epochSalt:)``, for a caller that uses no encryption key
+    /// under that salt (the store's fixed naming salt): one HKDF computation instead of two, the same bytes.
+    ///
+    /// - Parameters:
+    ///   - master: The store's master key.
+    ///   - epochSalt: The salt, as ``derive(master:epochSalt:)`` takes it. Must not be empty.
+    /// - Returns: ``namingSubkey`` of `derive(master: master, epochSalt: epochSalt)`.
+    /// - Throws: `CacheError` `.invalidArgument` for an empty salt; `.crypto` when the back end fails.
+    /// - Complexity: One HKDF computation.
+    package static func namingSubkey(master: MasterKey, epochSalt: Data) throws -> Data {
+        guard !epochSalt.isEmpty else {
+            throw CacheError(.invalidArgument, "the epoch salt must not be empty")
+        }
+        return try hkdf(inputKey: master.dataForDerivation, salt: epochSalt, info: namingInfo)
+    }
+
     /// Derives the key that encrypts the store's key-check record.
     ///
     /// It uses no salt (RFC 5869's default), so it stays the same across epochs: the record it protects is

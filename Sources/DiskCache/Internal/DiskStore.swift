@@ -81,7 +81,7 @@ final class DiskStore: Sendable {
         }
         do {
             (namer, generations, tagCounters) = try Self.translatingErrors {
-                let namingSubkey = try StoreSubkeys.derive(master: master, epochSalt: Self.namingSalt).namingSubkey
+                let namingSubkey = try StoreSubkeys.namingSubkey(master: master, epochSalt: Self.namingSalt)
                 return (
                     try KeyedNamer(namingSubkey: namingSubkey),
                     try KeyGenerations(master: master, layout: layout, storeName: configuration.name),

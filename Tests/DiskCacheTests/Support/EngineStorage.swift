@@ -243,10 +243,12 @@ extension DiskCache {
 
     /// The tag counters' naming and sealing, on either engine.
     var tagCounters: TagCounters {
-        switch engine {
-        case let files as FileEngine: return files.store.tagCounters
-        case let sqlite as SQLiteEngine: return sqlite.tagCounters
-        default: preconditionFailure("no tag counters on \(type(of: engine))")
+        get throws {
+            switch engine {
+            case let files as FileEngine: return files.store.tagCounters
+            case let sqlite as SQLiteEngine: return try sqlite.tagCounters
+            default: preconditionFailure("no tag counters on \(type(of: engine))")
+            }
         }
     }
 

@@ -85,7 +85,8 @@ final class SQLiteEngine: StorageEngine {
     let largeFolderPath: String
     let master: MasterKey
     let namer: KeyedNamer
-    let tagCounters: TagCounters
+    /// The tag counters' keys, derived at the first tag operation rather than at open (``tagCounters``).
+    let heldTagCounters = Locked<TagCounters?>(nil)
     let files: AtomicFileWriter
     /// Opened again when the store folder is replaced or made again (SQLiteEngine+Following.swift).
     let heldFolders: Locked<SQLiteStoreFolders>
@@ -133,17 +134,18 @@ final class SQLiteEngine: StorageEngine {
         }
         master = loaded.key
         do {
-            (namer, tagCounters) = try DiskStore.translatingErrors {
-                let naming = try StoreSubkeys.derive(master: loaded.key, epochSalt: DiskStore.namingSalt).namingSubkey
-                return (try KeyedNamer(namingSubkey: naming), try TagCounters(master: loaded.key))
+            namer = try DiskStore.translatingErrors {
+                try KeyedNamer(
+                    namingSubkey: try StoreSubkeys.namingSubkey(master: loaded.key, epochSalt: DiskStore.namingSalt))
             }
             let (opened, readOnlyCause) = try SQLiteStoreFolders.open(
                 layout: layout, storeName: configuration.name, protection: configuration.fileProtection)
             (heldFolders, self.readOnlyCause) = (Locked(opened), readOnlyCause)
+            // The database's epoch is adopted by openDatabase() below, before anything seals or opens a record.
             state = Locked(
                 State(
-                    epoch: try Epoch.derive(master: loaded.key, salt: Data(count: KeyCheckRecord.saltSize)),
-                    lastRecencyFlush: configuration.clock.now, databaseCheckedAt: configuration.clock.now))
+                    epoch: .unadopted, lastRecencyFlush: configuration.clock.now,
+                    databaseCheckedAt: configuration.clock.now))
             writer = Locked(nil)
             reportMovedAside(opened)
             try DiskStore.translatingErrors {
@@ -232,6 +234,22 @@ final class SQLiteEngine: StorageEngine {
         guard let lock else { return nil }
         defer { lock.unlock() }
         return try body()
+    }
+
+    /// The tag counters, their keys derived on first use: opening a store and reading an untagged entry (a
+    /// `strata get`) need none, and deriving them cost two HKDF computations and an HMAC key set-up at every
+    /// open (Docs/Performance.md).
+    ///
+    /// - Throws: `CacheError` `.crypto` when the back end fails to derive them (then again at the next use).
+    var tagCounters: TagCounters {
+        get throws {
+            try heldTagCounters.withLock { held in
+                if let held { return held }
+                let made = try DiskStore.translatingErrors { try TagCounters(master: master) }
+                held = made
+                return made
+            }
+        }
     }
 
     func lowWater(_ limit: Int) -> Int {
