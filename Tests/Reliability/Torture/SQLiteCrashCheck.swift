@@ -145,6 +145,7 @@ enum SQLiteCrashCheck {
             guard let audit = try SQLiteStoreAudit.audit(store) else { return }
             figures.count("audits")
             if audit.emptyDatabase { figures.count("audits_of_a_database_without_schema") }
+            if audit.rolledBackCreation { figures.count("audits_after_a_rolled_back_creation") }
             if audit.integrity == "ok" { figures.count("integrity_ok") }
             figures.count("large_files_seen", audit.largeFiles)
             if !sweptOrphans { figures.count("orphans_before_sweep", audit.orphanFiles) }

@@ -101,6 +101,9 @@ struct SQLiteStoreAudit {
     var largeFiles = 0
     /// The database holds no schema yet (its creator was killed before the schema committed).
     var emptyDatabase = false
+    /// The database's creator was killed inside its first write, before the switch to WAL committed, and left
+    /// SQLite's rollback journal, which the audit rolled back (see ``audit(_:)``).
+    var rolledBackCreation = false
 
     /// The problems an audit after a crash must not show.
     var problems: [String] {
@@ -118,8 +121,16 @@ struct SQLiteStoreAudit {
         guard FileManager.default.fileExists(atPath: store.appendingPathComponent("store.sqlite").path) else {
             return nil
         }
-        let database = try SQLiteInspector(store: store)
         var audit = SQLiteStoreAudit()
+        // The engine's databases use a rollback journal only for the first write of a new database, before its
+        // switch to WAL commits; a creator killed inside it leaves a hot journal, which a read-only connection
+        // cannot roll back (SQLITE_READONLY_ROLLBACK) and the next opener, the engine, rolls back read-write. So
+        // does the audit, once, before it looks: it then sees what the engine will see.
+        if FileManager.default.fileExists(atPath: store.appendingPathComponent("store.sqlite-journal").path) {
+            _ = try SQLiteInspector(store: store, writable: true).integer("SELECT count(*) FROM sqlite_master")
+            audit.rolledBackCreation = true
+        }
+        let database = try SQLiteInspector(store: store)
         audit.integrity = try database.integrityCheck()
         // A database created but killed before its schema committed is an empty one, not a damaged one.
         guard try database.integer("SELECT count(*) FROM sqlite_master WHERE name = 'totals'") == 1 else {
