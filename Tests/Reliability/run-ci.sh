@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7, 8 of Docs/Reliability.md, and 1, 2, 5 on the
+# Reduced-size reliability run for CI (scenarios 1, 2, 4, 5, 6, 7, 8, 9 of Docs/Reliability.md, and 1, 2, 5 on the
 # SQLite engine; the libFuzzer runs are in run-full.sh, CI replays the SQLite target's seed corpus and 500 seeded
 # mutations of it). Exits non-zero on any failure; the last line is `reliability: N passed, M failed`.
 set -u
@@ -22,5 +22,6 @@ run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 16
 run_step hostile "$torture" hostile --strata "$strata" --rounds 40 --seed "${STRATA_SEED:-$RANDOM}"
+run_step first-use "$torture" first-use --strata "$strata" --rounds 12 --processes 12 --seed "${STRATA_SEED:-$RANDOM}"
 run_step concurrency concurrency_step 1
 finish

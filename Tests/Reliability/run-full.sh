@@ -22,6 +22,7 @@ run_step fulldisk fulldisk_step
 run_step readonly readonly_step
 run_step privacy "$torture" privacy --strata "$strata" --keys 32
 run_step hostile "$torture" hostile --strata "$strata" --rounds 300 --seed "$seed"
+run_step first-use "$torture" first-use --strata "$strata" --rounds 50 --processes 16 --seed "$seed"
 run_step concurrency concurrency_step 12.5
 run_step fuzz "$root/Tests/Reliability/run-fuzz.sh" "${STRATA_FUZZ_SECONDS:-60}"
 finish

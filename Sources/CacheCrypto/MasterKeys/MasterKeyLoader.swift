@@ -136,7 +136,8 @@ package enum MasterKeyLoader {
     ///   - protection: Runs on the descriptor the key is read from or written to, never by path; `nil` for
     ///     none.
     ///   - refusingCreation: Called with the key file's path before a new key would be created; the error
-    ///     it returns is thrown instead (a disk store that exists without its key file).
+    ///     it returns is thrown instead (a disk store that exists without its key file), unless the key file
+    ///     is there when read once more: a concurrent creator of the store made it after the first read.
     /// - Returns: The key, and the key file's path when this call created it.
     /// - Throws: What ``loadOrCreateKeyFile(at:)`` throws, and what `refusingCreation` returns.
     package static func openOrCreateKeyFile(
@@ -152,7 +153,15 @@ package enum MasterKeyLoader {
             if let existing = try MasterKeyFile.readKey(at: path, protection: protection) {
                 return (existing, nil)
             }
-            if let refusal = refusingCreation?(path) { throw refusal }
+            if let refusal = refusingCreation?(path) {
+                // The refusal may be about a store another process created after the read above, with a key
+                // file it linked before writing the store's record: seen that record, that file is there now.
+                // Without this read every process but the creator could fail on a new store (a lost key).
+                if let created = try MasterKeyFile.readKey(at: path, protection: protection) {
+                    return (created, nil)
+                }
+                throw refusal
+            }
             let key = try MasterKey.random()
             if try MasterKeyFile.createKey(at: path, containing: key, protection: protection) {
                 return (key, path)

@@ -57,7 +57,8 @@ enum KeyCheckRecord {
     /// Checks `file` against `master` and returns the epoch salt.
     ///
     /// - Throws: ``CacheError/Code/wrongMasterKey`` when the record was made with another master key,
-    ///   ``CacheError/Code/unsupportedFormat`` for an unknown version, ``CacheError/Code/corruptEntry``
+    ///   ``CacheError/Code/unsupportedFormat`` for an unknown version (or, for the file engine, the SQLite
+    ///   engine's: the store was migrated under it), ``CacheError/Code/corruptEntry``
     ///   when the record is damaged although the key is right. Nothing is deleted in any case.
     static func salt(
         from file: Data, master: MasterKey, path: String, storeName: String, version: UInt8 = version
@@ -65,6 +66,12 @@ enum KeyCheckRecord {
         func damaged(_ why: String) -> CacheError { Self.damaged(why, path: path, storeName: storeName) }
         guard file.count >= 5, file.prefix(4) == magic else { throw damaged("bad magic or truncated") }
         guard file[file.startIndex + 4] == version else {
+            if version == Self.version && file[file.startIndex + 4] == sqliteVersion {
+                throw CacheError(
+                    .unsupportedFormat,
+                    "store '\(storeName)' was moved to the SQLite engine by a migration while this instance used it as "
+                        + "a file store; open the store again", path: path)
+            }
             throw CacheError(
                 .unsupportedFormat,
                 "store '\(storeName)' uses key-check format version \(file[file.startIndex + 4]); this build reads "

@@ -23,6 +23,7 @@ let usage = """
       hostile      --strata PATH --rounds 60 --seed 1
       sqlite-crash --iterations 200 --keys 64 --window-ms 200 --migrate-every 5 --migrate-window-ms 60 --seed 1
       sqlite-tampering --tamperings 1000 --keys 48 --seed 1
+      first-use    --strata PATH --rounds 50 --processes 12 --migrated-keys 16 --mix all|migrate --seed 1
     """
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -50,6 +51,7 @@ do {
     case "sqlite-migrate-child": status = try SQLiteCrash.migrateChild(options)
     case "sqlite-crash-check": status = try SQLiteCrashCheck.run(options)
     case "sqlite-tampering": status = try SQLiteTampering.run(options)
+    case "first-use": status = try FirstUse.run(options)
     default:
         FileHandle.standardError.write(Data((usage + "\n").utf8))
         status = 2

@@ -35,9 +35,25 @@ enum EngineSelection {
     /// - Throws: `.unsupportedFormat` when the configuration asks for one engine and the folder holds a store
     ///   of the other; what the engine's opening throws.
     static func openEngine(_ configuration: DiskCacheConfiguration) throws -> any StorageEngine {
-        let recorded = recordedEngine(in: StoreLayout(root: configuration.resolvedDirectory))
+        try openEngine(configuration, recorded: recordedEngine(in: StoreLayout(root: configuration.resolvedDirectory)))
+    }
+
+    /// Opens the engine for `configuration` in a folder whose record said `recorded` when it was looked at.
+    ///
+    /// Under `.automatic` a file store may be migrated between that look and the file engine's own read of the
+    /// record (another process's `migrateStoreToSQLite()` committing): the record then says SQLite, and the
+    /// SQLite engine opens instead of the open failing.
+    static func openEngine(_ configuration: DiskCacheConfiguration, recorded: Recorded) throws -> any StorageEngine {
         switch (configuration.engine, recorded) {
-        case (.files, .none), (.files, .files), (.automatic, .files), (.files, .unreadable), (.automatic, .unreadable):
+        case (.automatic, .files):
+            do {
+                return try FileEngine(configuration: configuration)
+            } catch let error as CacheError where error.code == .unsupportedFormat {
+                let layout = StoreLayout(root: configuration.resolvedDirectory)
+                guard recordedEngine(in: layout) == .sqlite else { throw error }
+                return try SQLiteEngine(configuration: configuration)
+            }
+        case (.files, .none), (.files, .files), (.files, .unreadable), (.automatic, .unreadable):
             return try FileEngine(configuration: configuration)
         case (.sqlite, .none), (.sqlite, .sqlite), (.automatic, .none), (.automatic, .sqlite), (.sqlite, .unreadable):
             return try SQLiteEngine(configuration: configuration)
