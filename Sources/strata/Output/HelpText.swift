@@ -117,7 +117,8 @@ enum HelpText {
               --max-size SIZE      byte limit: 500MB, 1.5G (powers of 1000), 2GiB (powers of 1024), 4096, none
               --max-entries N      entry limit, or none; 0 keeps nothing
               --redis URL          share values and exec results through Redis under the store:
-                                   redis://[user:password@]host[:port][/namespace] (same master key everywhere)
+                                   redis://[user:password@]host[:port][,host[:port]...][/namespace]
+                                   (same master key everywhere; any node of a Redis Cluster is enough)
                                    or rediss://... for TLS, verified against the system's trust store
               --redis-ca-file FILE      rediss://: trust the CAs in this PEM file instead of the system's
               --redis-client-cert FILE  rediss://: client certificate (PEM) for servers that require one

@@ -92,7 +92,7 @@ struct StatsReport {
         guard health.isCluster else { return [] }
         let nodes = health.nodes.sorted { ($0.key.host, $0.key.port) < ($1.key.host, $1.key.port) }
         return [
-            ("redis cluster nodes", String(health.nodes.count)),
+            ("redis cluster nodes connected", String(health.nodes.count)),
             ("redis cluster redirects", String(health.clusterRedirects)),
             ("redis cluster map reads", String(health.topologyRefreshes)),
             ("redis scoped invalidations", String(health.scopedInvalidations)),
