@@ -15,6 +15,43 @@ struct RedisCounterLossTests {
         try await raw.allKeys().filter { $0.contains(bytes: Array(":t:".utf8)) }
     }
 
+    @Test func sixtyFourConcurrentRepairsOfAnEpochFarBelowNeitherOverflowNorAddUp() async throws {
+        // Given an instance that has seen its epoch near the top of the fresh bases' range
+        let server = try RedisServer()
+        let raw = try RawRedis(port: server.port)
+        let cache = try RedisCache<String, String>(configuration: RedisTier.configuration(port: server.port))
+        let namespace = cache.configuration.namespace
+        let epochName = "strata:v2:\(namespace):{\(namespace)}:epoch"
+        let seen: UInt64 = (1 << 62) + (1 << 61) - 1
+        _ = try await raw.send("SET", epochName, String(seen))
+        try await cache.setValue("v", forKey: "k")
+        // When the counter comes back recreated at the bottom of that range (as after a failover that lost it),
+        // and 64 tasks that each read it that low repair it at once
+        let low = UInt64(1) << 62
+        _ = try await raw.send("SET", epochName, String(low))
+        let failures = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    do {
+                        _ = try await cache.repairEpoch(low, above: seen)
+                        return 0
+                    } catch {
+                        return 1
+                    }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        // Then no repair failed, and the counter was raised just above
+        // what the instance had seen: each repair raised it to a target, none added the 2^61 gap (64 of those
+        // would overflow the server's 64-bit counter, as INCRBY did)
+        #expect(failures == 0)
+        let counter = try #require(UInt64(try await raw.send("GET", epochName).string ?? ""))
+        #expect(counter > seen && counter <= seen + (1 << 32))
+        #expect(try await cache.value(forKey: "k") == nil)
+        await cache.close()
+    }
+
     @Test(arguments: 0...3)
     func aDeletedTagCounterNeverBringsBackAnEntryWhoseTagWasRemoved(removalsAfterTheLoss: Int) async throws {
         // Given two entries of tag "t", one stamped before any removal and one after the first, both removed

@@ -189,6 +189,18 @@ extension RedisCache {
 /// The Lua scripts that keep the counter rule atomic on the server. Outside the generic class: a generic type
 /// cannot hold static stored properties.
 enum CounterScripts {
+    /// Sets the counter `KEYS[1]` to `ARGV[1]` unless it already holds at least that, in one atomic step;
+    /// returns the counter as the server stores it. Compared as decimal strings (neither has leading zeros):
+    /// Lua's doubles cannot tell apart counters near 2^62.
+    static let raise = Array(
+        """
+        local current = redis.call('GET', KEYS[1])
+        local target = ARGV[1]
+        if current and (#current > #target or (#current == #target and current >= target)) then return current end
+        redis.call('SET', KEYS[1], target)
+        return target
+        """.utf8)
+
     /// Adds one to the counter `KEYS[1]`, or creates it at the fresh base `ARGV[1]` when it is missing, in one
     /// atomic step; returns the counter as the server stores it. Read back with `GET`: Lua carries integers as
     /// doubles, which would round a value near 2^62.

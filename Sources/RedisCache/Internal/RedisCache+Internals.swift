@@ -100,10 +100,10 @@ extension RedisCache {
     /// The epoch to compare entries with, given the counter a reply carried; `nil` while the counter is
     /// missing (lost, or not created yet): then no entry is of the current epoch (the counter rule, FenceCounter).
     ///
-    /// A counter below one this instance saw means it was lost (`FLUSHDB`, or evicted under
-    /// `allkeys-lru`). A fresh read confirms it first: a reply overtaken by a later `removeAll()`'s `INCR`
-    /// also reads lower, and is not a loss. A confirmed loss is repaired by pushing the counter above
-    /// every epoch seen (`INCRBY`, so concurrent repairs by other processes only add up): entries sealed
+    /// A counter below one this instance saw means it was lost (`FLUSHDB`, evicted under `allkeys-lru`, or
+    /// lost in a failover). A fresh read confirms it first: a reply overtaken by a later `removeAll()`'s `INCR`
+    /// also reads lower, and is not a loss. A confirmed loss is repaired by raising the counter above
+    /// every epoch seen (a script that only ever raises it, so concurrent repairs never lower it): entries sealed
     /// before the loss stay unreadable, and a later `removeAll()` advances past what this instance seals
     /// with. Taking the higher of the two without repairing would keep sealing under an epoch the server
     /// no longer counts, so a `removeAll()` after the loss would not clear this instance's writes.
@@ -130,20 +130,24 @@ extension RedisCache {
         return try await repairEpoch(fresh, above: state.withLock { $0.epoch })
     }
 
-    /// Returns `counter` when it exceeds `highest` - 1 (it is at least `highest`), else pushes the server's
-    /// counter past `highest` by a random step of up to 2^32 and returns the new value.
+    /// Returns `counter` when it exceeds `highest` - 1 (it is at least `highest`), else raises the server's
+    /// counter past `highest` by a random step of up to 2^32 (unless it is already higher) and returns its value.
     // The random step: other clients may have advanced the counter past `highest` before it went back, and
     // entries of those epochs were cleared; landing exactly on `highest + 1` would bring them back.
+    // Raising to a target, not adding the gap: a counter recreated at a fresh base can sit up to 2^61 below,
+    // and every task and process that reads it repairs at once — added up (`INCRBY`), a few such repairs
+    // overflowed the server's 64-bit counter ("increment or decrement would overflow"), seen after a failover.
     func repairEpoch(_ counter: UInt64, above highest: UInt64, strictly: Bool = false) async throws -> UInt64 {
         if strictly ? counter > highest : counter >= highest { return noteEpoch(counter) }
-        let delta = Int64(clamping: highest - counter + 1 + UInt64.random(in: 0..<(1 << 32)))
-        let reply = try await send(
-            RESPCommand(arguments: [Array("INCRBY".utf8), keys.epochKey, Array(String(delta).utf8)]), key: keys.epochKey
-        )
-        guard case .integer(let value) = reply, value >= 0 else {
-            throw CacheError(.io, "the Redis server answered INCRBY with \(reply)")
+        let target = Array(String(highest + 1 + UInt64.random(in: 0..<(1 << 32))).utf8)
+        let raise = RESPCommand(arguments: [
+            Array("EVAL".utf8), CounterScripts.raise, Array("1".utf8), keys.epochKey, target,
+        ])
+        let reply = try await send(raise, key: keys.epochKey)
+        guard let value = try Self.counterValue(reply) else {
+            throw CacheError(.io, "the Redis server answered the epoch's repair with \(reply)")
         }
-        return noteEpoch(UInt64(value))
+        return noteEpoch(value)
     }
 
     /// The epoch to seal a write with: the cached one while fresh, else read again; a missing counter is
