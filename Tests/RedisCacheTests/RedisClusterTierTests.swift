@@ -22,6 +22,20 @@ struct RedisClusterTierTests {
         return try RedisCache<String, Data>(configuration: configuration)
     }
 
+    /// Two instances of one fresh namespace and master key, seeded with the shared cluster's nodes `first` and
+    /// `second` (two processes sharing a namespace, as far as the server can tell).
+    static func instances(
+        seeds first: Int, _ second: Int
+    ) async throws -> (RedisCache<String, Data>, RedisCache<String, Data>) {
+        let cluster = try await RedisCluster.shared()
+        let namespace = RedisTier.namespace()
+        let masterKey = RedisTier.randomMasterKey()
+        return (
+            try tier(cluster, seed: first, namespace: namespace, masterKey: masterKey),
+            try tier(cluster, seed: second, namespace: namespace, masterKey: masterKey)
+        )
+    }
+
     /// The primary that serves `key`'s entry in `cache`'s namespace.
     static func primary(of key: String, in cache: RedisCache<String, Data>) throws -> Int? {
         let name = try cache.entryName(Data(key.utf8))
@@ -93,11 +107,7 @@ struct RedisClusterTierTests {
 
     @Test func removeAllAndATagsRemovalReachKeysOfEveryPrimaryForEveryInstance() async throws {
         // Given two instances of one namespace, keys on every primary, half of them tagged "t"
-        let cluster = try await RedisCluster.shared()
-        let namespace = RedisTier.namespace()
-        let masterKey = RedisTier.randomMasterKey()
-        let writer = try Self.tier(cluster, seed: 0, namespace: namespace, masterKey: masterKey)
-        let reader = try Self.tier(cluster, seed: 4, namespace: namespace, masterKey: masterKey)
+        let (writer, reader) = try await Self.instances(seeds: 0, 4)
         let keys = (0..<60).map { "key-\($0)" }
         for (index, key) in keys.enumerated() {
             let tags: Set<String> = index.isMultiple(of: 2) ? ["t"] : []
@@ -120,10 +130,7 @@ struct RedisClusterTierTests {
     @Test func aWriteInOneInstanceInvalidatesTheKeyInAnotherOnEveryPrimary() async throws {
         // Given an observing instance that has read keys of every primary, with tracking on every primary
         let cluster = try await RedisCluster.shared()
-        let namespace = RedisTier.namespace()
-        let masterKey = RedisTier.randomMasterKey()
-        let writer = try Self.tier(cluster, seed: 1, namespace: namespace, masterKey: masterKey)
-        let observer = try Self.tier(cluster, seed: 5, namespace: namespace, masterKey: masterKey)
+        let (writer, observer) = try await Self.instances(seeds: 1, 5)
         let received = Locked<[String]>([])
         let subscription = observer.addInvalidationObserver { invalidation in
             if case .keys(let keys) = invalidation { received.withLock { $0 += keys } }
