@@ -110,7 +110,9 @@ final class ServerRoute: Sendable {
     /// - Throws: What reading the cluster's map throws.
     func scanNodes() async throws -> [RedisConnection.Address?] {
         guard let cluster else { return [nil] }
-        return try await cluster.primaries()
+        // Sorted: a purge's cursor names a node by its index across steps, and two reads of the map (from two
+        // nodes: each lists the shards in its own order) can list the same primaries in another order.
+        return try await cluster.primaries().sorted { ($0.host, $0.port) < ($1.host, $1.port) }
     }
 
     /// Sends `command` to `node` itself (`nil`: the standalone server), without redirection.
