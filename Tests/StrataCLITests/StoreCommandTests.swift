@@ -70,6 +70,19 @@ struct StoreCommandTests {
         #expect(try harness.run(["stats"]).outputText.contains("max size         none"))
     }
 
+    @Test func hitRatioOfAStoreWithNoLookUpsIsNotAvailableRatherThanZero() throws {
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "a", "1"]).status == 0)
+        #expect(try harness.run(["stats"]).outputText.contains("hit ratio        n/a\n"))
+        let fresh = try harness.run(["stats", "--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: fresh.standardOutput) as? [String: Any])
+        #expect(object["hitRatio"] is NSNull)
+
+        // One miss: a real ratio of 0 from then on.
+        #expect(try harness.run(["get", "nope"]).status == 1)
+        #expect(try harness.run(["stats"]).outputText.contains("hit ratio        0.000\n"))
+    }
+
     @Test func clearRemovesEveryEntry() throws {
         let harness = try StrataHarness()
         #expect(try harness.run(["set", "a", "1"]).status == 0)

@@ -42,6 +42,9 @@ struct StatsReport {
         return String(decoding: buffer.prefix(Int(written)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// Whether the store has counted a hit or a miss: a ratio of no look-ups is not 0, it is undefined.
+    private var hasLookups: Bool { statistics.hits > 0 || statistics.misses > 0 }
+
     /// Aligned `name  value` lines.
     var text: String {
         let base = statistics
@@ -54,7 +57,7 @@ struct StatsReport {
                 ("max entries", maxEntries.map(String.init) ?? "none"),
                 ("hits", String(base.hits)),
                 ("misses", String(base.misses)),
-                ("hit ratio", Self.threeDecimals(base.hitRatio)),
+                ("hit ratio", hasLookups ? Self.threeDecimals(base.hitRatio) : "n/a"),
                 ("insertions", String(base.insertions)),
                 ("evictions", String(base.evictions)),
                 ("expirations", String(base.expirations)),
@@ -125,7 +128,7 @@ struct StatsReport {
             "expirations": .integer(base.expirations),
             "corruptEntriesRemoved": .integer(statistics.corruptEntriesRemoved),
             "errors": .integer(statistics.errors),
-            "hitRatio": .number(base.hitRatio),
+            "hitRatio": hasLookups ? .number(base.hitRatio) : .null,
         ]
         if let redis {
             let health = redis.health
