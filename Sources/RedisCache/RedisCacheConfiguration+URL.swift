@@ -57,7 +57,7 @@ extension RedisCacheConfiguration {
         let port = components.port ?? 6379
         guard (1...65_535).contains(port) else {
             // The value is not shown: a URL missing its `@host` can put the password in the port.
-            throw CacheError(.invalidArgument, "the Redis URL's port must be 1...65535")
+            throw CacheError(.invalidArgument, "the Redis URL's port must be between 1 and 65535")
         }
         guard components.query == nil, components.fragment == nil else {
             throw CacheError(.invalidArgument, "a Redis URL takes no query or fragment")
@@ -101,7 +101,7 @@ extension RedisCacheConfiguration {
             let port = parsed.port ?? 6379
             guard (1...65_535).contains(port), parsed.path.isEmpty, parsed.user == nil else {
                 throw CacheError(
-                    .invalidArgument, "a Redis URL's extra address is not host[:port] with a port 1...65535")
+                    .invalidArgument, "a Redis URL's extra address is not host[:port] with a port between 1 and 65535")
             }
             seeds.append(Address(host: name, port: port))
         }

@@ -158,7 +158,7 @@ public struct RedisCacheConfiguration: Sendable {
     func validate() throws(CacheError) {
         try Self.validateNamespace(namespace)
         guard (1...65_535).contains(port) else {
-            throw CacheError(.invalidArgument, "the Redis port must be 1...65535, got \(port)")
+            throw CacheError(.invalidArgument, "the Redis port must be between 1 and 65535, got \(port)")
         }
         guard !host.isEmpty else { throw CacheError(.invalidArgument, "the Redis host must not be empty") }
         // A C string ends at NUL: the resolver and OpenSSL's name check would see another host than this one.
@@ -182,7 +182,7 @@ public struct RedisCacheConfiguration: Sendable {
         for address in fallbackAddresses {
             guard !address.host.isEmpty, (1...65_535).contains(address.port) else {
                 throw CacheError(
-                    .invalidArgument, "a fallback address needs a host and a port 1...65535, got \(address)")
+                    .invalidArgument, "a fallback address needs a host and a port between 1 and 65535, got \(address)")
             }
         }
         guard (1...16).contains(connectionCount) else {
