@@ -37,9 +37,21 @@ struct RedisLoadOnceStartTests {
         let log = AppliedLog()
         private let folder = TemporaryFolder(label: "redis-load-once-start")
 
-        init(port: Int) throws {
+        /// A stack on a namespace some process used before (its epoch counter exists), as a restarted server
+        /// finds it: the first use of a namespace creates the counter, and its echo is an "everything" this
+        /// process cannot tell from another's `removeAll()` (Docs/RedisCache.md, "Fences at start").
+        static func onUsedNamespace(port: Int) async throws -> Stack {
             let namespace = RedisTier.namespace()
             let masterKey = RedisTier.randomMasterKey()
+            var untracked = try RedisTier.configuration(port: port, namespace: namespace, masterKey: masterKey)
+            untracked.tracksInvalidations = false
+            let earlier = try RedisCache<String, Data>(configuration: untracked)
+            try await earlier.setValue(Data("earlier".utf8), forKey: "earlier")
+            await earlier.close()
+            return try Stack(port: port, namespace: namespace, masterKey: masterKey)
+        }
+
+        init(port: Int, namespace: String, masterKey: Data) throws {
             memory = try MemoryCache(countLimit: 10_000)
             disk = try DiskCache(
                 configuration: DiskCacheConfiguration(
@@ -148,7 +160,7 @@ struct RedisLoadOnceStartTests {
         let server = try RedisServer()
         var summary: [Int: Int] = [:]
         for round in 0..<Self.rounds {
-            let stack = try Stack(port: server.port)
+            let stack = try await Stack.onUsedNamespace(port: server.port)
             // No wait for tracking: the cache serves the moment it exists.
             let counts = try await Self.twice(stack, round: round)
             let histogram = Self.histogram(counts)
@@ -163,7 +175,7 @@ struct RedisLoadOnceStartTests {
         let server = try RedisServer()
         var summary: [Int: Int] = [:]
         for round in 0..<Self.rounds {
-            let stack = try Stack(port: server.port)
+            let stack = try await Stack.onUsedNamespace(port: server.port)
             // Tracking on and its first flush applied: what follows is the tag removal's echo alone.
             #expect(await stack.log.waitForAll(), "round \(round): tracking on")
             #expect(await stack.settle(), "round \(round): tracking settles")
