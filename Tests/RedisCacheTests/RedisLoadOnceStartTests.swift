@@ -99,7 +99,8 @@ struct RedisLoadOnceStartTests {
         func settle() async -> Bool {
             for _ in 0..<10 {
                 let marker = "marker-\(UUID().uuidString)"
-                guard (try? await redis.setValue(Data("m".utf8), forKey: marker)) != nil else { return false }
+                // A write that misses its deadline on a loaded machine is tried again with another marker.
+                guard (try? await redis.setValue(Data("m".utf8), forKey: marker)) != nil else { continue }
                 let event = await log.next { event in
                     switch event {
                     case .keys(let keys): return keys.contains(marker)
@@ -168,7 +169,8 @@ struct RedisLoadOnceStartTests {
             #expect(histogram == [1: Self.keys.count], "round \(round): loader runs per key → keys")
             await stack.close()
         }
-        print("fresh cache, loader runs per key → keys over \(Self.rounds) rounds: \(summary.sorted { $0.key < $1.key })")
+        let runs = summary.sorted { $0.key < $1.key }
+        print("fresh cache, loader runs per key → keys over \(Self.rounds) rounds: \(runs)")
     }
 
     @Test func aWarmUpRightAfterTheCachesOwnTagRemovalRunsEachLoaderOnce() async throws {
@@ -186,6 +188,7 @@ struct RedisLoadOnceStartTests {
             #expect(histogram == [1: Self.keys.count], "round \(round): loader runs per key → keys")
             await stack.close()
         }
-        print("warm-up after own tag removal, loader runs per key → keys over \(Self.rounds) rounds: \(summary.sorted { $0.key < $1.key })")
+        let runs = summary.sorted { $0.key < $1.key }
+        print("warm-up after own tag removal, loader runs per key → keys over \(Self.rounds) rounds: \(runs)")
     }
 }
