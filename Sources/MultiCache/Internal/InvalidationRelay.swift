@@ -49,11 +49,12 @@ final class InvalidationRelay<Key: Hashable & Sendable, Value: Sendable>: Sendab
         /// Returns the tags of a `.tags` invalidation from `publisher` that are not the echo of this cache's
         /// own removals, consuming one awaited echo per tag.
         ///
-        /// An echo needs no fence: the removal that caused it fenced every load and read in flight and
-        /// advanced the tag in every tier while the tier's counter moved, and pushes arrive in the server's
-        /// order. So a push consumed here reports either that removal or a removal by someone else that the
-        /// server ran before it, which the own removal covers; a removal run after it arrives after the
-        /// echo, when nothing is awaited any more, and is applied.
+        /// An echo needs no fence: pushes arrive in the server's order, so a push consumed here reports
+        /// either the own removal's counter write or another client's that the server ran before it. The own
+        /// removal covers both: every load and read in flight when that write ran began before the removal
+        /// ended and is fenced by it, nothing stores while it runs, and it advances the tag in every tier
+        /// before it ends. A removal the server ran after the own one arrives after the echo, when nothing is
+        /// awaited any more, and is applied.
         mutating func takeForeignTags(_ tags: [String], from publisher: Int) -> [String] {
             guard var awaited = ownTagRemovals[publisher], !awaited.isEmpty else { return tags }
             defer { ownTagRemovals[publisher] = awaited }
