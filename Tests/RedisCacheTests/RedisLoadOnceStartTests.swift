@@ -178,8 +178,9 @@ struct RedisLoadOnceStartTests {
         var summary: [Int: Int] = [:]
         for round in 0..<Self.rounds {
             let stack = try await Stack.onUsedNamespace(port: server.port)
-            // Tracking on and its first flush applied: what follows is the tag removal's echo alone.
-            #expect(await stack.log.waitForAll(), "round \(round): tracking on")
+            // Tracking on and its first flush applied (a load waits for both), and the load's own write back
+            // through tracking: what follows is the tag removal's echo alone.
+            _ = try await stack.multi.value(forKey: "ready", expiry: .hours(1)) { Data("ready".utf8) }
             #expect(await stack.settle(), "round \(round): tracking settles")
             try await stack.multi.removeAll(taggedWith: "warm")
             let counts = try await Self.twice(stack, round: round, tags: ["warm"])
