@@ -161,7 +161,13 @@ extension MultiCache: BulkReadingCache {
         expiry: Expiry = .never,
         orLoad loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
     ) async throws -> [Key: Value] {
-        try await coordinator.values(
+        // While a tier's invalidations are starting, misses wait for them (see `readBeforeLoadingDuringStart`).
+        if relay.isStarting.withLock({ $0 }) {
+            let found = try await values(forKeys: keys)
+            if Set(keys).isSubset(of: found.keys) { return found }
+            await waitForInvalidationStart()
+        }
+        return try await coordinator.values(
             forKeys: keys,
             read: { keys in try await values(forKeys: keys) },
             recheck: { [weak self] key in try? await self?.entry(forKey: key)?.value },

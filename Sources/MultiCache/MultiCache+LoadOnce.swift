@@ -53,7 +53,9 @@ extension MultiCache {
         expiry: Expiry = .never,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try await coordinator.value(
+        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
+        if let value = try await readBeforeLoadingDuringStart(key) { return value }
+        return try await coordinator.value(
             forKey: key,
             read: { try await entry(forKey: key)?.value },
             recheck: { try? await self.entry(forKey: key)?.value },

@@ -81,7 +81,9 @@ extension MultiCache: StaleRetainingCache {
     func resilientLoad(
         forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try await coordinator.value(
+        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
+        if let value = try await readBeforeLoadingDuringStart(key) { return value }
+        return try await coordinator.value(
             forKey: key, options: options, clock: clock, expiry: expiry,
             read: { try await self.entryIncludingStale(forKey: key) },
             recheck: { [weak self] in try? await self?.entry(forKey: key)?.value },

@@ -43,9 +43,11 @@ extension MultiCache {
     public func removeAll(taggedWith tag: String) async throws {
         await replayPendingWritesIfNeeded()
         try await coordinator.fenced(nil) {
-            let failures = await keepPending(
-                .removeAllTagged(tag), base: nil,
-                failures: await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAllTagged(tag) })
+            // Under this fence, so the tiers' echoes of this removal need no fence of their own.
+            awaitEchoes(ofRemovalOf: tag)
+            let removed = await forEachTier(in: tiers.indices) { tier in try await tier.handle.removeAllTagged(tag) }
+            settleEchoes(ofRemovalOf: tag, failures: removed)
+            let failures = await keepPending(.removeAllTagged(tag), base: nil, failures: removed)
             try throwIfFailed(failures, "remove the entries tagged \"\(tag)\"")
         }
     }
@@ -76,6 +78,8 @@ extension MultiCache {
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         guard !tags.isEmpty else { return try await value(forKey: key, expiry: expiry, orLoad: load) }
+        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
+        if let value = try await readBeforeLoadingDuringStart(key) { return value }
         let snapshot = Locked<[Int: CacheTagVersions?]>([:])
         return try await coordinator.value(
             forKey: key,

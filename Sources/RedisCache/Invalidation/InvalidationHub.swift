@@ -50,6 +50,10 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
         var tagNames: TrackedNames<String>
         /// Set by ``close()``: no listener starts again.
         var isClosed = false
+        /// Whether a listener's first attempt ended (tracking on, its `.all` published, or the attempt
+        /// failed) since listeners last started from none; see ``whenStarted(_:)``.
+        var hasStarted = false
+        var startWaiters: [@Sendable () -> Void] = []
         var counters = Counters()
 
         /// The nodes to listen on: the server, or each primary of the map.
@@ -128,6 +132,8 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             state.listeners = [:]
             state.names.removeAll()
             state.tagNames.removeAll()
+            // The next observer starts a new listener, whose first `.all` it waits for.
+            state.hasStarted = false
             state.retired.removeAll { $0.hasExited }
             state.retired += listeners
             return listeners
@@ -199,10 +205,13 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             return true
         }
         if !kept { listener?.stop() }
+        // No thread to report a first attempt: nobody may wait for one.
+        if listener == nil { reportStarted() }
     }
 
     /// Stops the listeners for good and returns once their threads have exited.
     func close() async {
+        reportStarted()
         let listeners = state.withLock { state -> [TrackingListener] in
             state.isClosed = true
             defer {
@@ -215,6 +224,30 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
             listener.stop()
             await listener.waitForExit()
         }
+    }
+
+    // MARK: - Start
+
+    /// Calls `started` once a listener's first attempt has ended: tracking came on and its `.all` was
+    /// published to every observer, or the attempt failed; at once when that happened already, when no
+    /// listener runs (no observer), or when the hub is closed.
+    func whenStarted(_ started: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard !state.hasStarted, !state.isClosed, !state.listeners.isEmpty else { return true }
+            state.startWaiters.append(started)
+            return false
+        }
+        if now { started() }
+    }
+
+    /// Marks the first attempt as ended and calls those waiting for it.
+    private func reportStarted() {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            state.hasStarted = true
+            defer { state.startWaiters = [] }
+            return state.startWaiters
+        }
+        for waiter in waiters { waiter() }
     }
 
     // MARK: - Names
@@ -250,6 +283,7 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
                 state.listeners[node]?.isTracking = true
                 state.counters.trackingConnects += 1
             }
+            reportStarted()
         case .lost:
             let wasTracking = state.withLock { state -> Bool in
                 defer { state.listeners[node]?.isTracking = false }
@@ -258,6 +292,8 @@ final class InvalidationHub<Key: Hashable & Sendable>: Sendable {
                 return wasTracking
             }
             if wasTracking { publish(missed(on: node)) }
+            // A first attempt that failed: loads held for it go on without tracking, as they would later.
+            reportStarted()
         case .push(let value):
             for invalidation in invalidations(from: value) { publish(invalidation) }
         }

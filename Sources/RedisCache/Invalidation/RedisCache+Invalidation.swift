@@ -1,7 +1,7 @@
 import CacheCore
 import RedisConnection
 
-extension RedisCache: CacheInvalidationSource {
+extension RedisCache: CacheInvalidationSource, InvalidationStartReporting {
     /// Registers `observer` for the changes other clients (and this tier's own writes) make to this
     /// namespace on the server, as reported by Redis client-side caching's tracking messages.
     ///
@@ -31,6 +31,15 @@ extension RedisCache: CacheInvalidationSource {
     ) -> CacheInvalidationSubscription {
         guard configuration.tracksInvalidations else { return CacheInvalidationSubscription {} }
         return invalidations.add(observer)
+    }
+
+    /// Calls `started` once the tracking connection's first attempt has ended: tracking came on and its `.all`
+    /// reached every observer, or the attempt failed (a server down or refusing `HELLO 3`); at once with
+    /// ``RedisCacheConfiguration/tracksInvalidations`` off or no observer registered. `MultiCache` holds its
+    /// first loads until then, so that the `.all` of tracking coming on does not fence them.
+    package func whenInvalidationsStart(_ started: @escaping @Sendable () -> Void) {
+        guard configuration.tracksInvalidations else { return started() }
+        invalidations.whenStarted(started)
     }
 
     /// Settings of the tracking connection, from the tier's.
