@@ -60,15 +60,15 @@ extension RedisCache: TagVersioningCache {
     {
         try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
-        try await write(entry, forKey: key, tagVersions: try await stamps(for: entry.tags, from: versions))
+        try await write(entry, forKey: key, tagVersions: try await stamps(for: entry, from: versions))
     }
 
-    /// The stamps of an entry carrying `tags`, from `snapshot`: `nil` without tags; a tag the snapshot lacks is
-    /// stamped with its current version.
-    func stamps(for tags: Set<String>, from snapshot: CacheTagVersions) async throws -> [String: UInt64]? {
-        guard !tags.isEmpty else { return nil }
-        var stamped = snapshot.versions.filter { tags.contains($0.key) }
-        let missing = tags.subtracting(stamped.keys)
+    /// The stamps of `entry`'s tags, from the snapshot `versions`: `nil` without tags; a tag the snapshot lacks
+    /// is stamped with its current version.
+    func stamps(for entry: CacheEntry<Value>, from versions: CacheTagVersions) async throws -> [String: UInt64]? {
+        guard !entry.tags.isEmpty else { return nil }
+        var stamped = versions.versions.filter { entry.tags.contains($0.key) }
+        let missing = entry.tags.subtracting(stamped.keys)
         if !missing.isEmpty { stamped.merge(try await stampingTagVersions(of: missing)) { old, _ in old } }
         return stamped
     }

@@ -26,8 +26,8 @@ struct RedisLoadFenceTests {
     /// The removal counter's remaining time to live, in milliseconds (`PTTL`).
     static func counterTimeToLive(of key: String, in cache: RedisCache<String, String>) async throws -> Int64 {
         let counter = cache.keys.sibling(ofEntry: try cache.entryName(Data(key.utf8)), "r")
-        guard case .integer(let milliseconds) = try await cache.send(RESPCommand("PTTL", String(decoding: counter, as: UTF8.self)), key: counter)
-        else { return -3 }
+        let reply = try await cache.send(RESPCommand(arguments: [Array("PTTL".utf8), counter]), key: counter)
+        guard case .integer(let milliseconds) = reply else { return -3 }
         return milliseconds
     }
 
@@ -58,7 +58,8 @@ struct RedisLoadFenceTests {
         let ticket = try await loader.loadTicket(forKey: "k", tags: [])
         // When the second instance removes the key before the load stores
         try await remover.removeEntry(forKey: "k")
-        let stored = try await loader.setEntry(CacheEntry(value: "loaded before the removal"), forKey: "k", ticket: ticket)
+        let stored = try await loader.setEntry(
+            CacheEntry(value: "loaded before the removal"), forKey: "k", ticket: ticket)
         // Then nothing is stored, for either instance
         #expect(!stored)
         #expect(try await loader.value(forKey: "k") == nil)

@@ -76,7 +76,7 @@ extension RedisCache {
     // server with no replica would hold `WAIT 1` for the whole timeout, hence `ROLE`; asking it with every
     // fence made the run go through the connection's I/O thread and tripled `removeAll()`'s latency
     // (0.03–0.06 ms → 0.12–0.18 ms, strata-bench redis-removeall), so its answer is kept a while.
-    func advanceConfirmed(_ advance: RESPCommand, key: [UInt8], timeout: Duration) async throws -> RESPValue {
+    private func advanceConfirmed(_ advance: RESPCommand, key: [UInt8], timeout: Duration) async throws -> RESPValue {
         // `WAIT` holds the connection's reply that long: at the read deadline it would close it.
         let wait = min(timeout, configuration.readTimeout / 2)
         let milliseconds = Int((wait / .milliseconds(1)).rounded(.down))

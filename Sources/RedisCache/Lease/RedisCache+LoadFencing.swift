@@ -64,7 +64,7 @@ extension RedisCache: LoadFencingCache {
         guard ContinuousClock.now - ticket.startedAt < Self.removalCounterTimeToLive,
             state.withLock({ $0.epoch }) <= ticket.epoch
         else { return false }
-        let stamps = try await stamps(for: entry.tags, from: ticket.tagVersions)
+        let stamps = try await stamps(for: entry, from: ticket.tagVersions)
         return try await write(entry, forKey: key, tagVersions: stamps, fence: ticket)
     }
 
@@ -82,19 +82,17 @@ extension RedisCache: LoadFencingCache {
         return value
     }
 
-    /// Removes the entry `name` and advances its removal counter in one script, confirmed like the other
-    /// fences when the server has replicas (``advanceConfirmed(_:key:timeout:)``).
+    /// Removes the entry `name` and advances its removal counter in one script.
+    // Not confirmed with `WAIT` as the namespace's counters are: a failover that loses this script loses the
+    // `UNLINK` with it, so the removed value is back whatever the counter says — as it was with a plain
+    // `UNLINK` — and a `WAIT` would put a replica's round trip (up to 100 ms) on every removal.
     func removeAndAdvance(_ name: [UInt8]) async throws {
         let counter = keys.sibling(ofEntry: name, "r")
-        let remove = RESPCommand(arguments: [
-            Array("EVAL".utf8), LoadFenceScripts.remove, Array("2".utf8), name, counter,
-            Array(String(FenceCounter.freshBase()).utf8), Self.removalCounterMilliseconds,
-        ])
-        if let timeout = configuration.fenceConfirmationTimeout {
-            _ = try await advanceConfirmed(remove, key: counter, timeout: timeout)
-        } else {
-            _ = try await send(remove, key: counter)
-        }
+        _ = try await send(
+            RESPCommand(arguments: [
+                Array("EVAL".utf8), LoadFenceScripts.remove, Array("2".utf8), name, counter,
+                Array(String(FenceCounter.freshBase()).utf8), Self.removalCounterMilliseconds,
+            ]), key: counter)
     }
 
     /// Writes `sealed` under `name` for `milliseconds` while the removal counter holds `keyVersion`.
