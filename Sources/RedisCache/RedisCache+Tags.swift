@@ -60,11 +60,17 @@ extension RedisCache: TagVersioningCache {
     {
         try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
-        guard !entry.tags.isEmpty else { return try await write(entry, forKey: key, tagVersions: nil) }
+        try await write(entry, forKey: key, tagVersions: try await stamps(for: entry, from: versions))
+    }
+
+    /// The stamps of `entry`'s tags, from the snapshot `versions`: `nil` without tags; a tag the snapshot lacks
+    /// is stamped with its current version.
+    func stamps(for entry: CacheEntry<Value>, from versions: CacheTagVersions) async throws -> [String: UInt64]? {
+        guard !entry.tags.isEmpty else { return nil }
         var stamped = versions.versions.filter { entry.tags.contains($0.key) }
         let missing = entry.tags.subtracting(stamped.keys)
         if !missing.isEmpty { stamped.merge(try await stampingTagVersions(of: missing)) { old, _ in old } }
-        try await write(entry, forKey: key, tagVersions: stamped)
+        return stamped
     }
 
     /// The current versions of `tags` for judging an entry, in one `MGET`: a tag whose version key is missing

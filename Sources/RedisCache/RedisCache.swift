@@ -234,8 +234,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try await write(entry, forKey: key, tagVersions: versions)
     }
 
-    /// Seals and stores `entry`, with a tag block of `tagVersions` when it has tags.
-    func write(_ entry: CacheEntry<Value>, forKey key: Key, tagVersions: [String: UInt64]?) async throws {
+    /// Seals and stores `entry`, with a tag block of `tagVersions` when it has tags; with a `fence`, sealed
+    /// under the fence's epoch and stored only while the key's removal counter holds the fence's value
+    /// (nothing is sent for an expired entry then). Returns whether it stored.
+    @discardableResult
+    func write(
+        _ entry: CacheEntry<Value>, forKey key: Key, tagVersions: [String: UInt64]?, fence: CacheLoadTicket? = nil
+    ) async throws -> Bool {
         let keyBytes = try Self.canonicalBytes(of: key)
         // Named before the size checks: a tier above may keep a copy this tier refused, and removals of
         // the key elsewhere must still reach it.
@@ -258,10 +263,11 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         }
         // The server keeps the entry until it is gone for good: its stale-until instant when it has one.
         guard timeToLive(for: entry.expiresAt) != nil, let milliseconds = timeToLive(for: entry.retainedUntil) else {
-            _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name)
-            return
+            if fence == nil { _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name) }
+            return false
         }
-        let epoch = try await epochForWriting()
+        let epoch: UInt64
+        if let fence { epoch = fence.epoch } else { epoch = try await epochForWriting() }
         if let tagVersions { value = try TagBlock.encode(tagVersions) + value }
         let sealed: [UInt8]
         do {
@@ -274,23 +280,31 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         } catch {
             throw CacheError(.crypto, "cannot seal the entry: \(error)", cause: error)
         }
-        _ = try await send(
-            RESPCommand(arguments: [
-                Array("SET".utf8), name, sealed, Array("PX".utf8), Array(String(milliseconds).utf8),
-            ]), key: name)
+        if let fence {
+            guard try await storeFenced(sealed, name: name, milliseconds: milliseconds, keyVersion: fence.keyVersion)
+            else { return false }
+        } else {
+            _ = try await send(
+                RESPCommand(arguments: [
+                    Array("SET".utf8), name, sealed, Array("PX".utf8), Array(String(milliseconds).utf8),
+                ]), key: name)
+        }
         state.withLock { $0.statistics.insertions += 1 }
+        return true
     }
 
-    /// Removes the entry for `key` with `UNLINK`.
+    /// Removes the entry for `key` and advances the key's removal counter, in one script: a load of `key`
+    /// that began before, in any process, can no longer store its result through
+    /// ``setEntry(_:forKey:ticket:)`` (Docs/RedisCache.md, "Load fencing and leases").
     ///
     /// - Parameter key: The key.
     /// - Throws: `CacheError` `.wrongMasterKey`; `.io`; `CancellationError`.
-    /// - Complexity: One round trip.
+    /// - Complexity: One round trip (`EVAL`).
     public func removeEntry(forKey key: Key) async throws {
         try await verifyMasterKey()
         let name = try entryName(try Self.canonicalBytes(of: key))
         invalidations.track(name, for: key)
-        _ = try await send(RESPCommand(arguments: [Array("UNLINK".utf8), name]), key: name)
+        try await removeAndAdvance(name)
     }
 
     /// Removes every entry of the namespace, for every process sharing it, with one `INCR` of its epoch.
@@ -329,6 +343,8 @@ struct RedisTierState {
     var epoch: UInt64 = 0
     var epochReadAt: ContinuousClock.Instant?
     var masterKeyVerified = false
+    /// What woke ``RedisCache/waitForEntry(forKey:until:pollInterval:)``'s checks.
+    var wakes = RedisWakeCounts()
 }
 
 extension RedisCache where Value == Data {

@@ -15,6 +15,8 @@ import Foundation
 /// strata:v2:<namespace>:{<namespace>}:epoch        the epoch counter (INCR on removeAll)
 /// strata:v2:<namespace>:{<namespace>}:check        the key-check record (tells a wrong master key from damage)
 /// strata:v2:<namespace>:{<namespace>}:t:<tag MAC>  a tag's version counter
+/// strata:v2:<namespace>:r:{<MAC>}                  the entry's removal counter (Lease/RedisCache+LoadFencing.swift)
+/// strata:v2:<namespace>:l:{<MAC>}                  the entry's load lease (Lease/RedisCache+Lease.swift)
 /// ```
 ///
 /// The braces are Redis Cluster hash tags (only the bytes between the first `{` and the next `}` choose the
@@ -68,6 +70,15 @@ struct NamespaceKeys: Sendable {
     /// The Redis key for canonical key bytes: `<prefix>k:{<MAC>}`.
     func entryKey(for keyBytes: Data) throws -> [UInt8] {
         try namer.withMAC(of: keyBytes) { mac in Self.name(entryPrefix, mac, closingBrace: true) }
+    }
+
+    /// A name kept beside an entry, in its slot: the entry's name `<prefix>k:{<MAC>}` with `k` replaced by
+    /// `kind` (`r` the removal counter, `l` the lease). Not under `k:`, so neither tracking (which maps only
+    /// `k:` names back to keys) nor the purge (`SCAN MATCH <prefix>k:*`) takes it for an entry.
+    func sibling(ofEntry name: [UInt8], _ kind: Unicode.Scalar) -> [UInt8] {
+        var sibling = name
+        sibling[entryPrefix.count - 3] = UInt8(ascii: kind)
+        return sibling
     }
 
     /// The Redis key of a tag's version counter: `…:{<namespace>}:t:` and 128 bits of the HMAC of the tag's canonical bytes

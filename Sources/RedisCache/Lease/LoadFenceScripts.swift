@@ -1,0 +1,44 @@
+/// The Lua scripts of the load fence and the lease. Each touches only keys of one entry's slot (the entry,
+/// its removal counter `…:r:{<MAC>}`, its lease `…:l:{<MAC>}`), so each is one `EVAL` on a cluster too.
+/// Outside the generic class: a generic type cannot hold static stored properties.
+enum LoadFenceScripts {
+    /// Removes the entry `KEYS[1]` and advances its removal counter `KEYS[2]` (or creates it at the fresh
+    /// base `ARGV[1]`), giving the counter `ARGV[2]` ms to live, in one atomic step.
+    static let remove = Array(
+        """
+        redis.call('UNLINK', KEYS[1])
+        if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then
+          redis.call('INCR', KEYS[2])
+          redis.call('PEXPIRE', KEYS[2], ARGV[2])
+        end
+        return 1
+        """.utf8)
+
+    /// Returns the removal counter `KEYS[1]`, first creating it at the fresh base `ARGV[1]` when it is missing
+    /// (a stamp is taken only from a counter that exists), and gives it `ARGV[2]` ms to live. Read back with
+    /// `GET`: Lua carries integers as doubles.
+    static let ticket = Array(
+        """
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return ARGV[1] end
+        redis.call('PEXPIRE', KEYS[1], ARGV[2])
+        return redis.call('GET', KEYS[1])
+        """.utf8)
+
+    /// Stores `ARGV[2]` under `KEYS[1]` for `ARGV[3]` ms only while the removal counter `KEYS[2]` still holds
+    /// `ARGV[1]`; returns 1 when it stored, 0 when not. A missing counter matches nothing: a counter lost
+    /// since the ticket refuses, never lets a write through.
+    static let fencedStore = Array(
+        """
+        if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+        redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+        return 1
+        """.utf8)
+
+    /// Deletes the lease `KEYS[1]` only while it still holds the token `ARGV[1]`: a holder whose lease expired
+    /// and was taken by another never removes the new holder's. Returns 1 when it deleted, 0 when not.
+    static let release = Array(
+        """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """.utf8)
+}

@@ -1,0 +1,86 @@
+import CacheCore
+import RedisConnection
+
+/// A lease on loading one key, held by this process: `strata:v2:<namespace>:l:{<MAC>}` set to a random token
+/// for a bounded time (Docs/RedisCache.md, "Load fencing and leases").
+///
+/// Thread safety: a plain value; `Sendable`.
+package struct RedisLease: Sendable, Hashable {
+    /// The lease's Redis key, in the slot of the entry it guards.
+    let name: [UInt8]
+    /// 128 random bits (the system's generator) in base64url: tells this holder's lease from a later holder's.
+    let token: [UInt8]
+    /// When the lease ends at the latest, on the monotonic clock: taken before the `SET` was sent, so the
+    /// server's expiry is never earlier.
+    package let expiresAt: ContinuousClock.Instant
+}
+
+/// What ``RedisCache/acquireLease(forKey:duration:)`` found.
+package enum RedisLeaseAcquisition: Sendable, Hashable {
+    /// This process holds the lease: it loads, stores, then releases.
+    case acquired(RedisLease)
+    /// Another holder has it: wait for the entry (``RedisCache/waitForEntry(forKey:until:pollInterval:)``).
+    case heldElsewhere
+}
+
+extension RedisCache {
+    /// Takes the lease on loading `key` for `duration`, unless another holder has it: `SET … NX PX` in the
+    /// key's slot. A lease is efficiency, not correctness: a holder paused past its lease may still finish,
+    /// and ``setEntry(_:forKey:ticket:)`` is what keeps a late write from storing a stale value.
+    ///
+    /// - Parameters:
+    ///   - key: The key about to be loaded.
+    ///   - duration: How long the lease lasts if never released: longer than a load takes, short enough that
+    ///     waiters do not wait long on a holder that died. Rounded up to whole milliseconds.
+    /// - Returns: `.acquired` with the lease, or `.heldElsewhere`.
+    /// - Throws: `CacheError` `.invalidArgument` for a duration that is not positive; `.wrongMasterKey`; `.io`;
+    ///   `CancellationError`.
+    /// - Complexity: One round trip.
+    package func acquireLease(forKey key: Key, duration: Duration) async throws -> RedisLeaseAcquisition {
+        guard duration > .zero else { throw CacheError(.invalidArgument, "a lease lasts a positive duration") }
+        try await verifyMasterKey()
+        let name = keys.sibling(ofEntry: try entryName(try Self.canonicalBytes(of: key)), "l")
+        let token = NamespaceKeys.base64URL((0..<16).map { _ in UInt8.random(in: .min ... .max) })
+        let milliseconds = Int64((duration / .milliseconds(1)).rounded(.up))
+        let expiresAt = ContinuousClock.now + duration
+        let reply = try await send(
+            RESPCommand(arguments: [
+                Array("SET".utf8), name, token, Array("NX".utf8), Array("PX".utf8),
+                Array(String(max(1, milliseconds)).utf8),
+            ]), key: name)
+        switch reply {
+        case .simpleString: return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
+        case .null: return .heldElsewhere
+        default: throw CacheError(.io, "the Redis server answered the lease's SET with \(reply)")
+        }
+    }
+
+    /// Gives `lease` up, so the next waiter need not wait for its expiry: deleted only while it still holds
+    /// this lease's token (a script), never a later holder's.
+    ///
+    /// - Parameter lease: A lease this tier returned.
+    /// - Returns: Whether the lease was still held and is now released; `false` when it had expired.
+    /// - Throws: `CacheError` `.io`; `CancellationError`.
+    /// - Complexity: One round trip.
+    @discardableResult
+    package func releaseLease(_ lease: RedisLease) async throws -> Bool {
+        let reply = try await send(
+            RESPCommand(arguments: [
+                Array("EVAL".utf8), LoadFenceScripts.release, Array("1".utf8), lease.name, lease.token,
+            ]), key: lease.name)
+        guard case .integer(let deleted) = reply else {
+            throw CacheError(.io, "the Redis server answered the lease's release with \(reply)")
+        }
+        return deleted == 1
+    }
+
+    /// Whether the lease on the entry `name` is held by anyone now.
+    func isLeaseHeld(onEntry name: [UInt8]) async throws -> Bool {
+        let lease = keys.sibling(ofEntry: name, "l")
+        let reply = try await send(RESPCommand(arguments: [Array("EXISTS".utf8), lease]), key: lease)
+        guard case .integer(let count) = reply else {
+            throw CacheError(.io, "the Redis server answered EXISTS with \(reply)")
+        }
+        return count > 0
+    }
+}

@@ -1,0 +1,50 @@
+import CacheCore
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import RedisCache
+
+/// The load fence and the lease on the shared test cluster: an entry's removal counter and lease share its
+/// slot, so every script is one `EVAL` on the key's primary (no `CROSSSLOT`), for keys on every primary.
+@Suite(.enabled(if: RedisCluster.suitesRun, RedisServer.skipNote))
+struct RedisLeaseClusterTests {
+    @Test func theCounterLeaseAndEntryOfKeysOnEveryPrimaryWorkTogether() async throws {
+        // Given two instances seeded with different nodes, and keys spread over every primary
+        let cluster = try await RedisCluster.shared()
+        let (loader, other) = try await RedisClusterTierTests.instances(seeds: 3, 4)
+        let keys = (0..<30).map { "key-\($0)" }
+        for key in keys {
+            // A lease: one holder at a time
+            let acquired = try await loader.acquireLease(forKey: key, duration: .seconds(60))
+            guard case .acquired(let lease) = acquired else {
+                Issue.record("no lease for \(key)")
+                continue
+            }
+            #expect(try await other.acquireLease(forKey: key, duration: .seconds(60)) == .heldElsewhere)
+            // A ticket with no removal since stores, tagged
+            let ticket = try await loader.loadTicket(forKey: key, tags: ["t"])
+            let value = Data("value of \(key)".utf8)
+            #expect(try await loader.setEntry(CacheEntry(value: value, tags: ["t"]), forKey: key, ticket: ticket))
+            #expect(try await loader.releaseLease(lease))
+            // A waiter finds it at once
+            guard case .entry(let entry, _) = try await other.waitForEntry(forKey: key, until: .now + .seconds(60))
+            else {
+                Issue.record("no entry for \(key)")
+                continue
+            }
+            #expect(entry.value == value)
+            // A removal by the other instance advances the counter and refuses a ticket taken before it
+            let before = try await loader.loadTicket(forKey: key, tags: [])
+            try await other.removeEntry(forKey: key)
+            #expect(try await !loader.setEntry(CacheEntry(value: Data("stale".utf8)), forKey: key, ticket: before))
+            #expect(try await loader.loadTicket(forKey: key, tags: []).keyVersion == before.keyVersion + 1)
+            #expect(try await other.value(forKey: key) == nil)
+        }
+        let primaries = Set(try keys.compactMap { try RedisClusterTierTests.primary(of: $0, in: loader) })
+        #expect(primaries == Set(cluster.ports[0..<3]))
+        #expect(loader.route.cluster != nil)
+        await loader.close()
+        await other.close()
+    }
+}
