@@ -28,42 +28,50 @@ struct RedisClusterFaultTests {
         defer { cluster.stop() }
         let cache = try Self.tier(cluster, deadline: .seconds(12))
         let load = try await Self.load(on: cache)
+        let shards = try Self.shards(of: cache)
         try await Self.waitUntilReplicated(cluster)
         let stop = Locked(false)
         let running = Task { await load.run { stop.withLock { $0 } } }
 
         // When a replica is told to take over (`CLUSTER FAILOVER`), twenty times, round the shards
-        var durations: [Duration] = []
-        var requests = 0
+        var rounds: [FailoverRound] = []
         for round in 0..<20 {
             try await Self.waitUntilReplicated(cluster)
             let replicas = try await Self.replicas(cluster)
             let replica = replicas[round % replicas.count]
             let started = ContinuousClock.now
-            requests += try await Self.failOver(to: replica)
+            let requests = try await Self.failOver(to: replica)
+            let promoted = ContinuousClock.now
             try await Self.waitUntilAllOK(cluster)
-            durations.append(ContinuousClock.now - started)
+            rounds.append(
+                FailoverRound(
+                    shard: shards[replica] ?? -1, window: started...promoted, settled: ContinuousClock.now,
+                    requests: requests))
         }
         stop.withLock { $0 = true }
         let record = await running.value
 
-        // Then no caller saw an error or a wrong value
+        // Then no caller saw an error
         let failures = record.failureCounts
+        let outlasting = rounds.filter(\.outlastedTheLimit)
+        let (explained, unexplained) = Self.split(record.wrongValues) { wrong in
+            outlasting.contains { $0.shard == shards[wrong.port] && $0.window.overlaps(wrong) }
+        }
+        let durations = rounds.map { $0.settled - $0.window.lowerBound }
         print(
             "RedisClusterFaultTests: 20 failovers, \(record.samples.count) operations, failures \(failures), "
-                + "wrong values \(record.wrongValues.count); failover took p50 \(durations.quantile(0.5)), "
-                + "max \(durations.quantile(1)), \(requests) requests")
+                + "wrong values \(record.wrongValues.count) (\(explained.count) explained by an outlasting "
+                + "failover); failover took p50 \(durations.quantile(0.5)), max \(durations.quantile(1)), "
+                + "\(rounds.map(\.requests).reduce(0, +)) requests, \(outlasting.count) outlasted the 5 s limit")
+        if !explained.isEmpty { print("RedisClusterFaultTests: explained: \(explained.prefix(10))") }
         #expect(failures.isEmpty, "\(failures)")
         #expect(record.samples.count > 20 * Self.tasks)
-        // And no value was wrong, when every failover completed as asked. A failover the cluster abandoned (its
-        // 5 s limit passed on a loaded machine, and it was asked again) can lose writes the old primary
-        // acknowledged after its pause ended while the replica's election still went through: a loss inside
-        // Redis, seen once in four runs here (an older value read back); printed, not asserted.
-        if requests == 20 {
-            #expect(record.wrongValues.isEmpty, "\(record.wrongValues.prefix(10))")
-        } else if !record.wrongValues.isEmpty {
-            print("RedisClusterFaultTests: after an abandoned failover: \(record.wrongValues.prefix(10))")
-        }
+        // And no value was wrong, but for one loss inside Redis: a failover that outlasted the cluster's 5 s
+        // limit ends the old primary's pause, so it acknowledges writes its replica never gets, and when the
+        // replica's election still goes through, they are gone. A read is excused only when it returned an
+        // older value of its own key whose every later acknowledged write overlapped such a failover of that
+        // key's shard; a value of another key, one never written, or a loss anywhere else is the tier's fault
+        #expect(unexplained.isEmpty, "\(unexplained.prefix(10))")
         await cache.close()
     }
 
@@ -87,13 +95,26 @@ struct RedisClusterFaultTests {
         let stop = Locked(false)
         let running = Task { await load.run { stop.withLock { $0 } } }
 
-        // When the load has run for a while, the victim is killed, and the cluster promotes its replica
-        try await Task.sleep(for: .seconds(2))
+        // When the load has served 100 operations on every primary, the victim is killed, and the cluster
+        // promotes its replica
+        let warm = await load.wait(timeout: .seconds(120)) { progress in
+            Set(progress.successes.filter { $0.value >= 100 }.keys).count == 3
+        }
+        #expect(warm)
         let killed = ContinuousClock.now
         victimServer.kill9()
         try await ClusterFailoverTests.waitUntilPrimary(port: replica, timeout: .seconds(60))
         let reportedOK = ContinuousClock.now
-        try await Task.sleep(for: .seconds(2))
+        // And the load has served the victim's slots again, and 100 more operations on every other primary
+        // that started at least 1 s after the promotion (the window of the other shards' figure ends there)
+        load.progress.withLock { $0.mark(reportedOK) }
+        let servedAgain = await load.wait(timeout: .seconds(120)) { $0.successesSinceMark[victim, default: 0] > 0 }
+        #expect(servedAgain)
+        load.progress.withLock { $0.mark(max(ContinuousClock.now, reportedOK + .seconds(1))) }
+        let othersOn = await load.wait(timeout: .seconds(120)) { progress in
+            Set(progress.successesSinceMark.filter { $0.key != victim && $0.value >= 100 }.keys).count == 2
+        }
+        #expect(othersOn)
         stop.withLock { $0 = true }
         let record = await running.value
 
@@ -102,7 +123,12 @@ struct RedisClusterFaultTests {
         let mine = record.samples.filter { $0.port == victim }
         let otherFailures = others.compactMap(\.failure)
         #expect(otherFailures.isEmpty, "\(Set(otherFailures))")
-        #expect(record.wrongValues.isEmpty, "\(record.wrongValues.prefix(10))")
+        // (but for writes the victim acknowledged and had not yet sent its replica when it was killed: an older
+        // value of a key of its shard, whose every later acknowledged write started before the kill)
+        let (explained, unexplained) = Self.split(record.wrongValues) { wrong in
+            wrong.port == victim && (wrong.lostWrites ?? []).allSatisfy { $0.lowerBound < killed }
+        }
+        #expect(unexplained.isEmpty, "\(unexplained.prefix(10))")
         let firstServed = mine.filter { $0.failure == nil && $0.end >= reportedOK }.map(\.end).min()
         #expect(firstServed != nil)
         // And every operation on the victim's slots ended (the figure against its deadline is printed)
@@ -117,7 +143,9 @@ struct RedisClusterFaultTests {
                 + "\(mineDuring.map(\.duration).quantile(1)) (deadline \(deadline)); first success "
                 + "\(firstServed.map { $0 - reportedOK } ?? .zero) after cluster_state:ok; other shards p99 "
                 + "\(baseline.quantile(0.99).milliseconds) ms before, \(during.quantile(0.99).milliseconds) ms "
-                + "from the kill to 1 s after ok (\(during.count) operations), failures \(otherFailures.count)")
+                + "from the kill to 1 s after ok (\(during.count) operations), failures \(otherFailures.count); "
+                + "\(record.samples.count) operations, wrong values \(record.wrongValues.count) "
+                + "(\(explained.count) explained by the kill)")
         await cache.close()
     }
 
@@ -170,6 +198,47 @@ struct RedisClusterFaultTests {
         await observer.close()
     }
 
+    /// One failover asked for: the shard it changed, from the first request to the replica answering as a
+    /// primary, when every node reported ok again, and how many requests it took.
+    struct FailoverRound {
+        var shard: Int
+        var window: ClosedRange<ContinuousClock.Instant>
+        var settled: ContinuousClock.Instant
+        var requests: Int
+
+        /// Whether the old primary may have ended its pause of writes before its replica took over: the
+        /// cluster's manual failover limit is 5 s from the old primary's receipt of the request.
+        var outlastedTheLimit: Bool { requests > 1 || window.upperBound - window.lowerBound >= .seconds(5) }
+    }
+
+    /// `wrongValues` split into those `excused` excuses — only an older value of the key's own, whose every
+    /// later acknowledged write is one a loss inside Redis could take — and the rest.
+    static func split(
+        _ wrongValues: [TierLoad.WrongValue], excused: (TierLoad.WrongValue) -> Bool
+    ) -> (explained: [TierLoad.WrongValue], unexplained: [TierLoad.WrongValue]) {
+        var explained: [TierLoad.WrongValue] = []
+        var unexplained: [TierLoad.WrongValue] = []
+        for wrong in wrongValues {
+            if let lost = wrong.lostWrites, !lost.isEmpty, excused(wrong) {
+                explained.append(wrong)
+            } else {
+                unexplained.append(wrong)
+            }
+        }
+        return (explained, unexplained)
+    }
+
+    /// Port → the index of its shard in `cache`'s map, for every primary and replica.
+    static func shards(of cache: RedisCache<String, Data>) throws -> [Int: Int] {
+        let topology = try #require(cache.route.cluster?.topology)
+        var shards: [Int: Int] = [:]
+        for (index, shard) in topology.shards.enumerated() {
+            shards[shard.primary.address.port] = index
+            for replica in shard.replicas { shards[replica.address.port] = index }
+        }
+        return shards
+    }
+
     /// A tier seeded with node `seed` of `cluster`, with the suites' loose deadlines, or `deadline` for reads
     /// and writes.
     static func tier(
@@ -202,12 +271,13 @@ struct RedisClusterFaultTests {
         return TierLoad(cache: cache, keys: keys, ports: ports)
     }
 
-    /// Sends `CLUSTER FAILOVER` to the replica on `port` until it is a primary, again every 10 s: a manual
+    /// Sends `CLUSTER FAILOVER` to the replica on `port` until it is a primary, again every 10 s (at most 12
+    /// times, a guard against a hang): a manual
     /// failover the cluster has not finished within its own 5 s limit is abandoned by the nodes, not retried.
     ///
     /// - Returns: How many requests it took.
     static func failOver(to port: Int) async throws -> Int {
-        for request in 1...6 {
+        for request in 1...12 {
             let node = try RedisCluster.connection(port: port)
             let reply = try await node.send(RESPCommand("CLUSTER", "FAILOVER"))
             await node.close()
@@ -215,11 +285,11 @@ struct RedisClusterFaultTests {
             do {
                 try await ClusterFailoverTests.waitUntilPrimary(port: port, timeout: .seconds(10))
                 return request
-            } catch is RedisCluster.NotReady where request < 6 {
+            } catch is RedisCluster.NotReady where request < 12 {
                 continue
             }
         }
-        return 6
+        throw RedisCluster.NotReady(description: "the replica on \(port) did not take over after 12 requests")
     }
 
     /// Waits until every primary's replica has its data (`WAIT 1` on each): a replica still waiting for its
@@ -228,7 +298,10 @@ struct RedisClusterFaultTests {
         let replicas = try await replicas(cluster)
         for port in cluster.ports where !replicas.contains(port) {
             let node = try RedisCluster.connection(port: port)
-            let reply = try await node.send(RESPCommand("WAIT", "1", "30000"))
+            var reply = try await node.send(RESPCommand("WAIT", "1", "1000"))
+            for _ in 0..<120 where reply != .integer(1) {
+                reply = try await node.send(RESPCommand("WAIT", "1", "1000"))
+            }
             await node.close()
             #expect(reply == .integer(1))
         }
