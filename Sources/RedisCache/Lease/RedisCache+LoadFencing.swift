@@ -19,7 +19,7 @@ extension RedisCache: LoadFencingCache {
     package static var removalCounterTimeToLive: Duration { .seconds(6 * 3600) }
 
     /// Reads the fences of `key` and `tags` before a load: the key's removal counter (created at a fresh
-    /// random base when missing, and given ``removalCounterTimeToLive`` again), the epoch writes are sealed
+    /// random base when missing, and given its 6 hours to live again), the epoch writes are sealed
     /// with, and the tags' versions (as ``tagVersions(for:)`` reads them).
     ///
     /// - Parameters:
@@ -49,7 +49,7 @@ extension RedisCache: LoadFencingCache {
     /// The key's removal counter is compared with the ticket's by the script that writes, so no removal can
     /// land in between. The entry is sealed under the ticket's epoch and stamped with its tag versions: a clear
     /// or tag removal since makes it a miss on every read. It is not written at all when this instance has seen
-    /// a clear since the ticket, or the ticket is ``removalCounterTimeToLive`` old.
+    /// a clear since the ticket, or the ticket is 6 hours old (the counter's lifetime).
     ///
     /// - Parameters:
     ///   - entry: The loaded entry, with its tags.
