@@ -117,7 +117,9 @@ struct RedisLoadOnceStartTests {
         /// Checks that every key's value reached every tier: the tiers above counted a store per key, Redis
         /// holds every value, and a copy missing above was dropped by the echo of this stack's own `SET` of
         /// it (own writes come back through tracking: Docs/RedisCache.md), never by a fence.
-        func expectStoredEverywhere(round: Int, memoryStoresBefore: Int, diskStoresBefore: Int) async throws {
+        func expectStoredEverywhere(
+            round: Int, memoryStoresBefore: Int, diskStoresBefore: Int, trackingLossesBefore: Int
+        ) async throws {
             let keys = RedisLoadOnceStartTests.keys
             #expect(memory.statistics.insertions - memoryStoresBefore == keys.count, "round \(round): memory stores")
             #expect(disk.statistics.insertions - diskStoresBefore == keys.count, "round \(round): disk stores")
@@ -126,6 +128,12 @@ struct RedisLoadOnceStartTests {
                 missingInRedis += 1
             }
             #expect(missingInRedis == 0, "round \(round): values missing in Redis")
+            // A tracking connection lost on a loaded machine (its keep-alive missed) is a genuine flush of the
+            // tiers above: the copies there are then rightly gone, and nothing is left to compare.
+            if redis.health.trackingLosses > trackingLossesBefore {
+                print("round \(round): tracking was lost and restored; the tiers above were flushed, not compared")
+                return
+            }
             #expect(await settle(), "round \(round): tracking settles")
             var echoed: Set<String> = []
             for case .keys(let keys) in log.events { echoed.formUnion(keys) }
@@ -143,9 +151,11 @@ struct RedisLoadOnceStartTests {
         let counts = LoadCounts()
         let memoryStores = stack.memory.statistics.insertions
         let diskStores = stack.disk.statistics.insertions
+        let trackingLosses = stack.redis.health.trackingLosses
         try await stack.loadAll(round: round, tags: tags, counts: counts)
         try await stack.expectStoredEverywhere(
-            round: round, memoryStoresBefore: memoryStores, diskStoresBefore: diskStores)
+            round: round, memoryStoresBefore: memoryStores, diskStoresBefore: diskStores,
+            trackingLossesBefore: trackingLosses)
         try await stack.loadAll(round: round, tags: tags, counts: counts)
         return counts.all
     }
