@@ -105,6 +105,38 @@ extension DiskCache: TagVersioningCache {
     /// earlier entry, as does one whose counters cannot be read. Tags that break the tag rule are refused
     /// with `.invalidArgument` before anything is read or written (the earlier entry stays).
     func write(_ entry: CacheEntry<Value>, forKey key: Key, taggedAt snapshot: CacheTagVersions?) throws {
+        let prepared: PreparedWrite
+        do {
+            prepared = try prepareWrite(entry, forKey: key, taggedAt: snapshot)
+        } catch let error as UnreadableTagVersions {
+            try? removeEntry(forKey: key)
+            throw error.cause
+        }
+        try loadOnce.fenced(key) { try perform(prepared) }
+    }
+
+    /// What a write of one entry does to the store, worked out before any fence or gate is taken: the codec
+    /// and the tags' counters are read here.
+    enum PreparedWrite {
+        /// Write the sealed record.
+        case write(keyBytes: Data, valueBytes: Data, expiresAt: Date?, cost: Int?, staleUntil: Date?, hasTags: Bool)
+        /// The entry is dead on arrival (a tag removed since its snapshot): remove the earlier entry.
+        case remove(keyBytes: Data)
+    }
+
+    /// A tag's counters could not be read: the write stores nothing, and a plain write removes the earlier
+    /// entry.
+    struct UnreadableTagVersions: Error {
+        let cause: any Error
+    }
+
+    /// Encodes `entry` and stamps its tags with `snapshot` (see ``write(_:forKey:taggedAt:)``).
+    ///
+    /// - Throws: `.invalidArgument` for tags that break the tag rule, the codec's error,
+    ///   ``UnreadableTagVersions`` when the tags' counters cannot be read.
+    func prepareWrite(
+        _ entry: CacheEntry<Value>, forKey key: Key, taggedAt snapshot: CacheTagVersions?
+    ) throws -> PreparedWrite {
         try TagBlock.validate(entry.tags)
         let keyBytes = try canonicalBytes(of: key)
         var valueBytes = try encode(entry.value)
@@ -113,26 +145,35 @@ extension DiskCache: TagVersioningCache {
             do {
                 current = try engine.tagVersions(of: entry.tags)
             } catch {
-                try? removeEntry(forKey: key)
-                throw error
+                throw UnreadableTagVersions(cause: error)
             }
             // The engine returns a version for every tag or throws; an engine that left one out would write an
             // entry that no removal of that tag reaches.
             guard entry.tags.allSatisfy({ current[$0] != nil }) else {
-                try? removeEntry(forKey: key)
-                throw CacheError(.io, "the store returned no version counter for a tag of the entry")
+                throw UnreadableTagVersions(
+                    cause: CacheError(.io, "the store returned no version counter for a tag of the entry"))
             }
             var stamped = current
             for tag in entry.tags { if let version = snapshot?.versions[tag] { stamped[tag] = version } }
             // A tag removed since the snapshot: the entry is dead on arrival, and the earlier one must go too.
-            guard stamped == current else { return try removeEntry(forKey: key) }
+            guard stamped == current else { return .remove(keyBytes: keyBytes) }
             valueBytes = try TagBlock.encode(stamped) + valueBytes
         }
-        let hasTags = !entry.tags.isEmpty
-        try loadOnce.fenced(key) {
+        return .write(
+            keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
+            staleUntil: entry.staleUntil, hasTags: !entry.tags.isEmpty)
+    }
+
+    /// Carries out a prepared write: file I/O only, no caller code, so it may run under a fence or the store
+    /// gate.
+    func perform(_ prepared: PreparedWrite) throws {
+        switch prepared {
+        case .write(let keyBytes, let valueBytes, let expiresAt, let cost, let staleUntil, let hasTags):
             try engine.write(
-                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: entry.expiresAt, cost: entry.cost,
-                staleUntil: entry.staleUntil, hasTags: hasTags)
+                keyBytes: keyBytes, valueBytes: valueBytes, expiresAt: expiresAt, cost: cost, staleUntil: staleUntil,
+                hasTags: hasTags)
+        case .remove(let keyBytes):
+            try engine.remove(keyBytes: keyBytes)
         }
     }
 }

@@ -29,7 +29,8 @@ extension RedisCache: TagVersioningCache {
         try await verifyMasterKey()
         let name = try keys.tagKey(for: tag)
         invalidations.trackTag(name, tag)
-        _ = try await advanceCounter(name)
+        // Fenced like `removeAll()`: a load in flight through this tier's load-once might carry the tag.
+        _ = try await loadOnce.fenced(nil) { try await advanceCounter(name) }
     }
 
     /// Reads the current version of each of `tags` in this namespace, creating a missing version key at a fresh
@@ -60,7 +61,8 @@ extension RedisCache: TagVersioningCache {
     {
         try TagBlock.validate(entry.tags)
         try await verifyMasterKey()
-        try await write(entry, forKey: key, tagVersions: try await stamps(for: entry, from: versions))
+        let stamps = try await stamps(for: entry, from: versions)
+        try await loadOnce.fenced(key) { try await write(entry, forKey: key, tagVersions: stamps) }
     }
 
     /// The stamps of `entry`'s tags, from the snapshot `versions`: `nil` without tags; a tag the snapshot lacks

@@ -71,6 +71,9 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// The background purge of older epochs (RedisCache+Purge.swift) and its completed ticks.
     let purgeTask = Locked<Task<Void, Never>?>(nil)
     let purgeTicks = Locked(0)
+    /// Load-once for `value(forKey:expiry:tags:options:orLoad:)` and its bulk form, created by the first load
+    /// (RedisCache+LoadHosting.swift).
+    let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Creates the tier. It connects on first use, not here.
     ///
@@ -127,8 +130,13 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     public static var maximumKeySize: Int { 64 << 10 }
 
     /// Counters since this instance was created: hits, misses, insertions, expirations (reads that found
-    /// an expired entry). `count` and `totalCost` are 0: the server's share of a namespace is not counted.
-    public var statistics: CacheStatistics { state.withLock { $0.statistics } }
+    /// an expired entry), and the loads of its load-once calls (`loads`, `loadsShared`). `count` and
+    /// `totalCost` are 0: the server's share of a namespace is not counted.
+    public var statistics: CacheStatistics {
+        var statistics = state.withLock { $0.statistics }
+        loadOnce.count(into: &statistics)
+        return statistics
+    }
 
     /// Connection and integrity counters, beside ``statistics``.
     public var health: RedisCacheHealth {
@@ -231,7 +239,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try await verifyMasterKey()
         // A tagged entry is stamped with its tags' versions now (one `MGET` more).
         let versions = entry.tags.isEmpty ? nil : try await stampingTagVersions(of: entry.tags)
-        try await write(entry, forKey: key, tagVersions: versions)
+        try await loadOnce.fenced(key) { try await write(entry, forKey: key, tagVersions: versions) }
     }
 
     /// Seals and stores `entry`, with a tag block of `tagVersions` when it has tags; with a `fence`, sealed
@@ -304,7 +312,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         try await verifyMasterKey()
         let name = try entryName(try Self.canonicalBytes(of: key))
         invalidations.track(name, for: key)
-        try await removeAndAdvance(name)
+        try await loadOnce.fenced(key) { try await removeAndAdvance(name) }
     }
 
     /// Removes every entry of the namespace, for every process sharing it, with one `INCR` of its epoch.
@@ -321,7 +329,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         let sealedWith = state.withLock { $0.epoch }
         // `INCR`, or a fresh random base when the counter is missing (never 1: counting again from 0 would
         // reach the epochs of entries cleared before the counter was lost).
-        let value = try await advanceCounter(keys.epochKey)
+        let value = try await loadOnce.fenced(nil) { try await advanceCounter(keys.epochKey) }
         // A counter that did not pass the epoch this instance sealed with was lost (FLUSHDB, eviction):
         // pushed past it, so this clear reaches this instance's own writes too.
         _ = try await repairEpoch(value, above: sealedWith, strictly: true)

@@ -17,6 +17,7 @@ enum StrataBench {
         PolicyCost.concurrent,
         MultiCacheHit.scenario,
         LoadOptionsRows.scenario,
+        TierLoadRows.scenario,
         TagRows.scenario,
         DiskSet4K.scenario,
         DiskSetEvict.scenario,

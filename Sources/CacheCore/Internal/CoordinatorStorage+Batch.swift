@@ -34,9 +34,28 @@ extension CoordinatorStorage {
         var seen = Set<Key>()
         let unique = keys.filter { seen.insert($0).inserted }
         let sequenceSeen = changeSequence
-        var found = try await read(unique)
+        let found = try await read(unique)
         let missing = unique.filter { found[$0] == nil }
         guard !missing.isEmpty else { return found }
+        return try await values(
+            loading: missing, found: found, sequenceSeen: sequenceSeen, recheck: recheck, loadBatch: loadBatch,
+            store: store)
+    }
+
+    /// The second half of ``values(forKeys:read:recheck:loadBatch:store:)``, for a caller that read the cache
+    /// itself: loads `missing` (distinct keys that missed in a read that began after ``changeSequence`` read
+    /// `sequenceSeen`) and returns them with `found`, the values that read found.
+    ///
+    /// - Throws: What `loadBatch` or a joined load threw; `CancellationError`.
+    package func values(
+        loading missing: [Key],
+        found: [Key: Value],
+        sequenceSeen: UInt64,
+        recheck: @escaping @Sendable (Key) async -> Value?,
+        loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value],
+        store: @escaping @Sendable (_ loadID: UInt64, _ key: Key, _ value: Value) async -> Void
+    ) async throws -> [Key: Value] {
+        var found = found
         let plan = handle { $0.beginBatch(keys: missing, sequenceSeen: sequenceSeen) }
         let owned = plan.owned.map { OwnedLoad(key: $0.key, loadID: $0.loadID, recheckTiers: $0.recheckTiers) }
         let batch =
@@ -90,7 +109,7 @@ extension CoordinatorStorage {
 
     /// The body of a batch's task: reads again the keys that changed, runs the batch loader once for the
     /// rest, stores each value and answers each key's waiters.
-    private func runBatch(
+    func runBatch(
         _ owned: [OwnedLoad],
         recheck: @Sendable (Key) async -> Value?,
         loadBatch: @Sendable ([Key]) async throws -> [Key: Value],

@@ -26,7 +26,22 @@ extension CoordinatorStorage {
         // Noted before the read, so a write or removal that lands while it runs is seen at the join.
         let sequenceSeen = changeSequence
         if let value = try await read() { return value }
-        return try await joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, recheckTiers in
+        return try await value(afterMissOf: key, sequenceSeen: sequenceSeen, recheck: recheck, load: load, store: store)
+    }
+
+    /// The second half of ``value(forKey:read:recheck:load:store:)``, for a caller that read the cache
+    /// itself (a synchronous tier's fast path): joins the load of `key`, which missed in a read that began
+    /// after ``changeSequence`` read `sequenceSeen`, starting one when none is in flight.
+    ///
+    /// - Throws: What the load threw; `CancellationError` when the caller's task is cancelled.
+    package func value(
+        afterMissOf key: Key,
+        sequenceSeen: UInt64,
+        recheck: @escaping @Sendable () async -> Value?,
+        load: @escaping @Sendable () async throws -> Value,
+        store: @escaping @Sendable (_ loadID: UInt64, _ value: Value) async -> Void
+    ) async throws -> Value {
+        try await joinLoad(of: key, sequenceSeen: sequenceSeen) { loadID, recheckTiers in
             Task {
                 await self.runLoad(loadID, recheckTiers: recheckTiers, recheck: recheck, load: load, store: store)
             }

@@ -194,7 +194,7 @@ extension CoordinatorStorage {
     }
 
     /// When a caller stops waiting for a load, and whether it then serves its stale value.
-    private struct Timeouts {
+    struct Timeouts {
         /// The instant the caller stops waiting, or `nil` to wait for the load's end.
         var deadline: Date?
         /// Whether the deadline is the soft timeout (serve the stale value) rather than the hard one (throw).

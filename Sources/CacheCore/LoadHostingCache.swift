@@ -1,0 +1,81 @@
+/// A cache that hosts Strata's load-once itself, so that one extension gives it every load call:
+/// `value(forKey:expiry:tags:options:orLoad:)` and `values(forKeys:expiry:tags:options:orLoad:)`, with load
+/// options, tags and bulk loads in any combination.
+///
+/// `MemoryCache`, `DiskCache` and `RedisCache` conform. **Conform only within Strata:** the one requirement,
+/// ``loadHost``, returns a ``LoadHost``, whose members are package-level, so no type outside Strata can build
+/// one (Docs/Loading.md, "Written once, above the tiers", says why the protocol is public all the same). A
+/// cache of your own gets load-once by being a tier of a `MultiCache`.
+///
+/// Thread safety: conformers are `Sendable`; every load call may be made from any task at once.
+public protocol LoadHostingCache<Key, Value>: AnyObject, StaleRetainingCache {
+    /// The cache's load-once: its single-flight table and its store of loaded values. Opaque outside Strata.
+    ///
+    /// - Complexity: O(1); the first call creates the cache's load-once coordinator.
+    var loadHost: LoadHost<Key, Value> { get }
+}
+
+/// What a ``LoadHostingCache`` hands the shared load-once extension: its single-flight table, the expiry of a
+/// value loaded without one, what it notes before a loader runs, and its store of a loaded value.
+///
+/// Public only because ``LoadHostingCache``'s requirement returns it; every member is package-level, so only
+/// Strata's tiers can make or read one.
+///
+/// A tier makes its host once, at its first load, and keeps it: a load-once hit reads it with one atomic load.
+///
+/// Thread safety: immutable and `Sendable`; its closures may be called from any task.
+public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// The tier's single-flight table (created by its first load).
+    package let coordinator: CoordinatorStorage<Key, Value>
+    /// The expiry of a value loaded with `expiry: nil`: the tier's default, as for its `setValue`.
+    package let defaultExpiry: Expiry
+    /// Notes, before the loader of `keys` runs, what each key's store will be checked against: the versions
+    /// of `tags` (and, on a tier that fences loads across processes, each key's ticket). A key left out is
+    /// loaded but not stored.
+    package let stamp: @Sendable (_ keys: [Key], _ tags: Set<String>) async -> [Key: LoadStamp]
+    /// Stores `entry`, the value of load `loadID`, under `key` unless a write or removal fenced the load,
+    /// stamped with `stamp`; reports a failure rather than throwing. Holds the tier weakly.
+    package let store:
+        @Sendable (_ loadID: UInt64, _ key: Key, _ entry: CacheEntry<Value>, _ stamp: LoadStamp) async -> Void
+
+    /// The coordinator's change sequence, read before a fast path reads the tier (see
+    /// ``CoordinatorStorage/value(afterMissOf:sequenceSeen:recheck:load:store:)``).
+    @usableFromInline
+    package var changeSequence: UInt64 { coordinator.changeSequence }
+
+    /// A tier's load-once.
+    ///
+    /// - Parameters:
+    ///   - coordinator: The tier's single-flight table.
+    ///   - defaultExpiry: The expiry of a value loaded without one.
+    ///   - stamp: Notes what each key's store is checked against, before the loader runs.
+    ///   - store: Stores a loaded entry, fenced by its load's id; must hold the tier weakly, since a
+    ///     background refresh may outlive every caller.
+    package init(
+        coordinator: CoordinatorStorage<Key, Value>,
+        defaultExpiry: Expiry,
+        stamp: @escaping @Sendable ([Key], Set<String>) async -> [Key: LoadStamp],
+        store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp) async -> Void
+    ) {
+        self.coordinator = coordinator
+        self.defaultExpiry = defaultExpiry
+        self.stamp = stamp
+        self.store = store
+    }
+}
+
+/// What a tier noted before a load's loader ran, handed back with the loaded value so that its store can
+/// refuse a value that a removal made stale meanwhile.
+package struct LoadStamp: Sendable {
+    /// The versions of the load's tags when it began; the stored entry is stamped with them, so a
+    /// `removeAll(taggedWith:)` since leaves it already a miss.
+    package var tagVersions: CacheTagVersions
+    /// The ticket of a tier that fences loads across processes (`LoadFencingCache`); `nil` elsewhere.
+    package var ticket: CacheLoadTicket?
+
+    /// A stamp.
+    package init(tagVersions: CacheTagVersions = CacheTagVersions(), ticket: CacheLoadTicket? = nil) {
+        self.tagVersions = tagVersions
+        self.ticket = ticket
+    }
+}
