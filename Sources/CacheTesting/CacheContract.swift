@@ -80,6 +80,15 @@ public enum CacheContract {
         /// entries with other tags as they were; a tagged entry that reads back carries its tags. (A tier
         /// may decline to keep tagged entries at all; it must then miss them.)
         case removeAllTaggedMissesOnlyThatTag
+        /// Load-once (on a cache that hosts it, every Strata tier): ten callers that miss at once run the
+        /// loader once and all get its value, which the cache then holds.
+        case loadOnceRunsOnceForConcurrentCallers
+        /// Load-once: a `removeEntry(forKey:)` while the loader runs keeps the loaded value out of the cache
+        /// (its caller still gets it), and the next call loads again.
+        case removalDuringLoadKeepsItsResultOut
+        /// Bulk load-once with tags: the batch loader is asked for the missing keys only, the entries it
+        /// stored carry the tags, and `removeAll(taggedWith:)` makes each of them a miss.
+        case bulkLoadWithTagsThenTagRemovalMisses
 
         /// The rule's short name, for example `expiryBoundary`.
         public var description: String { rawValue }
@@ -105,6 +114,9 @@ public enum CacheContract {
             case .concurrentSetsOnDistinctKeys: "concurrent sets on distinct keys are all kept"
             case .removeAllTaggedMissesOnlyThatTag: "removing a tag misses exactly the entries that carry it"
             case .clockMovingBackwardsDoesNotRevive: "a clock moving backwards does not revive an expired entry"
+            case .loadOnceRunsOnceForConcurrentCallers: "concurrent callers of one missing key run its loader once"
+            case .removalDuringLoadKeepsItsResultOut: "a removal during a load keeps the loaded value out"
+            case .bulkLoadWithTagsThenTagRemovalMisses: "a bulk load with tags is undone by removing the tag"
             }
         }
     }

@@ -45,6 +45,9 @@ struct ContractRun: Sendable {
         case .concurrentSetsOnDistinctKeys: try await concurrentSetsOnDistinctKeys()
         case .clockMovingBackwardsDoesNotRevive: try await clockMovingBackwardsDoesNotRevive()
         case .removeAllTaggedMissesOnlyThatTag: try await removeAllTaggedMissesOnlyThatTag()
+        case .loadOnceRunsOnceForConcurrentCallers: try await loadOnceRunsOnceForConcurrentCallers()
+        case .removalDuringLoadKeepsItsResultOut: try await removalDuringLoadKeepsItsResultOut()
+        case .bulkLoadWithTagsThenTagRemovalMisses: try await bulkLoadWithTagsThenTagRemovalMisses()
         }
     }
 
