@@ -78,7 +78,7 @@ extension LoadHostingCache {
     /// }
     /// ```
     ///
-    /// Each key's load follows the rules of ``value(forKey:expiry:tags:options:orLoad:)``: fenced by writes
+    /// Each key's load follows the rules of `value(forKey:expiry:tags:options:orLoad:)`: fenced by writes
     /// and removals of its key, stamped with the versions of `tags` read before `loadBatch` runs. With
     /// `options`, a key whose entry is stale is served as a single call would serve it (within the
     /// stale-while-revalidate grace, or under a fail-safe throttle) and refreshed in one background batch,
@@ -208,8 +208,7 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// `load`, after noting `key`'s stamp.
-    func load(_ key: Key, _ load: @escaping @Sendable () async throws -> Value) -> @Sendable () async throws -> Value
-    {
+    func load(_ key: Key, _ load: @escaping @Sendable () async throws -> Value) -> @Sendable () async throws -> Value {
         { [host, tags, stamps] in
             let noted = await host.stamp([key], tags)
             stamps.withLock { $0.merge(noted) { _, new in new } }

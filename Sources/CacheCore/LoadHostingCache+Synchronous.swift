@@ -10,7 +10,7 @@ import Foundation
 // synchronous tier and the general ones everywhere else (a generic caller over `some LoadHostingCache` gets
 // the general ones, which are the same calls without the fast read).
 extension LoadHostingCache where Self: SynchronousCache {
-    /// Returns the live value for `key` or loads it once: ``LoadHostingCache/value(forKey:expiry:tags:options:orLoad:)``,
+    /// Returns the live value for `key` or loads it once: `value(forKey:expiry:tags:options:orLoad:)`,
     /// with a fresh hit answered by one synchronous read of the cache, without a suspension or an allocation.
     ///
     /// - Parameters:
@@ -33,12 +33,9 @@ extension LoadHostingCache where Self: SynchronousCache {
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
         guard options.hasNoBehaviour else {
-            // A fresh hit with no refresh-ahead due is one read. Refresh-ahead of a value loaded with the tier's
-            // default expiry is judged by the coordinator, which knows that default.
+            // A fresh hit with no refresh-ahead due is one read.
             if options.isValid, let found = valueAndExpiry(forKey: key),
-                options.refreshAhead == nil
-                    || expiry.map({ !options.isRefreshAheadDue(expiresAt: found.expiresAt, now: found.now, expiry: $0) })
-                        ?? false
+                !options.mayBeRefreshAheadDue(expiresAt: found.expiresAt, now: found.now, expiry: expiry)
             {
                 return found.value
             }
@@ -54,7 +51,7 @@ extension LoadHostingCache where Self: SynchronousCache {
     }
 
     /// Returns the values for `keys`, loading those the cache lacks in one batch:
-    /// ``LoadHostingCache/values(forKeys:expiry:tags:options:orLoad:)``, with the cache read in one synchronous
+    /// `values(forKeys:expiry:tags:options:orLoad:)`, with the cache read in one synchronous
     /// bulk read (one clock reading, one lock per shard) before anything else.
     ///
     /// - Parameters:

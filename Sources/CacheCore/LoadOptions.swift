@@ -166,6 +166,15 @@ public struct LoadOptions: Sendable, Hashable {
         return nil
     }
 
+    /// Whether a fast path must leave a fresh entry to the coordinator for refresh-ahead: when it is due, or
+    /// when the call's expiry is the tier's default (`nil`), which only the coordinator knows.
+    @inlinable
+    package func mayBeRefreshAheadDue(expiresAt: TimeInterval, now: TimeInterval, expiry: Expiry?) -> Bool {
+        // The tier's default expiry (`nil`) is judged by the coordinator, which knows the default.
+        guard let expiry else { return refreshAhead != nil }
+        return isRefreshAheadDue(expiresAt: expiresAt, now: now, expiry: expiry)
+    }
+
     /// Whether refresh-ahead wants a fresh entry refreshed now: the one implementation of the rule, for the
     /// fast paths and the coordinator alike.
     ///

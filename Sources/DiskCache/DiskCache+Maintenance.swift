@@ -151,8 +151,8 @@ extension DiskCache {
     /// failed for a passing reason (permissions, I/O errors; the files were kept); `corruptEntriesRemoved`
     /// counts entries removed because they failed to authenticate, parse, or belonged to an old
     /// master-key epoch. What the store holds now is ``count`` and ``totalBytes``. `loads` and
-    /// `loadsShared` count this instance's ``value(forKey:expiry:orLoad:)`` calls since it was opened; they
-    /// are not saved in the statistics file.
+    /// `loadsShared` count this instance's load-once calls since it was opened; they are not saved in the
+    /// statistics file.
     ///
     /// - Complexity: One small file read on the caller's thread.
     ///

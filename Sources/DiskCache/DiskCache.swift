@@ -66,7 +66,7 @@ public final class DiskCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
     /// existential, not a generic parameter, so the public type stays `DiskCache<Key, Value>`; its
     /// dynamic dispatch costs nanoseconds beside a read's file I/O (Docs/DiskCache.md, "Engines").
     let engine: any StorageEngine
-    /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load.
+    /// Load-once for the load calls (DiskCache+LoadHosting.swift), created by the first load.
     let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Opens (creating if needed) the store described by `configuration`, with `codec` for values.

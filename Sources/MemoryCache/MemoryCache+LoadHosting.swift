@@ -22,7 +22,8 @@ extension MemoryCache: LoadHostingCache {
                 stamp: { [weak self] keys, tags in
                     guard let self else { return [:] }
                     // Read now, before the loader: a tag removed later is past these versions.
-                    let stamp = LoadStamp(tagVersions: tags.isEmpty ? CacheTagVersions() : tagRegistry.versions(of: tags))
+                    let versions = tags.isEmpty ? CacheTagVersions() : tagRegistry.versions(of: tags)
+                    let stamp = LoadStamp(tagVersions: versions)
                     return Dictionary(keys.map { ($0, stamp) }, uniquingKeysWith: { first, _ in first })
                 },
                 store: { [weak self] loadID, key, entry, stamp in

@@ -10,9 +10,9 @@ extension MemoryCache {
     // MARK: - Counters
 
     /// A snapshot of the counters: hits, misses, insertions, evictions and expirations, and the loads of
-    /// ``value(forKey:expiry:orLoad:)`` (`loads`, `loadsShared`). The other counters of `CacheStatistics`
-    /// stay 0 here: a memory tier has no corrupt entries and no failing operations. What is held now is
-    /// ``count`` and ``totalCost``.
+    /// the load-once calls (`loads`, `loadsShared`). The other counters of `CacheStatistics` stay 0 here: a
+    /// memory tier has no corrupt entries and no failing operations. What is held now is ``count`` and
+    /// ``totalCost``.
     ///
     /// With several shards each shard is read under its own lock in turn, so the sum is not one atomic
     /// snapshot while other threads are writing.

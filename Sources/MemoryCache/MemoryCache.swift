@@ -90,8 +90,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     private let memoryPressureMonitor: MemoryPressureMonitor
     /// The version counter of every tag this cache has seen.
     let tagRegistry: TagRegistry
-    /// Load-once for ``value(forKey:expiry:orLoad:)``, created by the first load, so that a cache that
-    /// never loads pays one atomic load per write or removal for it and nothing per read.
+    /// Load-once for the load calls (MemoryCache+LoadHosting.swift), created by the first load, so that a
+    /// cache that never loads pays one atomic load per write or removal for it and nothing per read.
     @usableFromInline let loadOnce = TierLoadOnce<Key, Value>()
 
     /// Creates an empty cache.

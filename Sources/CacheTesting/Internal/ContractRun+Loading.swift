@@ -61,7 +61,9 @@ extension ContractRun {
         }
         await progress.wait { $0.loaderRuns >= 1 }
         // When the key is removed before the loader returns
-        try await step("removeEntry(forKey: \"fenced\") during a load") { try await self.cache.removeEntry(forKey: "fenced") }
+        try await step("removeEntry(forKey: \"fenced\") during a load") {
+            try await self.cache.removeEntry(forKey: "fenced")
+        }
         progress.release()
 
         // Then its caller still gets the loaded value, but the cache does not keep it
