@@ -187,8 +187,9 @@ extension LoadHostingCache {
 }
 
 /// One load call's loader and store, around the caller's loader: notes the tier's stamps (tag versions, a
-/// ticket) before the loader runs, and builds the stored entry — expiry resolved when the load finishes,
-/// stale retention from the options, the tags — for the tier's store, which alone decides what is kept.
+/// ticket) before the loader runs, when the load needs them, and builds the stored entry — expiry resolved when
+/// the load finishes, stale retention from the options, the tags — for the tier's store, which alone decides
+/// what is kept.
 struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     let host: LoadHost<Key, Value>
     let clock: any CacheClock
@@ -196,8 +197,10 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     let expiry: Expiry
     let tags: Set<String>
     let options: LoadOptions
-    /// The stamps noted by this call's loads, by key; a key without one is not stored.
-    let stamps = Locked<[Key: LoadStamp]>([:])
+    /// The stamps noted by this call's loads, by key (a key without one is not stored); `nil` when the loads
+    /// need none, which a plain load of a tier without cross-process fences never does, so that it pays no
+    /// allocation and no call for them.
+    let stamps: Locked<[Key: LoadStamp]>?
 
     init(host: LoadHost<Key, Value>, clock: any CacheClock, expiry: Expiry?, tags: Set<String>, options: LoadOptions) {
         self.host = host
@@ -205,11 +208,13 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         self.expiry = expiry ?? host.defaultExpiry
         self.tags = tags
         self.options = options
+        stamps = tags.isEmpty && !host.stampsEveryLoad ? nil : Locked([:])
     }
 
     /// `load`, after noting `key`'s stamp.
     func load(_ key: Key, _ load: @escaping @Sendable () async throws -> Value) -> @Sendable () async throws -> Value {
-        { [host, tags, stamps] in
+        guard let stamps else { return load }
+        return { [host, tags] in
             let noted = await host.stamp([key], tags)
             stamps.withLock { $0.merge(noted) { _, new in new } }
             return try await load()
@@ -220,7 +225,8 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     func loadBatch(
         _ loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
     ) -> @Sendable ([Key]) async throws -> [Key: Value] {
-        { [host, tags, stamps] keys in
+        guard let stamps else { return loadBatch }
+        return { [host, tags] keys in
             let noted = await host.stamp(keys, tags)
             stamps.withLock { $0.merge(noted) { _, new in new } }
             return try await loadBatch(keys)
@@ -229,18 +235,27 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     /// The store of `key`'s loaded value.
     func store(_ key: Key) -> @Sendable (UInt64, Value) async -> Void {
-        let store = storeBatch()
-        return { loadID, value in await store(loadID, key, value) }
+        { [self] loadID, value in await store(loadID, key, value) }
     }
 
-    /// The store of a loaded value: the entry, built now, handed to the tier with the key's stamp.
+    /// The store of a loaded value, for a batch.
     func storeBatch() -> @Sendable (UInt64, Key, Value) async -> Void {
-        { [self] loadID, key, value in
-            guard let stamp = stamps.withLock({ $0[key] }) else { return }
-            let expiresAt = expiry.expirationDate(from: clock.now)
-            let entry = CacheEntry(
-                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
-            await host.store(loadID, key, entry, stamp)
+        { [self] loadID, key, value in await store(loadID, key, value) }
+    }
+
+    /// Stores a loaded value: the entry, built now, handed to the tier with the key's stamp.
+    private func store(_ loadID: UInt64, _ key: Key, _ value: Value) async {
+        let stamp: LoadStamp
+        if let stamps {
+            guard let noted = stamps.withLock({ $0[key] }) else { return }
+            stamp = noted
+        } else {
+            stamp = LoadStamp()
         }
+        // An entry that never expires reads no clock.
+        let expiresAt: Date? = if case .never = expiry { nil } else { expiry.expirationDate(from: clock.now) }
+        let entry = CacheEntry(
+            value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
+        await host.store(loadID, key, entry, stamp)
     }
 }

@@ -26,12 +26,15 @@ public protocol LoadHostingCache<Key, Value>: AnyObject, StaleRetainingCache {
 /// Thread safety: immutable and `Sendable`; its closures may be called from any task.
 public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// The tier's single-flight table (created by its first load).
-    package let coordinator: CoordinatorStorage<Key, Value>
+    @usableFromInline package let coordinator: CoordinatorStorage<Key, Value>
     /// The expiry of a value loaded with `expiry: nil`: the tier's default, as for its `setValue`.
     package let defaultExpiry: Expiry
+    /// Whether every load needs ``stamp`` (a tier that fences loads across processes: its tickets), or only
+    /// one with tags.
+    package let stampsEveryLoad: Bool
     /// Notes, before the loader of `keys` runs, what each key's store will be checked against: the versions
     /// of `tags` (and, on a tier that fences loads across processes, each key's ticket). A key left out is
-    /// loaded but not stored.
+    /// loaded but not stored. Not called for a load without tags unless ``stampsEveryLoad``.
     package let stamp: @Sendable (_ keys: [Key], _ tags: Set<String>) async -> [Key: LoadStamp]
     /// Stores `entry`, the value of load `loadID`, under `key` unless a write or removal fenced the load,
     /// stamped with `stamp`; reports a failure rather than throwing. Holds the tier weakly.
@@ -40,7 +43,7 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// The coordinator's change sequence, read before a fast path reads the tier (see
     /// ``CoordinatorStorage/value(afterMissOf:sequenceSeen:recheck:load:store:)``).
-    @usableFromInline
+    @inlinable
     package var changeSequence: UInt64 { coordinator.changeSequence }
 
     /// A tier's load-once.
@@ -48,17 +51,20 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// - Parameters:
     ///   - coordinator: The tier's single-flight table.
     ///   - defaultExpiry: The expiry of a value loaded without one.
+    ///   - stampsEveryLoad: Whether a load without tags needs `stamp` too.
     ///   - stamp: Notes what each key's store is checked against, before the loader runs.
     ///   - store: Stores a loaded entry, fenced by its load's id; must hold the tier weakly, since a
     ///     background refresh may outlive every caller.
     package init(
         coordinator: CoordinatorStorage<Key, Value>,
         defaultExpiry: Expiry,
+        stampsEveryLoad: Bool = false,
         stamp: @escaping @Sendable ([Key], Set<String>) async -> [Key: LoadStamp],
         store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp) async -> Void
     ) {
         self.coordinator = coordinator
         self.defaultExpiry = defaultExpiry
+        self.stampsEveryLoad = stampsEveryLoad
         self.stamp = stamp
         self.store = store
     }

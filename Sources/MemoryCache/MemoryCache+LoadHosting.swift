@@ -15,21 +15,28 @@ extension MemoryCache: LoadHostingCache {
     /// outside Strata.
     ///
     /// - Complexity: O(1): one atomic load once made; the first call creates the load-once coordinator.
+    @inlinable
     public var loadHost: LoadHost<Key, Value> {
-        loadOnce.host { coordinator in
-            LoadHost(
-                coordinator: coordinator, defaultExpiry: defaultExpiry,
-                stamp: { [weak self] keys, tags in
-                    guard let self else { return [:] }
-                    // Read now, before the loader: a tag removed later is past these versions.
-                    let versions = tags.isEmpty ? CacheTagVersions() : tagRegistry.versions(of: tags)
-                    let stamp = LoadStamp(tagVersions: versions)
-                    return Dictionary(keys.map { ($0, stamp) }, uniquingKeysWith: { first, _ in first })
-                },
-                store: { [weak self] loadID, key, entry, stamp in
-                    self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
-                })
-        }
+        // Inlinable, so that a load-once hit, which reads it before the cache, pays one atomic load for it
+        // rather than a call into this generic class's unspecialized getter.
+        loadOnce.host { makeLoadHost($0) }
+    }
+
+    /// The host, made once by the first load.
+    @usableFromInline
+    func makeLoadHost(_ coordinator: CoordinatorStorage<Key, Value>) -> LoadHost<Key, Value> {
+        LoadHost(
+            coordinator: coordinator, defaultExpiry: defaultExpiry,
+            stamp: { [weak self] keys, tags in
+                guard let self else { return [:] }
+                // Read now, before the loader: a tag removed later is past these versions.
+                let versions = tags.isEmpty ? CacheTagVersions() : tagRegistry.versions(of: tags)
+                let stamp = LoadStamp(tagVersions: versions)
+                return Dictionary(keys.map { ($0, stamp) }, uniquingKeysWith: { first, _ in first })
+            },
+            store: { [weak self] loadID, key, entry, stamp in
+                self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
+            })
     }
 
     /// Stores a loaded entry unless a write or removal fenced its load; a value too large to keep is not
@@ -40,7 +47,7 @@ extension MemoryCache: LoadHostingCache {
     ) {
         // The cost function and the clock are the caller's code: run before the gate is taken.
         let cost = max(costFunction(entry.value), 0)
-        let tagStamp = tagRegistry.stamp(entry.tags, at: stamp.tagVersions)
+        let tagStamp = entry.tags.isEmpty ? nil : tagRegistry.stamp(entry.tags, at: stamp.tagVersions)
         let expiresAt = entry.expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
         let now = entry.expiresAt == nil ? -.infinity : clock.now.timeIntervalSinceReferenceDate
         let staleUntil = entry.staleUntil?.timeIntervalSinceReferenceDate

@@ -23,7 +23,7 @@ extension RedisCache: LoadHostingCache {
     public var loadHost: LoadHost<Key, Value> {
         loadOnce.host { coordinator in
             LoadHost(
-                coordinator: coordinator, defaultExpiry: .never,
+                coordinator: coordinator, defaultExpiry: .never, stampsEveryLoad: true,
                 stamp: { [weak self] keys, tags in
                     guard let self else { return [:] }
                     return await tickets(forKeys: keys, tags: tags)

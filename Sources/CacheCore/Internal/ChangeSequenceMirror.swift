@@ -17,20 +17,24 @@ import Synchronization
 ///
 /// On Linux the copy is a `Synchronization.Atomic`, which ThreadSanitizer observes (its operations are
 /// compiled into this module as atomic instructions). `Atomic` needs macOS 15 and iOS 18 while Strata
-/// supports macOS 13 and iOS 16, so on Apple platforms the copy sits behind its own small lock.
+/// supports macOS 13 and iOS 16, so on Apple platforms the copy sits behind its own small lock. Inlinable, so
+/// that a load-once hit in another module reads it without a call.
+@usableFromInline
 struct ChangeSequenceMirror: ~Copyable, Sendable {
     #if canImport(Darwin)
-    private let sequence = Locked<UInt64>(0)
+    @usableFromInline let sequence = Locked<UInt64>(0)
 
     /// The sequence last published.
+    @inlinable
     func load() -> UInt64 { sequence.withLock { $0 } }
 
     /// Publishes `value`; call it while holding the coordinator's lock.
     func publish(_ value: UInt64) { sequence.withLock { $0 = value } }
     #else
-    private let sequence = Atomic<UInt64>(0)
+    @usableFromInline let sequence = Atomic<UInt64>(0)
 
     /// The sequence last published.
+    @inlinable
     func load() -> UInt64 { sequence.load(ordering: .acquiring) }
 
     /// Publishes `value`; call it while holding the coordinator's lock.

@@ -31,8 +31,7 @@ extension CoordinatorStorage {
         loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value],
         store: @escaping @Sendable (_ loadID: UInt64, _ key: Key, _ value: Value) async -> Void
     ) async throws -> [Key: Value] {
-        var seen = Set<Key>()
-        let unique = keys.filter { seen.insert($0).inserted }
+        let unique = Self.distinct(keys)
         let sequenceSeen = changeSequence
         let found = try await read(unique)
         let missing = unique.filter { found[$0] == nil }
@@ -98,6 +97,12 @@ extension CoordinatorStorage {
         if let failure { throw failure }
         try Task.checkCancellation()
         return found
+    }
+
+    /// `keys` without repeats, in their first order.
+    static func distinct(_ keys: [Key]) -> [Key] {
+        var seen = Set<Key>()
+        return keys.filter { seen.insert($0).inserted }
     }
 
     /// One key a batch loads.

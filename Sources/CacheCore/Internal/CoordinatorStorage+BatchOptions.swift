@@ -48,8 +48,7 @@ extension CoordinatorStorage {
         store: @escaping @Sendable (_ loadID: UInt64, _ key: Key, _ value: Value) async -> Void
     ) async throws -> [Key: Value] {
         try options.validate()
-        var seen = Set<Key>()
-        let unique = keys.filter { seen.insert($0).inserted }
+        let unique = Self.distinct(keys)
         let sequenceSeen = changeSequence
         let fresh = try await read(unique)
         let now = clock.now

@@ -20,7 +20,7 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
     >
 
     private let machine: Locked<Machine>
-    private let mirror = ChangeSequenceMirror()
+    @usableFromInline let mirror = ChangeSequenceMirror()
     /// Held by a synchronous tier across the whole store of a loaded value and by the start of each of its
     /// synchronous writes and removals (see `CoordinatorStorage+Synchronous.swift`); never taken while
     /// `machine`'s lock is held, so the order is always this one first.
@@ -49,8 +49,10 @@ package final class CoordinatorStorage<Key: Hashable & Sendable, Value: Sendable
 
     /// The change sequence as a read or a load-once caller notes it before asking the first tier; read
     /// without the lock.
+    @inlinable
     package var changeSequence: UInt64 {
-        // Always inlined: a tier-0 hit reads it, and the call alone would cost that read as much again.
+        // Inlined, in other modules too: a load-once hit of a synchronous tier reads it, and a call to this
+        // generic class's getter cost that hit more than the read itself.
         @inline(__always) get { mirror.load() }
     }
 
