@@ -113,149 +113,32 @@ extension LoadHostingCache {
     }
 }
 
-// MARK: - The one implementation
+// MARK: - The reads each call hands the one implementation (`LoadHost+Loading.swift`)
 
 extension LoadHostingCache {
-    /// The body of every single-key load call.
+    /// The body of every single-key load call: the cache's reads, as closures, for the host.
     @usableFromInline
     func hostedValue(
         forKey key: Key, expiry: Expiry?, tags: Set<String>, options: LoadOptions,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        let host = loadHost
-        let loader = HostedLoader(host: host, clock: clock, expiry: expiry, tags: tags, options: options)
-        let recheck: @Sendable () async -> Value? = { [weak self] in try? await self?.value(forKey: key) }
-        guard options.hasNoBehaviour else {
-            return try await host.coordinator.value(
-                forKey: key, options: options, clock: loader.clock, expiry: loader.expiry,
-                read: { try await self.entryIncludingStale(forKey: key) }, recheck: recheck,
-                load: loader.load(key, load), store: loader.store(key))
-        }
-        return try await host.coordinator.value(
-            forKey: key, read: { try await self.value(forKey: key) }, recheck: recheck, load: loader.load(key, load),
-            store: loader.store(key))
+        try await loadHost.value(
+            forKey: key, clock: clock, expiry: expiry, tags: tags, options: options,
+            read: { try await self.value(forKey: key) },
+            readIncludingStale: { try await self.entryIncludingStale(forKey: key) },
+            recheck: { [weak self] in try? await self?.value(forKey: key) }, load: load)
     }
 
-    /// The body of a plain single-key load call after its caller read `key` itself and missed, having read
-    /// the coordinator's change sequence, `sequenceSeen`, before that read.
-    @usableFromInline
-    func hostedValue(
-        afterMissOf key: Key, sequenceSeen: UInt64, host: LoadHost<Key, Value>, expiry: Expiry?, tags: Set<String>,
-        orLoad load: @escaping @Sendable () async throws -> Value
-    ) async throws -> Value {
-        let loader = HostedLoader(host: host, clock: clock, expiry: expiry, tags: tags, options: LoadOptions())
-        return try await host.coordinator.value(
-            afterMissOf: key, sequenceSeen: sequenceSeen,
-            recheck: { [weak self] in try? await self?.value(forKey: key) }, load: loader.load(key, load),
-            store: loader.store(key))
-    }
-
-    /// The body of every bulk load call.
+    /// The body of every bulk load call: the cache's reads, as closures, for the host.
     @usableFromInline
     func hostedValues(
         forKeys keys: [Key], expiry: Expiry?, tags: Set<String>, options: LoadOptions,
         orLoad loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
     ) async throws -> [Key: Value] {
-        let host = loadHost
-        let loader = HostedLoader(host: host, clock: clock, expiry: expiry, tags: tags, options: options)
-        let recheck: @Sendable (Key) async -> Value? = { [weak self] key in try? await self?.value(forKey: key) }
-        guard options.hasNoBehaviour else {
-            return try await host.coordinator.values(
-                forKeys: keys, options: options, clock: loader.clock, expiry: loader.expiry,
-                read: { keys in try await self.entriesReadOnce(forKeys: keys) },
-                readStale: { key in try await self.entryIncludingStale(forKey: key) }, recheck: recheck,
-                loadBatch: loader.loadBatch(loadBatch), store: loader.storeBatch())
-        }
-        return try await host.coordinator.values(
-            forKeys: keys, read: { keys in try await self.values(forKeys: keys) }, recheck: recheck,
-            loadBatch: loader.loadBatch(loadBatch), store: loader.storeBatch())
-    }
-
-    /// The body of a plain bulk load call after its caller read the keys itself: `found` what it found,
-    /// `missing` the distinct keys it lacked, `sequenceSeen` the change sequence read before the read.
-    @usableFromInline
-    func hostedValues(
-        loading missing: [Key], found: [Key: Value], sequenceSeen: UInt64, host: LoadHost<Key, Value>,
-        expiry: Expiry?, tags: Set<String>, orLoad loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
-    ) async throws -> [Key: Value] {
-        let loader = HostedLoader(host: host, clock: clock, expiry: expiry, tags: tags, options: LoadOptions())
-        return try await host.coordinator.values(
-            loading: missing, found: found, sequenceSeen: sequenceSeen,
-            recheck: { [weak self] key in try? await self?.value(forKey: key) },
-            loadBatch: loader.loadBatch(loadBatch), store: loader.storeBatch())
-    }
-}
-
-/// One load call's loader and store, around the caller's loader: notes the tier's stamps (tag versions, a
-/// ticket) before the loader runs, when the load needs them, and builds the stored entry — expiry resolved when
-/// the load finishes, stale retention from the options, the tags — for the tier's store, which alone decides
-/// what is kept.
-struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    let host: LoadHost<Key, Value>
-    let clock: any CacheClock
-    /// The loaded values' expiry, the tier's default resolved.
-    let expiry: Expiry
-    let tags: Set<String>
-    let options: LoadOptions
-    /// The stamps noted by this call's loads, by key (a key without one is not stored); `nil` when the loads
-    /// need none, which a plain load of a tier without cross-process fences never does, so that it pays no
-    /// allocation and no call for them.
-    let stamps: Locked<[Key: LoadStamp]>?
-
-    init(host: LoadHost<Key, Value>, clock: any CacheClock, expiry: Expiry?, tags: Set<String>, options: LoadOptions) {
-        self.host = host
-        self.clock = clock
-        self.expiry = expiry ?? host.defaultExpiry
-        self.tags = tags
-        self.options = options
-        stamps = tags.isEmpty && !host.stampsEveryLoad ? nil : Locked([:])
-    }
-
-    /// `load`, after noting `key`'s stamp.
-    func load(_ key: Key, _ load: @escaping @Sendable () async throws -> Value) -> @Sendable () async throws -> Value {
-        guard let stamps else { return load }
-        return { [host, tags] in
-            let noted = await host.stamp([key], tags)
-            stamps.withLock { $0.merge(noted) { _, new in new } }
-            return try await load()
-        }
-    }
-
-    /// `loadBatch`, after noting the stamps of the keys it is given.
-    func loadBatch(
-        _ loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
-    ) -> @Sendable ([Key]) async throws -> [Key: Value] {
-        guard let stamps else { return loadBatch }
-        return { [host, tags] keys in
-            let noted = await host.stamp(keys, tags)
-            stamps.withLock { $0.merge(noted) { _, new in new } }
-            return try await loadBatch(keys)
-        }
-    }
-
-    /// The store of `key`'s loaded value.
-    func store(_ key: Key) -> @Sendable (UInt64, Value) async -> Void {
-        { [self] loadID, value in await store(loadID, key, value) }
-    }
-
-    /// The store of a loaded value, for a batch.
-    func storeBatch() -> @Sendable (UInt64, Key, Value) async -> Void {
-        { [self] loadID, key, value in await store(loadID, key, value) }
-    }
-
-    /// Stores a loaded value: the entry, built now, handed to the tier with the key's stamp.
-    private func store(_ loadID: UInt64, _ key: Key, _ value: Value) async {
-        let stamp: LoadStamp
-        if let stamps {
-            guard let noted = stamps.withLock({ $0[key] }) else { return }
-            stamp = noted
-        } else {
-            stamp = LoadStamp()
-        }
-        // An entry that never expires reads no clock.
-        let expiresAt: Date? = if case .never = expiry { nil } else { expiry.expirationDate(from: clock.now) }
-        let entry = CacheEntry(
-            value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
-        await host.store(loadID, key, entry, stamp)
+        try await loadHost.values(
+            forKeys: keys, clock: clock, expiry: expiry, tags: tags, options: options,
+            read: { keys in try await self.entriesReadOnce(forKeys: keys) },
+            readIncludingStale: { key in try await self.entryIncludingStale(forKey: key) },
+            recheck: { [weak self] key in try? await self?.value(forKey: key) }, loadBatch: loadBatch)
     }
 }

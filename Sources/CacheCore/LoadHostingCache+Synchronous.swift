@@ -102,14 +102,15 @@ extension LoadHostingCache where Self: SynchronousCache {
         try await hostedValue(forKey: key, expiry: expiry, tags: tags, options: options, orLoad: load)
     }
 
-    /// A plain load after the fast read missed.
+    /// A plain load after the fast read missed; its read again before the loader is a synchronous one.
     @inlinable @inline(never)
     func loadAfterFastMiss(
         of key: Key, sequenceSeen: UInt64, host: LoadHost<Key, Value>, expiry: Expiry?, tags: Set<String>,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        try await hostedValue(
-            afterMissOf: key, sequenceSeen: sequenceSeen, host: host, expiry: expiry, tags: tags, orLoad: load)
+        try await host.value(
+            afterMissOf: key, sequenceSeen: sequenceSeen, clock: clock, expiry: expiry, tags: tags,
+            recheck: { self.valueAndExpiry(forKey: key)?.value }, load: load)
     }
 
     /// A bulk load with options.
@@ -121,14 +122,15 @@ extension LoadHostingCache where Self: SynchronousCache {
         try await hostedValues(forKeys: keys, expiry: expiry, tags: tags, options: options, orLoad: loadBatch)
     }
 
-    /// A plain bulk load of the keys the fast read missed.
+    /// A plain bulk load of the keys the fast read missed; a key's read again before the loader is a
+    /// synchronous one.
     @inlinable @inline(never)
     func loadAfterFastMiss(
         of missing: [Key], found: [Key: Value], sequenceSeen: UInt64, host: LoadHost<Key, Value>, expiry: Expiry?,
         tags: Set<String>, orLoad loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
     ) async throws -> [Key: Value] {
-        try await hostedValues(
-            loading: missing, found: found, sequenceSeen: sequenceSeen, host: host, expiry: expiry, tags: tags,
-            orLoad: loadBatch)
+        try await host.values(
+            loading: missing, found: found, sequenceSeen: sequenceSeen, clock: clock, expiry: expiry, tags: tags,
+            recheck: { key in self.valueAndExpiry(forKey: key)?.value }, loadBatch: loadBatch)
     }
 }

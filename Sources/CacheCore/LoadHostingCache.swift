@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// A cache that hosts Strata's load-once itself, so that one extension gives it every load call:
 /// `value(forKey:expiry:tags:options:orLoad:)` and `values(forKeys:expiry:tags:options:orLoad:)`, with load
 /// options, tags and bulk loads in any combination.
@@ -37,9 +43,13 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// loaded but not stored. Not called for a load without tags unless ``stampsEveryLoad``.
     package let stamp: @Sendable (_ keys: [Key], _ tags: Set<String>) async -> [Key: LoadStamp]
     /// Stores `entry`, the value of load `loadID`, under `key` unless a write or removal fenced the load,
-    /// stamped with `stamp`; reports a failure rather than throwing. Holds the tier weakly.
+    /// stamped with `stamp`; reports a failure rather than throwing. `now` is the clock reading the entry's
+    /// expiry was resolved against (`nil` for an entry that never expires: no reading was taken). Holds the
+    /// tier weakly.
     package let store:
-        @Sendable (_ loadID: UInt64, _ key: Key, _ entry: CacheEntry<Value>, _ stamp: LoadStamp) async -> Void
+        @Sendable (
+            _ loadID: UInt64, _ key: Key, _ entry: CacheEntry<Value>, _ stamp: LoadStamp, _ now: Date?
+        ) async -> Void
 
     /// The coordinator's change sequence, read before a fast path reads the tier (see
     /// ``CoordinatorStorage/value(afterMissOf:sequenceSeen:recheck:load:store:)``).
@@ -60,7 +70,7 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
         defaultExpiry: Expiry,
         stampsEveryLoad: Bool = false,
         stamp: @escaping @Sendable ([Key], Set<String>) async -> [Key: LoadStamp],
-        store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp) async -> Void
+        store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp, Date?) async -> Void
     ) {
         self.coordinator = coordinator
         self.defaultExpiry = defaultExpiry

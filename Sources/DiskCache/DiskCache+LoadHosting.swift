@@ -31,7 +31,7 @@ extension DiskCache: LoadHostingCache {
                     let stamp = LoadStamp(tagVersions: versions)
                     return Dictionary(keys.map { ($0, stamp) }, uniquingKeysWith: { first, _ in first })
                 },
-                store: { [weak self] loadID, key, entry, stamp in
+                store: { [weak self] loadID, key, entry, stamp, _ in
                     await self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
                 })
         }

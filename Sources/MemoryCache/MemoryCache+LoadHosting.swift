@@ -34,22 +34,23 @@ extension MemoryCache: LoadHostingCache {
                 let stamp = LoadStamp(tagVersions: versions)
                 return Dictionary(keys.map { ($0, stamp) }, uniquingKeysWith: { first, _ in first })
             },
-            store: { [weak self] loadID, key, entry, stamp in
-                self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
+            store: { [weak self] loadID, key, entry, stamp, now in
+                self?.storeLoaded(entry, forKey: key, stampedWith: stamp, at: now, loadID: loadID, in: coordinator)
             })
     }
 
     /// Stores a loaded entry unless a write or removal fenced its load; a value too large to keep is not
     /// stored (its callers still get it).
     private func storeLoaded(
-        _ entry: CacheEntry<Value>, forKey key: Key, stampedWith stamp: LoadStamp, loadID: UInt64,
+        _ entry: CacheEntry<Value>, forKey key: Key, stampedWith stamp: LoadStamp, at now: Date?, loadID: UInt64,
         in coordinator: CoordinatorStorage<Key, Value>
     ) {
         // The cost function and the clock are the caller's code: run before the gate is taken.
         let cost = max(costFunction(entry.value), 0)
         let tagStamp = entry.tags.isEmpty ? nil : tagRegistry.stamp(entry.tags, at: stamp.tagVersions)
+        // The reading the expiry was resolved against, as a write's: an entry already expired is not stored.
         let expiresAt = entry.expiresAt?.timeIntervalSinceReferenceDate ?? .infinity
-        let now = entry.expiresAt == nil ? -.infinity : clock.now.timeIntervalSinceReferenceDate
+        let now = entry.expiresAt == nil ? -.infinity : (now ?? clock.now).timeIntervalSinceReferenceDate
         let staleUntil = entry.staleUntil?.timeIntervalSinceReferenceDate
         let released = coordinator.storeLoadedValueAtOnce(ofLoad: loadID) {
             withTable(for: key) {

@@ -28,7 +28,7 @@ extension RedisCache: LoadHostingCache {
                     guard let self else { return [:] }
                     return await tickets(forKeys: keys, tags: tags)
                 },
-                store: { [weak self] loadID, key, entry, stamp in
+                store: { [weak self] loadID, key, entry, stamp, _ in
                     await self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
                 })
         }
