@@ -6,7 +6,7 @@ import Foundation
 
 /// A store that maps keys to values, each value kept with its expiry and cost.
 ///
-/// Every Strata tier (`MemoryCache`, `DiskCache`, `MultiCache`) conforms, so code can be written
+/// Every Strata tier (`MemoryCache`, `DiskCache`, `RedisCache`, `MultiCache`) conforms, so code can be written
 /// against `any Cache<String, Data>` and handed whichever tier fits.
 ///
 /// ## The contract
@@ -35,6 +35,10 @@ import Foundation
 ///   effect in no promised order; start a dependent call from the first one's completion.
 /// - **Cost of a call.** The protocol promises no complexity; each conformer states its own (O(1) on
 ///   average for `MemoryCache`, file I/O for `DiskCache`, one call per tier for `MultiCache`).
+///
+/// These are the basics a conformer implements. Capabilities beyond them are protocols of their own, which a
+/// `MultiCache` probes once per tier: ``TagRemovingCache`` (removal by tag), ``TagVersioningCache``,
+/// ``StaleRetainingCache``, ``BulkReadingCache``, ``SynchronousCache``, ``LoadFencingCache``.
 ///
 /// Conformers can check themselves against the shared contract with `CacheContract` from the
 /// `CacheTesting` product.
@@ -102,19 +106,4 @@ public protocol Cache<Key, Value>: Sendable {
     /// - Throws: ``CacheError`` when the tier cannot be changed.
     /// - Complexity: Usually O(*n*) in the number of entries held; set by the conformer.
     func removeAll() async throws
-
-    /// Makes every entry that carries `tag` a miss, in O(1) however many entries carry it.
-    ///
-    /// The tier advances the tag's version counter; an entry stamped with an older version is a miss from
-    /// then on and is dropped lazily (when a read finds it, or by eviction and trimming). No clock is
-    /// read, so clock skew between processes sharing a tier cannot revive an entry. Entries without the
-    /// tag are untouched.
-    ///
-    /// - Parameter tag: The tag whose entries to remove; any string (the empty one included). The tiers
-    ///   that seal records (disk, Redis) hold tags of at most 65,535 bytes of UTF-8 (Docs/Tags.md, "The tag
-    ///   rule").
-    /// - Throws: ``CacheError`` when the tier cannot be changed; `.invalidArgument` from a sealing tier for
-    ///   a longer tag.
-    /// - Complexity: Set by the conformer; O(1) in the number of tagged entries for every Strata tier.
-    func removeAll(taggedWith tag: String) async throws
 }

@@ -14,7 +14,7 @@ import Foundation
 /// cache of your own gets load-once by being a tier of a `MultiCache`.
 ///
 /// Thread safety: conformers are `Sendable`; every load call may be made from any task at once.
-public protocol LoadHostingCache<Key, Value>: AnyObject, StaleRetainingCache {
+public protocol LoadHostingCache<Key, Value>: AnyObject, StaleRetainingCache, TagRemovingCache {
     /// The cache's load-once: its single-flight table and its store of loaded values. Opaque outside Strata.
     ///
     /// - Complexity: O(1); the first call creates the cache's load-once coordinator.

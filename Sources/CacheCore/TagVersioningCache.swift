@@ -26,7 +26,7 @@ public struct CacheTagVersions: Sendable, Hashable {
 /// `setEntry(_:forKey:)`, stamped with the versions current at that moment.
 ///
 /// Thread safety: conformers are `Sendable`; every method may be called from any thread.
-public protocol TagVersioningCache<Key, Value>: Cache {
+public protocol TagVersioningCache<Key, Value>: TagRemovingCache {
     /// Reads the current version of each of `tags`.
     ///
     /// - Parameter tags: The tags to read.

@@ -76,6 +76,7 @@ public enum CacheContract {
         case concurrentSetsOnDistinctKeys
         /// A clock that moves backwards does not revive an entry that was read as expired.
         case clockMovingBackwardsDoesNotRevive
+        /// On a `TagRemovingCache` (other caches pass without a call):
         /// `removeAll(taggedWith:)` makes the entries carrying the tag misses and leaves untagged entries and
         /// entries with other tags as they were; a tagged entry that reads back carries its tags. (A tier
         /// may decline to keep tagged entries at all; it must then miss them.)

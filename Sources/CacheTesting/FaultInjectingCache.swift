@@ -34,7 +34,9 @@ import Foundation
 ///
 /// Thread-safe: every method may be called from any thread or task. State sits behind one lock, which
 /// is never held while a parked call is resumed or the wrapped cache is called.
-public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
+public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache,
+    TagRemovingCache
+{
     /// The operations that can be failed or held.
     public typealias Operation = CacheOperation
 
@@ -245,11 +247,12 @@ public final class FaultInjectingCache<Key: Hashable & Sendable, Value: Sendable
     ///
     /// - Parameter tag: The tag to remove.
     /// - Throws: The injected error when ``CacheOperation/removeAll`` is failed; `CancellationError` when
-    ///   the task is cancelled while parked; otherwise what the storage throws.
+    ///   the task is cancelled while parked; `CacheError` `.invalidArgument` when the wrapped cache cannot
+    ///   remove by tag (it is not a `TagRemovingCache`); otherwise what the storage throws.
     /// - Complexity: Two short lock operations, plus the wait while held and what the storage costs.
     public func removeAll(taggedWith tag: String) async throws {
         try await admit(.removeAll)
-        try await base.removeAll(taggedWith: tag)
+        try await tagRemovingBase().removeAll(taggedWith: tag)
     }
 
     // MARK: - Internals

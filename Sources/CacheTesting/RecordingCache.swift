@@ -29,7 +29,9 @@ import Foundation
 ///
 /// Thread-safe: every method may be called from any thread or task. Calls made at the same time are
 /// recorded in the order they took the internal lock.
-public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
+public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache,
+    TagRemovingCache
+{
     /// One recorded call.
     ///
     /// A plain value; `Sendable` and thread-safe. Compare recorded calls with `==`.
@@ -194,11 +196,12 @@ public final class RecordingCache<Key: Hashable & Sendable, Value: Sendable>: St
     /// Records ``Call/removeAllTagged(_:)``, then removes the tag's entries from the storage.
     ///
     /// - Parameter tag: The tag to remove.
-    /// - Throws: What the storage throws.
+    /// - Throws: `CacheError` `.invalidArgument` when the wrapped cache cannot remove by tag (it is not a
+    ///   `TagRemovingCache`); otherwise what the storage throws.
     /// - Complexity: One append under the recording lock, plus what the storage's removal costs.
     public func removeAll(taggedWith tag: String) async throws {
         record(.removeAllTagged(tag))
-        try await base.removeAll(taggedWith: tag)
+        try await tagRemovingBase().removeAll(taggedWith: tag)
     }
 
     private func record(_ call: Call) {

@@ -6,7 +6,7 @@ import FoundationEssentials
 import Foundation
 #endif
 
-extension MultiCache {
+extension MultiCache: TagRemovingCache {
     /// Stores `value` under `key` in every tier carrying `tags`, with `expiry` resolved against ``clock``
     /// now; otherwise the same write as ``setEntry(_:forKey:)``.
     ///
@@ -26,6 +26,9 @@ extension MultiCache {
     }
 
     /// Makes every entry carrying `tag` a miss in every tier, concurrently.
+    ///
+    /// A tier that cannot remove by tag (not a `TagRemovingCache`) holds no tagged entry: a tagged write,
+    /// write-back or load removes the key from it instead, so it has nothing to remove here.
     ///
     /// Each tier advances the tag's version counter (O(1) however many entries carry it); stale copies go
     /// when a read finds them or by eviction. Like ``removeAll()``, it fences every load and read in flight

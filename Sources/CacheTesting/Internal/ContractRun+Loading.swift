@@ -98,7 +98,7 @@ extension ContractRun {
         try expect(stored.tags == ["batch"], "a bulk-loaded entry read back with tags \(stored.tags.sorted())")
 
         // When the tag is removed
-        try await step("removeAll(taggedWith: \"batch\")") { try await self.cache.removeAll(taggedWith: "batch") }
+        try await step("removeAll(taggedWith: \"batch\")") { try await cache.removeAll(taggedWith: "batch") }
 
         // Then every entry the bulk load stored is a miss, and the untagged one is not
         try await expectMiss("b1", "a bulk-loaded entry after removeAll(taggedWith:) of its tag")

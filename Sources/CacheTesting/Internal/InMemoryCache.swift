@@ -12,7 +12,7 @@ import Foundation
 /// It keeps the `Cache` contract (it passes ``CacheContract``): expired entries are never returned and
 /// are dropped when read, an already-expired entry is not stored and removes the earlier one. An entry
 /// with a later `staleUntil` is kept until then for ``entryIncludingStale(forKey:)``, a miss for plain reads.
-final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache {
+final class InMemoryCache<Key: Hashable & Sendable, Value: Sendable>: StaleRetainingCache, TagRemovingCache {
     let clock: any CacheClock
     private let entries = Locked<[Key: CacheEntry<Value>]>([:])
 

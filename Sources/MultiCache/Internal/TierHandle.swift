@@ -30,20 +30,22 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// cache is not a
     /// `SynchronousCache`.
     @usableFromInline let valuesAtOnce: (@Sendable ([Key]) -> (values: [Key: Value], missing: [Key]))?
-    /// Stores an entry.
+    /// Stores an entry; in a tier that cannot remove by tag (not a `TagRemovingCache`), a tagged entry
+    /// removes the key instead, so that no tagged value can outlive its tag there.
     @usableFromInline let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
     /// Removes a key's entry.
     @usableFromInline let removeEntry: @Sendable (Key) async throws -> Void
     /// Removes every entry.
     @usableFromInline let removeAll: @Sendable () async throws -> Void
-    /// Makes every entry carrying a tag a miss.
+    /// Makes every entry carrying a tag a miss (`TagRemovingCache`); does nothing for a tier without that
+    /// capability, which holds no tagged entry (see ``setEntry``).
     @usableFromInline let removeAllTagged: @Sendable (String) async throws -> Void
     /// Whether the tier is a `TagVersioningCache`.
     @usableFromInline let isTagVersioning: Bool
     /// Reads the tier's tag versions, or returns `nil` for a tier that is not a `TagVersioningCache`.
     @usableFromInline let tagVersions: @Sendable (Set<String>) async throws -> CacheTagVersions?
     /// Stores an entry stamped with a snapshot of tag versions (`TagVersioningCache`), or as `setEntry`
-    /// for a tier that is not one.
+    /// for a tier that is not one (which removes the key in a tier that cannot remove by tag).
     @usableFromInline let setEntryTaggedAt: @Sendable (CacheEntry<Value>, Key, CacheTagVersions) async throws -> Void
     /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
     @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
@@ -78,10 +80,21 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         self.valueAtOnce = valueAtOnce
         self.valueAndExpiryAtOnce = valueAndExpiryAtOnce
         self.valuesAtOnce = valuesAtOnce
-        setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
+        // Each capability is probed once, here, for the life of the tier.
+        let tagRemoving = cache as? any TagRemovingCache<Key, Value>
+        let setEntry: @Sendable (CacheEntry<Value>, Key) async throws -> Void
+        if tagRemoving != nil {
+            setEntry = { entry, key in try await cache.setEntry(entry, forKey: key) }
+        } else {
+            setEntry = { entry, key in
+                guard entry.tags.isEmpty else { return try await cache.removeEntry(forKey: key) }
+                try await cache.setEntry(entry, forKey: key)
+            }
+        }
+        self.setEntry = setEntry
         removeEntry = { key in try await cache.removeEntry(forKey: key) }
         removeAll = { try await cache.removeAll() }
-        removeAllTagged = { tag in try await cache.removeAll(taggedWith: tag) }
+        removeAllTagged = { tag in try await tagRemoving?.removeAll(taggedWith: tag) }
         let versioning = cache as? any TagVersioningCache<Key, Value>
         isTagVersioning = versioning != nil
         tagVersions = { tags in try await versioning?.tagVersions(for: tags) }
@@ -89,7 +102,7 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             if let versioning {
                 try await versioning.setEntry(entry, forKey: key, taggedAt: versions)
             } else {
-                try await cache.setEntry(entry, forKey: key)
+                try await setEntry(entry, key)
             }
         }
         entryIncludingStale = { key in try await cache.entryIncludingStaleIfRetained(forKey: key) }

@@ -23,7 +23,7 @@ import Foundation
 ///
 /// `@unchecked Sendable` is sound: the one `var`, `disabled`, is read and written only inside `flag.sync`
 /// (`hasFailed`, `disable()`), a serial queue; `base` (a `Sendable` `RedisCache`) and `flag` are `let`s.
-final class RedisSessionTier: Cache, @unchecked Sendable {
+final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
     typealias Key = String
     typealias Value = Data
 

@@ -4,7 +4,7 @@ import Foundation
 
 /// A deliberately broken cache: each ``Flaw`` breaks one rule of the contract, so the tests can show
 /// that ``CacheContract`` notices.
-final class FlawedCache: Cache {
+final class FlawedCache: TagRemovingCache {
     enum Flaw: String, CaseIterable, Sendable, CustomStringConvertible {
         case ignoresInjectedClock
         case missesEverything

@@ -64,7 +64,7 @@ func bytes(_ text: String) -> Data { Data(text.utf8) }
 
 /// Forwards to a disk tier and keeps its folder, deleted when the last reference goes away, so each test
 /// cleans up after itself without teardown code.
-private final class FolderOwningCache: Cache {
+private final class FolderOwningCache: TagRemovingCache {
     private let base: DiskCache<String, Data>
     private let folder: TemporaryFolder
 

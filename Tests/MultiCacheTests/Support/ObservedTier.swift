@@ -4,7 +4,7 @@ import StrataTestSupport
 
 /// A tier over a MemoryCache-like store that reports its calls to a `History` and yields
 /// before each, so concurrent operations interleave at every tier call.
-final class ObservedTier: Cache {
+final class ObservedTier: TagRemovingCache {
     private let base: FaultInjectingCache<String, Int>
     private let history: History<String>
 

@@ -3,7 +3,7 @@ import CacheTesting
 
 /// A slow-reading tier (see ``SlowReadingTier``) that publishes the invalidations a test hands it, as the
 /// Redis tier publishes what its server reports.
-final class PublishingTier<Value: Sendable>: Cache, CacheInvalidationSource {
+final class PublishingTier<Value: Sendable>: TagRemovingCache, CacheInvalidationSource {
     typealias Key = String
 
     let tier: SlowReadingTier<Value>

@@ -4,7 +4,7 @@ import CacheTesting
 /// A tier whose reads take a while, as a disk or network read does: a read looks its entry up at once,
 /// then parks in ``latch`` (while the test holds `.entry` there) before it answers. A write that lands
 /// in between is not in the answer, so a test can make a caller miss "before" a write without sleeping.
-final class SlowReadingTier<Value: Sendable>: Cache {
+final class SlowReadingTier<Value: Sendable>: TagRemovingCache {
     /// Where entries live; writes and removals go straight here (and can be held or failed here).
     let storage: FaultInjectingCache<String, Value>
     /// What a read waits on after its lookup; only its `.entry` hold is used.

@@ -3,7 +3,7 @@ import CacheTesting
 
 /// A ``PublishingTier`` that reports its start as the Redis tier does (`InvalidationStartReporting`): the
 /// test decides when its first attempt ends.
-final class StartingTier<Value: Sendable>: Cache, InvalidationStartReporting {
+final class StartingTier<Value: Sendable>: TagRemovingCache, InvalidationStartReporting {
     typealias Key = String
 
     let publishing: PublishingTier<Value>
