@@ -106,6 +106,28 @@ struct RedisLoadFenceTests {
         #expect(try await !loader.setEntry(CacheEntry(value: "stale"), forKey: "cleared", ticket: cleared))
     }
 
+    @Test func aRedisCachesOwnLoadIsStoredUnlessAnotherInstanceRemovesTheKeyWhileItsLoaderRuns() async throws {
+        // Given a load through the first instance's own load-once, whose loader waits until the second instance
+        // has removed the key
+        let server = try RedisServer()
+        let (loader, remover) = try Self.pair(server)
+        try await loader.setValue("old", forKey: "k")
+        try await loader.removeEntry(forKey: "k")
+        let loaded = try await loader.value(forKey: "k") {
+            try await remover.removeEntry(forKey: "k")
+            return "loaded before the removal"
+        }
+        // Then its caller gets the value, but Redis does not keep it
+        #expect(loaded == "loaded before the removal")
+        #expect(try await remover.value(forKey: "k") == nil)
+
+        // And a load that no removal races is stored, for every instance, with its tags if it has any
+        #expect(try await loader.value(forKey: "k") { "fresh" } == "fresh")
+        #expect(try await remover.value(forKey: "k") == "fresh")
+        #expect(try await loader.value(forKey: "tagged", tags: ["t"]) { "fresh" } == "fresh")
+        #expect(try await remover.entry(forKey: "tagged")?.tags == ["t"])
+    }
+
     /// One trial's source of truth: the version a loader reads, advanced by the writer before it removes the key.
     final class Source: Sendable {
         let version = Locked(0)
