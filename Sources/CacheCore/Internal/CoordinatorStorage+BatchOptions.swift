@@ -164,9 +164,11 @@ extension CoordinatorStorage {
             }
         }
         guard !owned.isEmpty else { return }
-        let task = Task { _ = await self.runBatch(owned, recheck: recheck, loadBatch: loadBatch, store: store) }
+        // A constant for the task to take: the ThreadSanitizer build refused to send the variable.
+        let batch = owned
+        let task = Task { _ = await self.runBatch(batch, recheck: recheck, loadBatch: loadBatch, store: store) }
         // Recorded with each of its loads, so that the cache's going away cancels it.
-        for load in owned {
+        for load in batch {
             if case .cancelTask = handle({ $0.attach(task, toLoad: load.loadID) }) { task.cancel() }
         }
     }
