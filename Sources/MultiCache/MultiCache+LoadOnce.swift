@@ -53,16 +53,7 @@ extension MultiCache {
         expiry: Expiry = .never,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
-        if let value = try await readBeforeLoadingDuringStart(key) { return value }
-        return try await coordinator.value(
-            forKey: key,
-            read: { try await entry(forKey: key)?.value },
-            recheck: { try? await self.entry(forKey: key)?.value },
-            load: load,
-            store: { loadID, value in
-                await self.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID)
-            })
+        try await loadValue(forKey: key, expiry: expiry, tags: [], options: LoadOptions(), orLoad: load)
     }
 
     /// Returns the cached or loaded value for `key` to `completion`; the completion-handler form of
@@ -92,35 +83,6 @@ extension MultiCache {
             } catch {
                 completion(.failure(error))
             }
-        }
-    }
-
-    /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
-    /// written or removed (see ``CoordinatorStorage/storeLoadedValue(ofLoad:_:)``).
-    /// With `options`, the entry is kept stale for the longest grace they name (`CacheEntry/staleUntil`).
-    /// With `tags`, each tier's copy is stamped with that tier's tag `versions` read before the load.
-    func storeLoadedValue(
-        _ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64, options: LoadOptions = LoadOptions(),
-        tags: Set<String> = [], versions: [Int: CacheTagVersions?]? = nil
-    ) async {
-        let stored = await coordinator.storeLoadedValue(ofLoad: loadID) {
-            let now = clock.now
-            let expiresAt = expiry.expirationDate(from: now)
-            let entry = CacheEntry(
-                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
-            if let versions { return await setEntry(entry, forKey: key, taggedAt: versions, now: now) }
-            return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now)
-        }
-        // As on write-back, a tier refusing the value by size is skipped quietly (see `isRefusedBySize`).
-        guard let failures = stored?.filter({ !$0.isRefusedBySize }), !failures.isEmpty else { return }
-        counters.withLock { statistics in
-            for failure in failures { statistics.tiers[failure.index].errors += 1 }
-        }
-        for failure in failures {
-            observer?(
-                CacheEvent(
-                    .writeBackFailed, "storing a loaded value into tier \(failure.index) (\(failure.name)) failed",
-                    tierIndex: failure.index, error: failure.error))
         }
     }
 }

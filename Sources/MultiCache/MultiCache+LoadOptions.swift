@@ -81,16 +81,7 @@ extension MultiCache: StaleRetainingCache {
     func resilientLoad(
         forKey key: Key, expiry: Expiry, options: LoadOptions, orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
-        if let value = try await readBeforeLoadingDuringStart(key) { return value }
-        return try await coordinator.value(
-            forKey: key, options: options, clock: clock, expiry: expiry,
-            read: { try await self.entryIncludingStale(forKey: key) },
-            recheck: { [weak self] in try? await self?.entry(forKey: key)?.value },
-            load: load,
-            store: { [weak self] loadID, value in
-                await self?.storeLoadedValue(value, forKey: key, expiry: expiry, loadID: loadID, options: options)
-            })
+        try await loadValue(forKey: key, expiry: expiry, tags: [], options: options, orLoad: load)
     }
 
     /// Returns the entry for `key` whether fresh or stale: the live entry as ``entry(forKey:)`` finds it

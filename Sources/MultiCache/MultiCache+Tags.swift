@@ -80,57 +80,6 @@ extension MultiCache: TagRemovingCache {
         tags: Set<String>,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
-        guard !tags.isEmpty else { return try await value(forKey: key, expiry: expiry, orLoad: load) }
-        // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
-        if let value = try await readBeforeLoadingDuringStart(key) { return value }
-        let snapshot = Locked<[Int: CacheTagVersions?]>([:])
-        return try await coordinator.value(
-            forKey: key,
-            read: { try await entry(forKey: key)?.value },
-            recheck: { try? await self.entry(forKey: key)?.value },
-            load: {
-                // Read before the loader runs: a removal of a tag that lands later advances the versions
-                // past this snapshot.
-                let versions = await self.tagVersions(of: tags)
-                snapshot.withLock { $0 = versions }
-                return try await load()
-            },
-            store: { loadID, value in
-                let versions = snapshot.withLock { $0 }
-                await self.storeLoadedValue(
-                    value, forKey: key, expiry: expiry, loadID: loadID, tags: tags, versions: versions)
-            })
-    }
-
-    /// Each tier's versions of `tags`, by tier index: `nil` inside for a tier that keeps no versions, no
-    /// element for a tier whose read failed.
-    func tagVersions(of tags: Set<String>) async -> [Int: CacheTagVersions?] {
-        var versions: [Int: CacheTagVersions?] = [:]
-        for (index, tier) in tiers.enumerated() {
-            // A tier that cannot say its versions does not get the entry: stamped with today's versions it
-            // could outlive a removal that lands during the load.
-            guard let read = try? await tier.handle.tagVersions(tags) else {
-                if !tier.handle.isTagVersioning { versions[index] = .some(nil) }
-                continue
-            }
-            versions[index] = .some(read)
-        }
-        return versions
-    }
-
-    /// Stores a tagged entry in the tiers of `versions`, each stamped with its own snapshot (a tier
-    /// without versions through `setEntry(_:forKey:)`).
-    func setEntry(
-        _ entry: CacheEntry<Value>, forKey key: Key, taggedAt versions: [Int: CacheTagVersions?], now: Date
-    ) async -> [CacheError.TierFailure] {
-        await forEachIndexedTier(in: tiers.indices) { index, tier in
-            guard let snapshot = versions[index] else { return }
-            let capped = tier.capping(entry, now: now)
-            if let snapshot {
-                try await tier.handle.setEntryTaggedAt(capped, key, snapshot)
-            } else {
-                try await tier.handle.setEntry(capped, key)
-            }
-        }
+        try await loadValue(forKey: key, expiry: expiry, tags: tags, options: LoadOptions(), orLoad: load)
     }
 }

@@ -47,6 +47,13 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Stores an entry stamped with a snapshot of tag versions (`TagVersioningCache`), or as `setEntry`
     /// for a tier that is not one (which removes the key in a tier that cannot remove by tag).
     @usableFromInline let setEntryTaggedAt: @Sendable (CacheEntry<Value>, Key, CacheTagVersions) async throws -> Void
+    /// Whether the tier fences loads across processes (`LoadFencingCache`): a load takes its ticket first.
+    @usableFromInline let isLoadFencing: Bool
+    /// Takes a load ticket for a key and tags (`LoadFencingCache`), or returns `nil` for a tier that is not one.
+    @usableFromInline let loadTicket: @Sendable (Key, Set<String>) async throws -> CacheLoadTicket?
+    /// Stores a loaded entry through its ticket (`LoadFencingCache`), or as `setEntry` for a tier that is not
+    /// one; the tier keeps it only if no removal of the key happened anywhere since the ticket.
+    @usableFromInline let setEntryWithTicket: @Sendable (CacheEntry<Value>, Key, CacheLoadTicket) async throws -> Void
     /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
     @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
     /// Reads many entries at once (`BulkReadingCache`), or key by key for a tier without a bulk read.
@@ -101,6 +108,16 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         setEntryTaggedAt = { entry, key, versions in
             if let versioning {
                 try await versioning.setEntry(entry, forKey: key, taggedAt: versions)
+            } else {
+                try await setEntry(entry, key)
+            }
+        }
+        let fencing = cache as? any LoadFencingCache<Key, Value>
+        isLoadFencing = fencing != nil
+        loadTicket = { key, tags in try await fencing?.loadTicket(forKey: key, tags: tags) }
+        setEntryWithTicket = { entry, key, ticket in
+            if let fencing {
+                _ = try await fencing.setEntry(entry, forKey: key, ticket: ticket)
             } else {
                 try await setEntry(entry, key)
             }
