@@ -12,9 +12,15 @@ extension MultiCache {
         let noted: Locked<[Key: [Int: TierLoadStamp]]>?
 
         init(cache: MultiCache, tags: Set<String>) {
-            self.cache = cache
             self.tags = tags
-            noted = tags.isEmpty && !cache.tiers.contains(where: \.handle.isLoadFencing) ? nil : Locked([:])
+            // A plain load with no fencing tier takes neither the lock nor the weak reference (an atomic on
+            // every copy of this value).
+            guard !tags.isEmpty || cache.tiers.contains(where: \.handle.isLoadFencing) else {
+                noted = nil
+                return
+            }
+            self.cache = cache
+            noted = Locked([:])
         }
 
         /// `load`, after noting the stamps of `key`.
