@@ -117,13 +117,29 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         stamps = tags.isEmpty && !host.stampsEveryLoad ? nil : Locked([:])
     }
 
-    /// `load`, after noting `key`'s stamp.
+    /// `load`, after this process's turn to load `key` (on a tier that shares loads across processes) and
+    /// noting `key`'s stamp. A value another process stored meanwhile is returned without loading, and with no
+    /// stamp, so it is not stored again.
     func load(_ key: Key, _ load: @escaping @Sendable () async throws -> Value) -> @Sendable () async throws -> Value {
         guard let stamps else { return load }
         return { [host, tags] in
-            let noted = await host.stamp([key], tags)
+            var release: @Sendable () -> Void = {}
+            if let turn = host.turn {
+                switch await turn(key) {
+                case .landed(let entry): return entry.value
+                case .load(let give): release = give
+                }
+            }
+            var noted = await host.stamp([key], tags)
+            // A key without a stamp is not stored: its lease has nothing to wait for.
+            if noted[key] == nil { release() } else { noted[key]?.release = release }
             stamps.withLock { $0.merge(noted) { _, new in new } }
-            return try await load()
+            do {
+                return try await load()
+            } catch {
+                release()
+                throw error
+            }
         }
     }
 
@@ -164,5 +180,7 @@ struct HostedLoader<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         let entry = CacheEntry(
             value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
         await host.store(loadID, key, entry, stamp, now)
+        // After the store: a waiter that finds the lease free and no entry takes it over.
+        stamp.release?()
     }
 }

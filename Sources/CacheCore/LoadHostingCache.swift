@@ -50,6 +50,9 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
         @Sendable (
             _ loadID: UInt64, _ key: Key, _ entry: CacheEntry<Value>, _ stamp: LoadStamp, _ now: Date?
         ) async -> Void
+    /// Waits for this process's turn to load a key, on a tier that shares loads across processes
+    /// (`LoadLeasingCache`); `nil` elsewhere. Asked before a single-key load's stamp; bulk loads do not ask.
+    package let turn: (@Sendable (_ key: Key) async -> LoadTurn<Value>)?
 
     /// The coordinator's change sequence, read before a fast path reads the tier (see
     /// ``CoordinatorStorage/value(afterMissOf:sequenceSeen:recheck:load:store:)``).
@@ -65,18 +68,22 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
     ///   - stamp: Notes what each key's store is checked against, before the loader runs.
     ///   - store: Stores a loaded entry, fenced by its load's id; must hold the tier weakly, since a
     ///     background refresh may outlive every caller.
+    ///   - turn: Waits for this process's turn to load a key, on a tier that shares loads across processes;
+    ///     requires `stampsEveryLoad`.
     package init(
         coordinator: CoordinatorStorage<Key, Value>,
         defaultExpiry: Expiry,
         stampsEveryLoad: Bool = false,
         stamp: @escaping @Sendable ([Key], Set<String>) async -> [Key: LoadStamp],
-        store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp, Date?) async -> Void
+        store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp, Date?) async -> Void,
+        turn: (@Sendable (Key) async -> LoadTurn<Value>)? = nil
     ) {
         self.coordinator = coordinator
         self.defaultExpiry = defaultExpiry
         self.stampsEveryLoad = stampsEveryLoad
         self.stamp = stamp
         self.store = store
+        self.turn = turn
     }
 }
 
@@ -88,6 +95,8 @@ package struct LoadStamp: Sendable {
     package var tagVersions: CacheTagVersions
     /// The ticket of a tier that fences loads across processes (`LoadFencingCache`); `nil` elsewhere.
     package var ticket: CacheLoadTicket?
+    /// Gives up the load's lease once its value is stored (`LoadLeasingCache`); `nil` without one.
+    package var release: (@Sendable () -> Void)?
 
     /// A stamp.
     package init(tagVersions: CacheTagVersions = CacheTagVersions(), ticket: CacheLoadTicket? = nil) {

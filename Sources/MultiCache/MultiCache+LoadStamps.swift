@@ -1,6 +1,18 @@
 import CacheCore
 
 extension MultiCache {
+    /// What a load noted before its loader ran, for its store: each tier's fences, and, when another process
+    /// loaded the key meanwhile, the entry it stored.
+    struct LoadNote: Sendable {
+        /// Each tier's stamp; a tier without one gets no copy.
+        var stamps: [Int: TierLoadStamp] = [:]
+        /// The entry another process loaded and stored in the leasing tier (`LoadTurn.landed`): it is written
+        /// into the other tiers as it is, and not into the leasing tier again.
+        var landed: CacheEntry<Value>?
+        /// Gives up this process's lease once the value is stored.
+        var release: (@Sendable () -> Void)?
+    }
+
     /// One load call's notes of each tier's fences, taken before its loader runs and read by its store.
     ///
     /// `nil` notes mean the call needs none — no tags, and no tier fences loads across processes — so a plain
@@ -9,7 +21,7 @@ extension MultiCache {
         /// The cache, held weakly: a background refresh may outlive every caller.
         weak var cache: MultiCache?
         let tags: Set<String>
-        let noted: Locked<[Key: [Int: TierLoadStamp]]>?
+        let noted: Locked<[Key: LoadNote]>?
 
         init(cache: MultiCache, tags: Set<String>) {
             self.tags = tags
@@ -23,36 +35,66 @@ extension MultiCache {
             noted = Locked([:])
         }
 
-        /// `load`, after noting the stamps of `key`.
+        /// `load`, after this process's turn to load `key` in a tier that shares loads across processes, and
+        /// noting the key's stamps. A value another process stored meanwhile is returned without loading.
         func load(
             _ key: Key, _ load: @escaping @Sendable () async throws -> Value
         ) -> @Sendable () async throws -> Value {
             guard let noted else { return load }
             return { [self] in
-                let stamps = await cache?.loadStamps(forKeys: [key], tags: tags)[key] ?? [:]
-                noted.withLock { $0[key] = stamps }
-                return try await load()
+                guard let cache else { return try await load() }
+                var note = LoadNote()
+                if let (index, turn) = cache.leasingTier {
+                    switch await turn(key) {
+                    case .landed(let entry):
+                        note.landed = entry
+                        for other in cache.tiers.indices where other != index { note.stamps[other] = .plain }
+                        noted.withLock { $0[key] = note }
+                        return entry.value
+                    case .load(let release):
+                        note.release = release
+                    }
+                }
+                note.stamps = await cache.loadStamps(forKeys: [key], tags: tags)[key] ?? [:]
+                noted.withLock { $0[key] = note }
+                do {
+                    return try await load()
+                } catch {
+                    note.release?()
+                    throw error
+                }
             }
         }
 
-        /// `loadBatch`, after noting the stamps of the keys it is given.
+        /// `loadBatch`, after noting the stamps of the keys it is given. A batch takes no lease: it loads in
+        /// this process.
         func loadBatch(
             _ loadBatch: @escaping @Sendable ([Key]) async throws -> [Key: Value]
         ) -> @Sendable ([Key]) async throws -> [Key: Value] {
             guard let noted else { return loadBatch }
             return { [self] keys in
                 let stamps = await cache?.loadStamps(forKeys: keys, tags: tags) ?? [:]
-                noted.withLock { $0.merge(stamps) { _, new in new } }
+                noted.withLock { notes in
+                    for (key, stamps) in stamps { notes[key] = LoadNote(stamps: stamps) }
+                }
                 return try await loadBatch(keys)
             }
         }
 
-        /// The stamps `key`'s store is checked against: `nil` for a plain store in every tier; empty when the
-        /// key's stamps were never noted (it is then stored nowhere).
-        func stamps(for key: Key) -> [Int: TierLoadStamp]? {
+        /// What `key`'s store works from: `nil` for a plain store in every tier; a note with no stamps when the
+        /// key's were never noted (it is then stored nowhere).
+        func note(for key: Key) -> LoadNote? {
             guard let noted else { return nil }
-            return noted.withLock { $0[key] } ?? [:]
+            return noted.withLock { $0[key] } ?? LoadNote()
         }
+    }
+
+    /// The first tier that shares loads across processes, with its index.
+    var leasingTier: (Int, @Sendable (Key) async -> LoadTurn<Value>)? {
+        for (index, tier) in tiers.enumerated() {
+            if let turn = tier.handle.loadTurn { return (index, turn) }
+        }
+        return nil
     }
 
     /// Each tier's fences for each of `keys` before their load: a ticket from a tier that fences loads across

@@ -106,7 +106,7 @@ extension MultiCache {
                 store: { [weak self] loadID, value in
                     await self?.storeLoadedValue(
                         value, forKey: key, expiry: expiry, loadID: loadID, options: options, tags: tags,
-                        stamps: stamping.stamps(for: key))
+                        note: stamping.note(for: key))
                 })
         }
         return try await coordinator.value(
@@ -116,7 +116,7 @@ extension MultiCache {
             load: stamping.load(key, load),
             store: { loadID, value in
                 await self.storeLoadedValue(
-                    value, forKey: key, expiry: expiry, loadID: loadID, tags: tags, stamps: stamping.stamps(for: key))
+                    value, forKey: key, expiry: expiry, loadID: loadID, tags: tags, note: stamping.note(for: key))
             })
     }
 
@@ -175,7 +175,7 @@ extension MultiCache {
         let store: @Sendable (UInt64, Key, Value) async -> Void = { [weak self] loadID, key, value in
             await self?.storeLoadedValue(
                 value, forKey: key, expiry: expiry, loadID: loadID, options: options, tags: tags,
-                stamps: stamping.stamps(for: key))
+                note: stamping.note(for: key))
         }
         guard options.hasNoBehaviour else {
             return try await coordinator.values(
@@ -194,20 +194,29 @@ extension MultiCache {
 
     /// Stores a loaded value in every tier unless the load was fenced or abandoned, or its key is being
     /// written or removed (see ``CoordinatorStorage/storeLoadedValue(ofLoad:_:)``). With `options`, the entry
-    /// is kept stale for the longest grace they name (`CacheEntry/staleUntil`). With `stamps`, each tier's copy
-    /// is stored against its own (a tier without one gets none); without, every tier gets a plain copy.
+    /// is kept stale for the longest grace they name (`CacheEntry/staleUntil`). With a `note`, each tier's copy
+    /// is stored against its own stamp (a tier without one gets none), an entry another process stored is
+    /// written as it is, and the load's lease is given up afterwards; without, every tier gets a plain copy.
     func storeLoadedValue(
         _ value: Value, forKey key: Key, expiry: Expiry, loadID: UInt64, options: LoadOptions = LoadOptions(),
-        tags: Set<String> = [], stamps: [Int: TierLoadStamp]? = nil
+        tags: Set<String> = [], note: LoadNote? = nil
     ) async {
         let stored = await coordinator.storeLoadedValue(ofLoad: loadID) {
             let now = clock.now
-            let expiresAt = expiry.expirationDate(from: now)
-            let entry = CacheEntry(
-                value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt), tags: tags)
-            guard let stamps else { return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now) }
-            return await setEntry(entry, forKey: key, stampedWith: stamps, now: now)
+            let entry: CacheEntry<Value>
+            if let landed = note?.landed {
+                entry = landed
+            } else {
+                let expiresAt = expiry.expirationDate(from: now)
+                entry = CacheEntry(
+                    value: value, expiresAt: expiresAt, staleUntil: options.staleUntil(expiringAt: expiresAt),
+                    tags: tags)
+            }
+            guard let note else { return await setEntry(entry, forKey: key, inTiers: tiers.indices, now: now) }
+            return await setEntry(entry, forKey: key, stampedWith: note.stamps, now: now)
         }
+        // After the store: a waiter in another process that finds the lease free and no entry takes it over.
+        note?.release?()
         // As on write-back, a tier refusing the value by size is skipped quietly (see `isRefusedBySize`).
         guard let failures = stored?.filter({ !$0.isRefusedBySize }), !failures.isEmpty else { return }
         counters.withLock { statistics in

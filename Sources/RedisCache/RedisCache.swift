@@ -99,7 +99,8 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         self.codec = codec
         let tls = try Self.tlsContext(configuration.tls)
         invalidations = InvalidationHub(
-            settings: Self.trackingSettings(configuration, prefix: keys.prefix, tls: tls), epochKey: keys.epochKey,
+            settings: Self.trackingSettings(configuration, prefix: keys.prefix, epochKey: keys.epochKey, tls: tls),
+                epochKey: keys.epochKey,
             entryPrefix: keys.entryPrefix, tagPrefix: keys.tagPrefix, trackedKeyLimit: configuration.trackedKeyLimit)
         var connectionConfiguration = RedisConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
@@ -353,6 +354,7 @@ struct RedisTierState {
     var masterKeyVerified = false
     /// What woke ``RedisCache/waitForEntry(forKey:until:pollInterval:)``'s checks.
     var wakes = RedisWakeCounts()
+    var leaseTurns = RedisLeaseTurns()
 }
 
 extension RedisCache where Value == Data {

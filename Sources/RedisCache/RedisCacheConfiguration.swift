@@ -103,6 +103,9 @@ public struct RedisCacheConfiguration: Sendable {
     /// `rediss://` URL sets it to `TLS()`, which verifies against the system's trust store. See ``TLS`` for
     /// what is verified.
     public var tls: TLS?
+    /// How a load that several processes start at once runs once across all of them (see ``LoadLease``), or
+    /// `nil` to load once per process only. Default `LoadLease()`: a 10-second lease.
+    public var loadLease: LoadLease? = LoadLease()
     /// The port the tracking connection uses instead of ``port``; for tests that put a fault proxy in
     /// front of it alone.
     package var trackingPort: Int?
@@ -195,6 +198,7 @@ public struct RedisCacheConfiguration: Sendable {
             throw CacheError(.invalidArgument, "purgeInterval must be positive or nil")
         }
         try tls?.validate()
+        try loadLease?.validate()
         guard trackedKeyLimit >= 2 else {
             throw CacheError(.invalidArgument, "trackedKeyLimit must be at least 2, got \(trackedKeyLimit)")
         }

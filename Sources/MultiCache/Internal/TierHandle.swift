@@ -54,6 +54,9 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Stores a loaded entry through its ticket (`LoadFencingCache`), or as `setEntry` for a tier that is not
     /// one; the tier keeps it only if no removal of the key happened anywhere since the ticket.
     @usableFromInline let setEntryWithTicket: @Sendable (CacheEntry<Value>, Key, CacheLoadTicket) async throws -> Void
+    /// Waits for this process's turn to load a key (`LoadLeasingCache`: the tier shares loads across
+    /// processes); `nil` for a tier that does not.
+    @usableFromInline let loadTurn: (@Sendable (Key) async -> LoadTurn<Value>)?
     /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
     @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
     /// Reads many entries at once (`BulkReadingCache`), or key by key for a tier without a bulk read.
@@ -121,6 +124,11 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
             } else {
                 try await setEntry(entry, key)
             }
+        }
+        if let leasing = cache as? any LoadLeasingCache<Key, Value> {
+            loadTurn = { key in await leasing.loadTurn(forKey: key) }
+        } else {
+            loadTurn = nil
         }
         entryIncludingStale = { key in try await cache.entryIncludingStaleIfRetained(forKey: key) }
         entries = { keys in try await cache.entriesReadOnce(forKeys: keys) }

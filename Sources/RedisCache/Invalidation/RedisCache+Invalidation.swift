@@ -1,5 +1,6 @@
 import CacheCore
 import RedisConnection
+import SealedRecord
 
 extension RedisCache: CacheInvalidationSource, InvalidationStartReporting {
     /// Registers `observer` for the changes other clients (and this tier's own writes) make to this
@@ -44,7 +45,7 @@ extension RedisCache: CacheInvalidationSource, InvalidationStartReporting {
 
     /// Settings of the tracking connection, from the tier's.
     static func trackingSettings(
-        _ configuration: RedisCacheConfiguration, prefix: String, tls: TLSContext?
+        _ configuration: RedisCacheConfiguration, prefix: String, epochKey: [UInt8], tls: TLSContext?
     ) -> TrackingListener.Settings {
         var settings = TrackingListener.Settings(
             host: configuration.host, port: configuration.trackingPort ?? configuration.port,
@@ -54,6 +55,12 @@ extension RedisCache: CacheInvalidationSource, InvalidationStartReporting {
             breaker: CircuitBreaker(), decoderLimits: RESPDecoder.Limits(maximumBulkLength: 1 << 20),
             prefix: Array(prefix.utf8), fallbackAddresses: configuration.fallbackAddresses)
         settings.tls = tls
+        // Created before tracking is on: the first process on a namespace would otherwise take the echo of the
+        // epoch's creation for another process's `removeAll()`, and fence every load it had in flight.
+        settings.prelude = RESPCommand(arguments: [
+            Array("EVAL".utf8), CounterScripts.create, Array("1".utf8), epochKey,
+            Array(String(FenceCounter.freshBase()).utf8),
+        ])
         return settings
     }
 }

@@ -48,6 +48,10 @@ final class TrackingListener: Sendable {
         var fallbackAddresses: [RedisCacheConfiguration.Address] = []
         /// The data connection's TLS context, or `nil` for plain TCP.
         var tls: TLSContext?
+        /// Sent before tracking is turned on, its reply (an error included: a cluster node that does not serve
+        /// the key answers `MOVED`) ignored: the namespace's epoch counter is created here, so that its
+        /// creation is not reported back as an "everything" to the process that made it.
+        var prelude: RESPCommand?
     }
 
     /// What the listener reports.
@@ -177,6 +181,16 @@ final class TrackingListener: Sendable {
                 // Pushes on the connection that asks for them need RESP3 (Redis 6 or later).
                 throw ConnectionError(
                     .protocolViolation, "the server did not accept HELLO 3 (\(greeting)); tracking needs RESP3")
+            }
+            if let prelude = settings.prelude {
+                do {
+                    _ = try exchange(prelude, on: socket, &decoder, onEvent)
+                } catch
+                    where error.code == .serverError || error.code == .moved || error.code == .ask
+                    || error.code == .readOnly || error.code == .outOfMemory || error.code == .authenticationFailed
+                {
+                    // Not created here; the first write creates it, as before.
+                }
             }
             var tracking = RESPCommand("CLIENT", "TRACKING", "on", "BCAST", "PREFIX")
             tracking.append(settings.prefix)

@@ -1,0 +1,81 @@
+import CacheCore
+
+// The lease in the load path (issue 27, part 3): one process in the fleet loads a key every process misses at
+// once; the others wait for its value, woken by the tracking push of its store. Efficiency only: correctness is
+// the load ticket's fenced store.
+extension RedisCache: LoadLeasingCache {
+    /// Takes the lease on loading `key`, or waits for its holder's value; see `LoadLeasingCache`.
+    ///
+    /// - With ``RedisCacheConfiguration/loadLease`` `nil`, with Redis unreachable or failing, or after
+    ///   ``RedisCacheConfiguration/LoadLease/maximumWait``: `.load` without a lease (load once per process).
+    /// - A lease found free after a wait (its holder ended without storing, or it expired) is taken over; the
+    ///   entry is read once more first, since another holder may have stored between the look and the take.
+    ///
+    /// - Complexity: One round trip when the lease is free; while waiting, two per look (see
+    ///   ``waitForEntry(forKey:until:pollInterval:)``).
+    @usableFromInline
+    package func loadTurn(forKey key: Key) async -> LoadTurn<Value> {
+        guard let policy = configuration.loadLease else {
+            countLeaseTurn(\.unleased)
+            return .load(release: {})
+        }
+        let deadline = ContinuousClock.now + policy.maximumWait
+        var waited = false
+        while !Task.isCancelled {
+            guard let acquisition = try? await acquireLease(forKey: key, duration: policy.duration) else { break }
+            switch acquisition {
+            case .acquired(let lease):
+                if waited, let entry = try? await readEntry(forKey: key, includingStale: false) {
+                    release(lease)()
+                    countLeaseTurn(\.landed)
+                    return .landed(entry)
+                }
+                countLeaseTurn(\.held)
+                return .load(release: release(lease))
+            case .heldElsewhere:
+                waited = true
+                countLeaseTurn(\.waited)
+                let outcome = try? await waitForEntry(forKey: key, until: deadline, pollInterval: policy.pollInterval)
+                switch outcome {
+                case .entry(let entry, _)?:
+                    countLeaseTurn(\.landed)
+                    return .landed(entry)
+                case .leaseFree?:
+                    continue
+                case .timedOut?, nil:
+                    break
+                }
+            }
+            break
+        }
+        countLeaseTurn(\.unleased)
+        return .load(release: {})
+    }
+
+    /// Gives `lease` up on a task of its own: a caller need not wait for the round trip, and a failure only
+    /// leaves the lease to expire.
+    private func release(_ lease: RedisLease) -> @Sendable () -> Void {
+        { [weak self] in
+            Task { _ = try? await self?.releaseLease(lease) }
+        }
+    }
+
+    private func countLeaseTurn(_ counter: WritableKeyPath<RedisLeaseTurns, Int>) {
+        state.withLock { $0.leaseTurns[keyPath: counter] += 1 }
+    }
+
+    /// How this instance's load turns ended, since it was created.
+    package var leaseTurns: RedisLeaseTurns { state.withLock { $0.leaseTurns } }
+}
+
+/// How an instance's load turns ended (``RedisCache/loadTurn(forKey:)``).
+package struct RedisLeaseTurns: Sendable, Hashable {
+    /// Turns that took the lease and loaded.
+    package var held = 0
+    /// Turns that found the lease held elsewhere and waited (counted once per wait).
+    package var waited = 0
+    /// Turns that served another process's stored value.
+    package var landed = 0
+    /// Turns that loaded without a lease: leases off, Redis failing, or the wait past its limit.
+    package var unleased = 0
+}
