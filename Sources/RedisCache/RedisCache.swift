@@ -100,7 +100,7 @@ public final class RedisCache<Key: CacheKey, Value: Sendable>: Cache, Sendable {
         let tls = try Self.tlsContext(configuration.tls)
         invalidations = InvalidationHub(
             settings: Self.trackingSettings(configuration, prefix: keys.prefix, epochKey: keys.epochKey, tls: tls),
-                epochKey: keys.epochKey,
+            epochKey: keys.epochKey,
             entryPrefix: keys.entryPrefix, tagPrefix: keys.tagPrefix, trackedKeyLimit: configuration.trackedKeyLimit)
         var connectionConfiguration = RedisConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
