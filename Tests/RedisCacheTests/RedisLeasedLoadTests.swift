@@ -119,14 +119,19 @@ struct RedisLeasedLoadTests {
 
     @Test func aLoaderErrorReleasesTheLeaseSoTheNextProcessLoadsAtOnce() async throws {
         let server = try RedisServer()
-        let fleet = try Self.fleet(2, on: server)
+        // Leases that would outlast the test: only a release frees this one
+        let fleet = try Self.fleet(2, on: server, lease: .init(duration: .seconds(120), maximumWait: .seconds(120)))
         struct Failed: Error {}
         await #expect(throws: Failed.self) {
             try await fleet[0].multi.value(forKey: "k") { throw Failed() }
         }
         // The release runs on a task of its own: wait for the lease to be free
         let name = try fleet[1].redis.entryName(Data("k".utf8))
-        while try await fleet[1].redis.isLeaseHeld(onEntry: name) { try await Task.sleep(for: .milliseconds(5)) }
+        let patience = ContinuousClock.now + .seconds(60)
+        while try await fleet[1].redis.isLeaseHeld(onEntry: name), ContinuousClock.now < patience {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(try await !fleet[1].redis.isLeaseHeld(onEntry: name))
         let value = try await fleet[1].multi.value(forKey: "k") { "second" }
         #expect(value == "second")
         #expect(fleet[1].redis.leaseTurns.waited == 0)
