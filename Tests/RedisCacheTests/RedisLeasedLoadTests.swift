@@ -44,10 +44,19 @@ struct RedisLeasedLoadTests {
         var value: Int { count.withLock { $0 } }
     }
 
-    /// Suspends until `condition` holds, looking again after each short pause; the test's time limit ends a
-    /// wait for an event that never comes.
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        while !condition() { try await Task.sleep(for: .milliseconds(5)) }
+    /// Suspends until `condition` holds, looking again after each short pause; gives up with a failure after a
+    /// minute (an event that never comes: a broken feature, not a slow machine).
+    static func waitUntil(
+        _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let patience = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < patience else {
+                Issue.record("the awaited event did not come within a minute", sourceLocation: sourceLocation)
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     @Test func aColdKeyMissedByFourProcessesAtOnceIsLoadedOnceAndServedToEveryCaller() async throws {
@@ -120,14 +129,14 @@ struct RedisLeasedLoadTests {
     @Test func aLoaderErrorReleasesTheLeaseSoTheNextProcessLoadsAtOnce() async throws {
         let server = try RedisServer()
         // Leases that would outlast the test: only a release frees this one
-        let fleet = try Self.fleet(2, on: server, lease: .init(duration: .seconds(120), maximumWait: .seconds(120)))
+        let fleet = try Self.fleet(2, on: server, lease: .init(duration: .seconds(120), maximumWait: .seconds(30)))
         struct Failed: Error {}
         await #expect(throws: Failed.self) {
             try await fleet[0].multi.value(forKey: "k") { throw Failed() }
         }
         // The release runs on a task of its own: wait for the lease to be free
         let name = try fleet[1].redis.entryName(Data("k".utf8))
-        let patience = ContinuousClock.now + .seconds(60)
+        let patience = ContinuousClock.now + .seconds(20)
         while try await fleet[1].redis.isLeaseHeld(onEntry: name), ContinuousClock.now < patience {
             try await Task.sleep(for: .milliseconds(5))
         }

@@ -28,6 +28,7 @@ enum StrataBench {
         DiskPeer.scenario,
         DiskValueMemory.scenario,
         RedisTierRows.scenario,
+        RedisLeaseRows.scenario,
         RedisTLSRows.scenario,
         RedisInvalidationRows.scenario,
         RedisClusterRows.scenario,
