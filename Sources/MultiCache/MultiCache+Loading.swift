@@ -94,6 +94,16 @@ extension MultiCache {
         forKey key: Key, expiry: Expiry, tags: Set<String>, options: LoadOptions,
         orLoad load: @escaping @Sendable () async throws -> Value
     ) async throws -> Value {
+        // A hit in a synchronous first tier is answered before anything a load needs is made (closures, the
+        // stamps' lock): it cannot store, so it needs no fence. With options, only when no refresh is due.
+        if !hasAuthority, let valueAndExpiryAtOnce = tiers[0].handle.valueAndExpiryAtOnce, options.isValid,
+            let found = valueAndExpiryAtOnce(key),
+            options.hasNoBehaviour
+                || !options.isRefreshAheadDue(expiresAt: found.expiresAt, now: found.now, expiry: expiry)
+        {
+            countTierZeroHit()
+            return found.value
+        }
         // While a tier's invalidations are starting, a miss waits for them: a load begun now would be fenced.
         if let value = try await readBeforeLoadingDuringStart(key) { return value }
         let stamping = LoadStamping(cache: self, tags: tags)
