@@ -11,7 +11,7 @@ import Testing
 /// Load-once across processes over a real server (issue 27, part 3): `MultiCache([memory, redis])` stacks on
 /// one namespace, each with its own `RedisCache` instance — separate processes, as far as Redis can tell. One
 /// stack's load takes the lease; the others wait for its value and serve it. Waits end on events (a held
-/// loader, a counted turn), never on a clock; a dead holder's lease is expired on the server by the test.
+/// loader, a counted turn), never on a clock; leases last an hour unless the test expires one on the server.
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisLeasedLoadTests {
     /// One process's stack.
@@ -29,7 +29,8 @@ struct RedisLeasedLoadTests {
 
     /// `count` stacks sharing one namespace on `server`.
     static func fleet(
-        _ count: Int, on server: RedisServer, lease: RedisCacheConfiguration.LoadLease? = .init()
+        _ count: Int, on server: RedisServer,
+        lease: RedisCacheConfiguration.LoadLease? = .init(duration: .seconds(3_600), maximumWait: .seconds(3_600))
     ) throws -> [Stack] {
         var configuration = try RedisTier.configuration(
             port: server.port, namespace: RedisTier.namespace(), masterKey: RedisTier.randomMasterKey())
@@ -44,15 +45,16 @@ struct RedisLeasedLoadTests {
         var value: Int { count.withLock { $0 } }
     }
 
-    /// Suspends until `condition` holds, looking again after each short pause; gives up with a failure after a
-    /// minute (an event that never comes: a broken feature, not a slow machine).
+    /// Suspends until `condition` holds, looking again after each short pause; gives up with a failure after 3
+    /// minutes (an event that never comes: a broken feature, not a slow machine — a ThreadSanitizer run on two
+    /// loaded cores has held a task back for over a minute).
     static func waitUntil(
         _ condition: () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        let patience = ContinuousClock.now + .seconds(60)
+        let patience = ContinuousClock.now + .seconds(180)
         while !condition() {
             guard ContinuousClock.now < patience else {
-                Issue.record("the awaited event did not come within a minute", sourceLocation: sourceLocation)
+                Issue.record("the awaited event did not come within 3 minutes", sourceLocation: sourceLocation)
                 throw CancellationError()
             }
             try await Task.sleep(for: .milliseconds(5))
@@ -129,14 +131,14 @@ struct RedisLeasedLoadTests {
     @Test func aLoaderErrorReleasesTheLeaseSoTheNextProcessLoadsAtOnce() async throws {
         let server = try RedisServer()
         // Leases that would outlast the test: only a release frees this one
-        let fleet = try Self.fleet(2, on: server, lease: .init(duration: .seconds(120), maximumWait: .seconds(30)))
+        let fleet = try Self.fleet(2, on: server, lease: .init(duration: .seconds(3_600), maximumWait: .seconds(30)))
         struct Failed: Error {}
         await #expect(throws: Failed.self) {
             try await fleet[0].multi.value(forKey: "k") { throw Failed() }
         }
         // The release runs on a task of its own: wait for the lease to be free
         let name = try fleet[1].redis.entryName(Data("k".utf8))
-        let patience = ContinuousClock.now + .seconds(20)
+        let patience = ContinuousClock.now + .seconds(180)
         while try await fleet[1].redis.isLeaseHeld(onEntry: name), ContinuousClock.now < patience {
             try await Task.sleep(for: .milliseconds(5))
         }

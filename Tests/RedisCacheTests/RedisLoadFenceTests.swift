@@ -12,15 +12,12 @@ import Testing
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
 struct RedisLoadFenceTests {
     /// Two instances of one namespace and master key on `server`: two processes, as far as Redis can tell.
+    /// Their load leases last an hour, so a loaded machine never expires one under a test.
     static func pair(_ server: RedisServer) throws -> (RedisCache<String, String>, RedisCache<String, String>) {
-        let namespace = RedisTier.namespace()
-        let masterKey = RedisTier.randomMasterKey()
-        return (
-            try RedisCache(
-                configuration: RedisTier.configuration(port: server.port, namespace: namespace, masterKey: masterKey)),
-            try RedisCache(
-                configuration: RedisTier.configuration(port: server.port, namespace: namespace, masterKey: masterKey))
-        )
+        var configuration = try RedisTier.configuration(
+            port: server.port, namespace: RedisTier.namespace(), masterKey: RedisTier.randomMasterKey())
+        configuration.loadLease = .init(duration: .seconds(3_600), maximumWait: .seconds(3_600))
+        return (try RedisCache(configuration: configuration), try RedisCache(configuration: configuration))
     }
 
     /// The removal counter's remaining time to live, in milliseconds (`PTTL`).
