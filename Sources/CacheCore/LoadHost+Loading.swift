@@ -29,7 +29,8 @@ extension LoadHost {
         guard options.hasNoBehaviour else {
             return try await coordinator.value(
                 forKey: key, options: options, clock: clock, expiry: loader.expiry, read: readIncludingStale,
-                recheck: recheck, load: loader.load(key, load), store: loader.store(key))
+                recheck: recheck, load: loader.load(key, load), store: loader.store(key),
+                isLeased: isLeased.map { isLeased in { await isLeased(key) } })
         }
         return try await coordinator.value(
             forKey: key, read: read, recheck: recheck, load: loader.load(key, load), store: loader.store(key))

@@ -53,6 +53,9 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
     /// Waits for this process's turn to load a key, on a tier that shares loads across processes
     /// (`LoadLeasingCache`); `nil` elsewhere. Asked before a single-key load's stamp; bulk loads do not ask.
     package let turn: (@Sendable (_ key: Key) async -> LoadTurn<Value>)?
+    /// Whether a process holds the lease on loading a key (`LoadLeasingCache`); `nil` elsewhere. Asked by a
+    /// fail-safe caller holding a stale value, which then serves it rather than wait.
+    package let isLeased: (@Sendable (_ key: Key) async -> Bool)?
 
     /// The coordinator's change sequence, read before a fast path reads the tier (see
     /// ``CoordinatorStorage/value(afterMissOf:sequenceSeen:recheck:load:store:)``).
@@ -70,13 +73,15 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
     ///     background refresh may outlive every caller.
     ///   - turn: Waits for this process's turn to load a key, on a tier that shares loads across processes;
     ///     requires `stampsEveryLoad`.
+    ///   - isLeased: Whether a process holds the lease on loading a key, on such a tier.
     package init(
         coordinator: CoordinatorStorage<Key, Value>,
         defaultExpiry: Expiry,
         stampsEveryLoad: Bool = false,
         stamp: @escaping @Sendable ([Key], Set<String>) async -> [Key: LoadStamp],
         store: @escaping @Sendable (UInt64, Key, CacheEntry<Value>, LoadStamp, Date?) async -> Void,
-        turn: (@Sendable (Key) async -> LoadTurn<Value>)? = nil
+        turn: (@Sendable (Key) async -> LoadTurn<Value>)? = nil,
+        isLeased: (@Sendable (Key) async -> Bool)? = nil
     ) {
         self.coordinator = coordinator
         self.defaultExpiry = defaultExpiry
@@ -84,6 +89,7 @@ public final class LoadHost<Key: Hashable & Sendable, Value: Sendable>: Sendable
         self.stamp = stamp
         self.store = store
         self.turn = turn
+        self.isLeased = isLeased
     }
 }
 

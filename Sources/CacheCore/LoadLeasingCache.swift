@@ -12,6 +12,11 @@ package protocol LoadLeasingCache<Key, Value>: LoadFencingCache {
     /// and stored meanwhile (`.landed`). Never throws: when the tier cannot tell (unreachable, a wait past its
     /// limit), the turn is this process's, as if nothing were shared.
     func loadTurn(forKey key: Key) async -> LoadTurn<Value>
+
+    /// Whether a process (this one included) holds the lease on loading `key` now: a caller that holds a
+    /// fail-safe value then serves it at once instead of waiting for that load. `false` when leases are off or
+    /// the tier cannot tell.
+    func isLoadLeased(forKey key: Key) async -> Bool
 }
 
 /// Whose turn it is to load a key; see ``LoadLeasingCache``.

@@ -97,6 +97,12 @@ extension MultiCache {
         return nil
     }
 
+    /// Whether a process holds the lease on loading a key, in the first tier that shares loads across
+    /// processes (the tier ``leasingTier`` names); `nil` without one.
+    var leasingTierProbe: (@Sendable (Key) async -> Bool)? {
+        tiers.lazy.compactMap(\.handle.isLoadLeased).first
+    }
+
     /// Each tier's fences for each of `keys` before their load: a ticket from a tier that fences loads across
     /// processes (one per key, concurrently), the versions of `tags` from a tier that keeps them (read once),
     /// `.plain` from any other tier. A tier whose fences could not be read has no stamp: it gets no copy.

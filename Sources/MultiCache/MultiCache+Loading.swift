@@ -117,7 +117,8 @@ extension MultiCache {
                     await self?.storeLoadedValue(
                         value, forKey: key, expiry: expiry, loadID: loadID, options: options, tags: tags,
                         note: stamping.note(for: key))
-                })
+                },
+                isLeased: leasingTierProbe.map { isLeased in { await isLeased(key) } })
         }
         return try await coordinator.value(
             forKey: key,

@@ -31,7 +31,8 @@ extension RedisCache: LoadHostingCache {
                 store: { [weak self] loadID, key, entry, stamp, _ in
                     await self?.storeLoaded(entry, forKey: key, stampedWith: stamp, loadID: loadID, in: coordinator)
                 },
-                turn: { [weak self] key in await self?.loadTurn(forKey: key) ?? .load(release: {}) })
+                turn: { [weak self] key in await self?.loadTurn(forKey: key) ?? .load(release: {}) },
+                isLeased: { [weak self] key in await self?.isLoadLeased(forKey: key) ?? false })
         }
     }
 

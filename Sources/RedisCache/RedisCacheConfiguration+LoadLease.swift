@@ -3,7 +3,8 @@ import CacheCore
 extension RedisCacheConfiguration {
     /// How a load of a key that every process misses at once runs once in the whole fleet: the first process
     /// takes a lease on loading it in Redis; the others wait for its value to land and serve it
-    /// (Docs/Loading.md, "Across processes").
+    /// (Docs/Loading.md, "Across processes"). A caller whose `LoadOptions.failSafe` can serve a stale entry
+    /// does not wait: it serves that entry while the lease is held.
     ///
     /// A lease is efficiency, not correctness: a value a late holder loads is stored only if no removal of the
     /// key happened since its load began (`LoadFencingCache`), whatever the lease says.

@@ -8,9 +8,9 @@ extension CoordinatorStorage {
     /// The load-once read with `LoadOptions` that every cache shares (Docs/Loading.md draws each
     /// behaviour): serves a fresh hit (starting a refresh-ahead when it is late in its lifetime), serves a
     /// stale entry within the stale-while-revalidate grace while one background refresh runs, serves a
-    /// stale entry without loading while a fail-safe failure throttles the key, and otherwise joins the
-    /// key's load with the options' timeouts, falling back on the stale entry when the load fails under
-    /// fail-safe.
+    /// stale entry without loading while a fail-safe failure throttles the key or while a process holds the
+    /// key's lease (`isLeased`), and otherwise joins the key's load with the options' timeouts, falling back
+    /// on the stale entry when the load fails under fail-safe.
     ///
     /// - Parameters:
     ///   - key: The key to read.
@@ -23,6 +23,9 @@ extension CoordinatorStorage {
     ///   - load: The caller's loader.
     ///   - store: Stores a loaded value, given the load's id; must hold the cache weakly, since a background
     ///     refresh may outlive every caller.
+    ///   - isLeased: Whether a process holds the lease on loading `key` (`LoadLeasingCache`), asked only when
+    ///     fail-safe could serve the stale entry found: that caller then serves it rather than wait for the
+    ///     load; `nil` when no tier shares loads across processes.
     /// - Throws: ``CacheError/Code/invalidArgument`` for options out of range; what `read` or the load threw
     ///   (unless fail-safe served a stale value);
     ///   ``CacheError/Code/loadTimedOut`` at the hard timeout; `CancellationError` when the caller's task
@@ -35,7 +38,8 @@ extension CoordinatorStorage {
         read: () async throws -> CacheEntry<Value>?,
         recheck: @escaping @Sendable () async -> Value?,
         load: @escaping @Sendable () async throws -> Value,
-        store: @escaping @Sendable (_ loadID: UInt64, _ value: Value) async -> Void
+        store: @escaping @Sendable (_ loadID: UInt64, _ value: Value) async -> Void,
+        isLeased: (() async -> Bool)? = nil
     ) async throws -> Value {
         try options.validate()
         let sequenceSeen = changeSequence
@@ -62,10 +66,11 @@ extension CoordinatorStorage {
             startBackgroundLoad(loader, sequenceSeen: sequenceSeen)
             return found.value
         }
-        if let failSafe = options.failSafe, staleness < failSafe.maximumStaleness.timeInterval,
-            handle({ $0.isThrottled(key, at: now) })
-        {
-            return found.value
+        if let failSafe = options.failSafe, staleness < failSafe.maximumStaleness.timeInterval {
+            if handle({ $0.isThrottled(key, at: now) }) { return found.value }
+            // Another process (or this one) is loading the key under the lease: waiting for it is what the
+            // stale value spares this caller (issue 27: a waiter that holds a fail-safe value serves it).
+            if let isLeased, await isLeased() { return found.value }
         }
         return try await loadWithFallback(loader, options: options, stale: found, sequenceSeen: sequenceSeen)
     }

@@ -57,6 +57,8 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Waits for this process's turn to load a key (`LoadLeasingCache`: the tier shares loads across
     /// processes); `nil` for a tier that does not.
     @usableFromInline let loadTurn: (@Sendable (Key) async -> LoadTurn<Value>)?
+    /// Whether a process holds the lease on loading a key (`LoadLeasingCache`); `nil` with `loadTurn`.
+    @usableFromInline let isLoadLeased: (@Sendable (Key) async -> Bool)?
     /// Reads an entry fresh or stale (`StaleRetainingCache`), or only live ones for a tier that keeps none.
     @usableFromInline let entryIncludingStale: @Sendable (Key) async throws -> CacheEntry<Value>?
     /// Reads many entries at once (`BulkReadingCache`), or key by key for a tier without a bulk read.
@@ -127,8 +129,10 @@ struct TierHandle<Key: Hashable & Sendable, Value: Sendable>: Sendable {
         }
         if let leasing = cache as? any LoadLeasingCache<Key, Value> {
             loadTurn = { key in await leasing.loadTurn(forKey: key) }
+            isLoadLeased = { key in await leasing.isLoadLeased(forKey: key) }
         } else {
             loadTurn = nil
+            isLoadLeased = nil
         }
         entryIncludingStale = { key in try await cache.entryIncludingStaleIfRetained(forKey: key) }
         entries = { keys in try await cache.entriesReadOnce(forKeys: keys) }

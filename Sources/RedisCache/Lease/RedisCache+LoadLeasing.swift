@@ -52,6 +52,19 @@ extension RedisCache: LoadLeasingCache {
         return .load(release: {})
     }
 
+    /// Whether any process holds the lease on loading `key` now; see `LoadLeasingCache`.
+    ///
+    /// - Complexity: One round trip; none with ``RedisCacheConfiguration/loadLease`` `nil`.
+    @usableFromInline
+    package func isLoadLeased(forKey key: Key) async -> Bool {
+        guard configuration.loadLease != nil, let name = try? entryName(try Self.canonicalBytes(of: key)) else {
+            return false
+        }
+        guard (try? await isLeaseHeld(onEntry: name)) == true else { return false }
+        countLeaseTurn(\.servedStale)
+        return true
+    }
+
     /// Gives `lease` up on a task of its own: a caller need not wait for the round trip, and a failure only
     /// leaves the lease to expire.
     private func release(_ lease: RedisLease) -> @Sendable () -> Void {
@@ -78,4 +91,7 @@ package struct RedisLeaseTurns: Sendable, Hashable {
     package var landed = 0
     /// Turns that loaded without a lease: leases off, Redis failing, or the wait past its limit.
     package var unleased = 0
+    /// Fail-safe callers that found the lease held and served their stale value instead of waiting
+    /// (``RedisCache/isLoadLeased(forKey:)``).
+    package var servedStale = 0
 }

@@ -1,0 +1,113 @@
+import CacheCore
+import CacheTesting
+import Foundation
+import MemoryCache
+import MultiCache
+import StrataTestSupport
+import Testing
+
+@testable import RedisCache
+
+/// A fail-safe caller that holds a stale value serves it at once while another process holds the key's lease
+/// (issue 27, part 3), through a `MultiCache` and through a `RedisCache` alone; without a stale value, or with
+/// the lease free, the load path is unchanged. The entry is made stale by stepping an injected clock; the
+/// server keeps it for the hour of stale retention.
+@Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote), .serialized, .timeLimit(.minutes(10)))
+struct RedisLeasedStaleTests {
+    static let failSafe = LoadOptions(failSafe: .init(maximumStaleness: .seconds(3_600)))
+
+    /// Two instances on one namespace and one clock: the holder of the lease, and the caller.
+    struct Pair {
+        let clock = ManualClock()
+        let holder: RedisCache<String, String>
+        let redis: RedisCache<String, String>
+        let multi: MultiCache<String, String>
+
+        init(_ server: RedisServer) throws {
+            var configuration = try RedisTier.configuration(
+                port: server.port, namespace: RedisTier.namespace(), masterKey: RedisTier.randomMasterKey())
+            configuration.clock = clock
+            // A short wait: a caller that waited (the feature broken) loads for itself after it, and fails the
+            // test in seconds rather than at its time limit; a caller that serves stale never waits at all.
+            configuration.loadLease = .init(duration: .seconds(3_600), maximumWait: .seconds(2))
+            holder = try RedisCache(configuration: configuration)
+            redis = try RedisCache(configuration: configuration)
+            multi = try MultiCache(tiers: [.init(try MemoryCache(clock: clock)), .init(redis)])
+        }
+
+        /// Stores "old" for `key`, expiring in 10 seconds and kept stale for an hour, then steps past its expiry.
+        func storeStale(_ key: String) async throws {
+            let now = clock.now
+            try await holder.setEntry(
+                CacheEntry(value: "old", expiresAt: now + 10, staleUntil: now + 3_600), forKey: key)
+            clock.advance(by: 30)
+        }
+    }
+
+    /// Counts the loader's runs.
+    final class Runs: Sendable {
+        private let count = Locked(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    enum Caller: String, CaseIterable, Sendable {
+        case multiCache, redisCacheAlone
+    }
+
+    /// Loads `key` with fail-safe through `caller`'s cache.
+    static func load(
+        _ key: String, by caller: Caller, in pair: Pair, _ runs: Runs
+    ) async throws -> String {
+        let loader: @Sendable () async throws -> String = {
+            runs.add()
+            return "loaded here"
+        }
+        switch caller {
+        case .multiCache: return try await pair.multi.value(forKey: key, options: failSafe, orLoad: loader)
+        case .redisCacheAlone: return try await pair.redis.value(forKey: key, options: failSafe, orLoad: loader)
+        }
+    }
+
+    @Test(arguments: Caller.allCases)
+    func aFailSafeCallerServesItsStaleValueWhileAnotherProcessHoldsTheLease(_ caller: Caller) async throws {
+        // Given "k" stale (within fail-safe's hour) and another process holding its lease, mid-load
+        let server = try RedisServer()
+        let pair = try Pair(server)
+        try await pair.storeStale("k")
+        guard case .acquired(let lease) = try await pair.holder.acquireLease(forKey: "k", duration: .seconds(3_600))
+        else {
+            Issue.record("the first lease on a fresh key was not granted")
+            return
+        }
+        // When a fail-safe caller misses it
+        let runs = Runs()
+        // Then it gets the stale value at once: it neither loads nor waits for the holder
+        #expect(try await Self.load("k", by: caller, in: pair, runs) == "old")
+        #expect(runs.value == 0)
+        #expect(pair.redis.leaseTurns.servedStale == 1)
+        #expect(pair.redis.leaseTurns.waited == 0)
+
+        // And once the holder stores its value and gives the lease up, the caller gets that value, still
+        // without loading
+        try await pair.holder.setValue("new", forKey: "k", expiry: .seconds(600))
+        #expect(try await pair.holder.releaseLease(lease))
+        #expect(try await Self.load("k", by: caller, in: pair, runs) == "new")
+        #expect(runs.value == 0)
+    }
+
+    @Test(arguments: Caller.allCases)
+    func aFailSafeCallerLoadsWhenNoProcessHoldsTheLease(_ caller: Caller) async throws {
+        // Given "k" stale and no lease on it
+        let server = try RedisServer()
+        let pair = try Pair(server)
+        try await pair.storeStale("k")
+        // When a fail-safe caller misses it, then it loads (and takes the lease to do so), as before
+        let runs = Runs()
+        #expect(try await Self.load("k", by: caller, in: pair, runs) == "loaded here")
+        #expect(runs.value == 1)
+        #expect(pair.redis.leaseTurns.servedStale == 0)
+        #expect(pair.redis.leaseTurns.held == 1)
+        #expect(try await pair.holder.value(forKey: "k") == "loaded here")
+    }
+}
