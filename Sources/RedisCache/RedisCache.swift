@@ -355,6 +355,9 @@ struct RedisTierState {
     /// What woke ``RedisCache/waitForEntry(forKey:until:pollInterval:)``'s checks.
     var wakes = RedisWakeCounts()
     var leaseTurns = RedisLeaseTurns()
+    /// The leases this instance's load turns hold, by lease key, until the load's fenced store or its release
+    /// gives them up.
+    var heldLeases: [[UInt8]: RedisLease] = [:]
 }
 
 extension RedisCache where Value == Data {

@@ -101,6 +101,20 @@ struct RedisLeasedLoadTests {
                 + fleet[2].redis.statistics.insertions + fleet[3].redis.statistics.insertions == 1)
     }
 
+    @Test func theLoadsStoreGivesTheLeaseUpInItsOwnScript() async throws {
+        // Given a stack whose load of "k" takes the lease
+        let server = try RedisServer()
+        let fleet = try Self.fleet(1, on: server)
+        #expect(try await fleet[0].multi.value(forKey: "k", expiry: .seconds(600)) { "v" } == "v")
+        // Then by the time the caller has its value, the store's script has stored it and given the lease up:
+        // no release of its own was needed, and the next process takes the lease at once
+        #expect(fleet[0].redis.leaseTurns.held == 1)
+        #expect(fleet[0].redis.leaseTurns.releasedInStore == 1)
+        let name = try fleet[0].redis.entryName(Data("k".utf8))
+        #expect(try await fleet[0].redis.isLeaseHeld(onEntry: name) == false)
+        #expect(try await fleet[0].redis.value(forKey: "k") == "v")
+    }
+
     @Test func aHolderThatDiesWithoutStoringIsTakenOverOnceItsLeaseExpires() async throws {
         // Given a process that took the lease on "k" and died (never stores, never releases)
         let server = try RedisServer()

@@ -34,6 +34,20 @@ enum LoadFenceScripts {
         return 1
         """.utf8)
 
+    /// ``fencedStore``, then gives up this process's lease `KEYS[3]` (held while it holds the token `ARGV[4]`),
+    /// stored or not: the load that took the lease pays no round trip of its own to release it. The three keys
+    /// share the entry's slot.
+    static let fencedStoreReleasing = Array(
+        """
+        local stored = 0
+        if redis.call('GET', KEYS[2]) == ARGV[1] then
+          redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+          stored = 1
+        end
+        if redis.call('GET', KEYS[3]) == ARGV[4] then redis.call('DEL', KEYS[3]) end
+        return stored
+        """.utf8)
+
     /// Deletes the lease `KEYS[1]` only while it still holds the token `ARGV[1]`: a holder whose lease expired
     /// and was taken by another never removes the new holder's. Returns 1 when it deleted, 0 when not.
     static let release = Array(

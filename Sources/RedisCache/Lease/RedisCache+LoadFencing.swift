@@ -95,17 +95,27 @@ extension RedisCache: LoadFencingCache {
             ]), key: counter)
     }
 
-    /// Writes `sealed` under `name` for `milliseconds` while the removal counter holds `keyVersion`.
+    /// Writes `sealed` under `name` for `milliseconds` while the removal counter holds `keyVersion`; gives up
+    /// this instance's lease on loading the entry in the same script when a load turn holds one
+    /// (``RedisCache/loadTurn(forKey:)``), so the load's release costs no round trip.
+    // A direct `setEntry(_:forKey:ticket:)` of a key this instance is loading under a lease gives that lease up
+    // early too: another process may then load the key as well, which the lease only ever makes rarer.
     func storeFenced(_ sealed: [UInt8], name: [UInt8], milliseconds: Int64, keyVersion: UInt64) async throws -> Bool {
-        let reply = try await send(
-            RESPCommand(arguments: [
-                Array("EVAL".utf8), LoadFenceScripts.fencedStore, Array("2".utf8), name,
-                keys.sibling(ofEntry: name, "r"), Array(String(keyVersion).utf8), sealed,
-                Array(String(milliseconds).utf8),
-            ]), key: name)
+        let leaseName = keys.sibling(ofEntry: name, "l")
+        let lease = state.withLock { $0.heldLeases[leaseName] }
+        var arguments = [
+            Array("EVAL".utf8), lease == nil ? LoadFenceScripts.fencedStore : LoadFenceScripts.fencedStoreReleasing,
+            Array((lease == nil ? "2" : "3").utf8), name, keys.sibling(ofEntry: name, "r"),
+        ]
+        if lease != nil { arguments.append(leaseName) }
+        arguments += [Array(String(keyVersion).utf8), sealed, Array(String(milliseconds).utf8)]
+        if let lease { arguments.append(lease.token) }
+        let reply = try await send(RESPCommand(arguments: arguments), key: name)
         guard case .integer(let stored) = reply else {
             throw CacheError(.io, "the Redis server answered the fenced store with \(reply)")
         }
+        // Only once the script ran: a store that failed leaves the lease to the load's release.
+        if let lease, forgetHeldLease(lease) { state.withLock { $0.leaseTurns.releasedInStore += 1 } }
         return stored == 1
     }
 

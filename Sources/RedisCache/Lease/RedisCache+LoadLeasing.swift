@@ -31,7 +31,8 @@ extension RedisCache: LoadLeasingCache {
                     return .landed(entry)
                 }
                 countLeaseTurn(\.held)
-                return .load(release: release(lease))
+                state.withLock { $0.heldLeases[lease.name] = lease }
+                return .load(release: releaseUnlessStored(lease))
             case .heldElsewhere:
                 waited = true
                 countLeaseTurn(\.waited)
@@ -73,6 +74,25 @@ extension RedisCache: LoadLeasingCache {
         }
     }
 
+    /// Gives `lease` up like ``release(_:)`` unless the load's fenced store gave it up already
+    /// (``storeFenced(_:name:milliseconds:keyVersion:)``): the usual end of a load that stored.
+    private func releaseUnlessStored(_ lease: RedisLease) -> @Sendable () -> Void {
+        { [weak self] in
+            guard let self, forgetHeldLease(lease) else { return }
+            Task { _ = try? await self.releaseLease(lease) }
+        }
+    }
+
+    /// Stops tracking `lease` as held by a load turn; returns whether it was.
+    @discardableResult
+    func forgetHeldLease(_ lease: RedisLease) -> Bool {
+        state.withLock { state in
+            guard state.heldLeases[lease.name]?.token == lease.token else { return false }
+            state.heldLeases[lease.name] = nil
+            return true
+        }
+    }
+
     private func countLeaseTurn(_ counter: WritableKeyPath<RedisLeaseTurns, Int>) {
         state.withLock { $0.leaseTurns[keyPath: counter] += 1 }
     }
@@ -94,4 +114,6 @@ package struct RedisLeaseTurns: Sendable, Hashable {
     /// Fail-safe callers that found the lease held and served their stale value instead of waiting
     /// (``RedisCache/isLoadLeased(forKey:)``).
     package var servedStale = 0
+    /// Leases the load's fenced store gave up in its own script, with no round trip of their own.
+    package var releasedInStore = 0
 }
