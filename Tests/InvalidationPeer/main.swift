@@ -14,6 +14,8 @@
 //   awaitflush N   -> "flushes M"                (once M > N; at most 10 s, then M = N)
 //   health         -> "tracking 0|1 connects C losses L corrupt X"   (the Redis tier's health)
 //   settle         -> "settled"                  (once every write the server ran so far was applied here)
+//   stampede K N   -> "runs R values C"          (N concurrent loads of K through the MultiCache, a loader of
+//                                                  20 ms: R runs of it here, C callers given "loaded-K")
 //   quit
 // It prints "ready" once its tracking connection is on. Any error prints "error …" instead of an answer.
 import CacheCore
@@ -94,8 +96,31 @@ func answer(_ line: String) async throws -> String {
         return "tracking \(health.isTracking ? 1 : 0) connects \(health.trackingConnects) "
             + "losses \(health.trackingLosses) corrupt \(health.corruptEntries)"
     case ("settle", 1): return try await settle() ? "settled" : "timeout"
+    case ("stampede", 3):
+        guard let callers = Int(words[2]) else { return "bad command: \(line)" }
+        return try await stampede(words[1], callers: callers)
     default: return "bad command: \(line)"
     }
+}
+
+/// Runs `callers` concurrent loads of `key` and reports how often this process's loader ran and how many
+/// callers got its value (issue 27's fleet test: the loader should run once across every peer).
+func stampede(_ key: String, callers: Int) async throws -> String {
+    let runs = Locked(0)
+    let expected = "loaded-\(key)"
+    let values = try await withThrowingTaskGroup(of: String.self) { group in
+        for _ in 0..<callers {
+            group.addTask {
+                try await cache.value(forKey: key, expiry: .seconds(600)) {
+                    runs.withLock { $0 += 1 }
+                    try await Task.sleep(for: .milliseconds(20))
+                    return expected
+                }
+            }
+        }
+        return try await group.reduce(into: 0) { count, value in count += value == expected ? 1 : 0 }
+    }
+    return "runs \(runs.withLock { $0 }) values \(values)"
 }
 
 while let line = readLine() {

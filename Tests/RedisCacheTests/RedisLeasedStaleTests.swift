@@ -110,4 +110,20 @@ struct RedisLeasedStaleTests {
         #expect(pair.redis.leaseTurns.held == 1)
         #expect(try await pair.holder.value(forKey: "k") == "loaded here")
     }
+
+    @Test func aTurnTakesTheLeaseOverAnEntryThatIsOnlyStale() async throws {
+        // Given "k" on the server but stale (kept for fail-safe)
+        let server = try RedisServer()
+        let pair = try Pair(server)
+        try await pair.storeStale("k")
+        // When a process asks for its turn to load it, then the stale entry does not pass for a landed value:
+        // it takes the lease and loads
+        guard case .load(let release) = await pair.redis.loadTurn(forKey: "k") else {
+            Issue.record("a stale entry was served as another process's load")
+            return
+        }
+        #expect(pair.redis.leaseTurns.held == 1)
+        #expect(pair.redis.leaseTurns.landed == 0)
+        release()
+    }
 }

@@ -48,6 +48,15 @@ enum LoadFenceScripts {
         return stored
         """.utf8)
 
+    /// Takes the lease `KEYS[1]` (token `ARGV[1]`, `ARGV[2]` ms) unless it is held or the entry `KEYS[2]`
+    /// exists: returns 1 when taken, 0 when held, 2 when the entry exists. The two keys share the entry's slot.
+    static let acquireUnlessEntryExists = Array(
+        """
+        if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+        return 0
+        """.utf8)
+
     /// Deletes the lease `KEYS[1]` only while it still holds the token `ARGV[1]`: a holder whose lease expired
     /// and was taken by another never removes the new holder's. Returns 1 when it deleted, 0 when not.
     static let release = Array(

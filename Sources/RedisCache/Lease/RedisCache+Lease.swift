@@ -21,6 +21,9 @@ package enum RedisLeaseAcquisition: Sendable, Hashable {
     case acquired(RedisLease)
     /// Another holder has it: wait for the entry (``RedisCache/waitForEntry(forKey:until:pollInterval:)``).
     case heldElsewhere
+    /// Asked with `unlessEntryExists`: the key's entry is on the server (perhaps only stale), so no lease was
+    /// taken; read it, and ask again without the check if it is not live.
+    case entryExists
 }
 
 extension RedisCache {
@@ -32,26 +35,44 @@ extension RedisCache {
     ///   - key: The key about to be loaded.
     ///   - duration: How long the lease lasts if never released: longer than a load takes, short enough that
     ///     waiters do not wait long on a holder that died. Rounded up to whole milliseconds.
-    /// - Returns: `.acquired` with the lease, or `.heldElsewhere`.
+    ///   - unlessEntryExists: Whether to take no lease while the key's entry exists, checked in the same
+    ///     script: a process whose read missed just before another's load stored (and gave its lease up) then
+    ///     serves that value instead of loading again.
+    /// - Returns: `.acquired` with the lease, `.heldElsewhere`, or `.entryExists`.
     /// - Throws: `CacheError` `.invalidArgument` for a duration that is not positive; `.wrongMasterKey`; `.io`;
     ///   `CancellationError`.
     /// - Complexity: One round trip.
-    package func acquireLease(forKey key: Key, duration: Duration) async throws -> RedisLeaseAcquisition {
+    package func acquireLease(
+        forKey key: Key, duration: Duration, unlessEntryExists: Bool = false
+    ) async throws -> RedisLeaseAcquisition {
         guard duration > .zero else { throw CacheError(.invalidArgument, "a lease lasts a positive duration") }
         try await verifyMasterKey()
-        let name = keys.sibling(ofEntry: try entryName(try Self.canonicalBytes(of: key)), "l")
+        let entry = try entryName(try Self.canonicalBytes(of: key))
+        let name = keys.sibling(ofEntry: entry, "l")
         let token = NamespaceKeys.base64URL((0..<16).map { _ in UInt8.random(in: .min ... .max) })
-        let milliseconds = Int64((duration / .milliseconds(1)).rounded(.up))
+        let milliseconds = Array(String(max(1, Int64((duration / .milliseconds(1)).rounded(.up)))).utf8)
         let expiresAt = ContinuousClock.now + duration
+        guard unlessEntryExists else {
+            let reply = try await send(
+                RESPCommand(arguments: [
+                    Array("SET".utf8), name, token, Array("NX".utf8), Array("PX".utf8), milliseconds,
+                ]), key: name)
+            switch reply {
+            case .simpleString: return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
+            case .null: return .heldElsewhere
+            default: throw CacheError(.io, "the Redis server answered the lease's SET with \(reply)")
+            }
+        }
         let reply = try await send(
             RESPCommand(arguments: [
-                Array("SET".utf8), name, token, Array("NX".utf8), Array("PX".utf8),
-                Array(String(max(1, milliseconds)).utf8),
+                Array("EVAL".utf8), LoadFenceScripts.acquireUnlessEntryExists, Array("2".utf8), name, entry, token,
+                milliseconds,
             ]), key: name)
         switch reply {
-        case .simpleString: return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
-        case .null: return .heldElsewhere
-        default: throw CacheError(.io, "the Redis server answered the lease's SET with \(reply)")
+        case .integer(1): return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
+        case .integer(0): return .heldElsewhere
+        case .integer(2): return .entryExists
+        default: throw CacheError(.io, "the Redis server answered the lease's script with \(reply)")
         }
     }
 

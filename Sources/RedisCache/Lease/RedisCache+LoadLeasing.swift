@@ -21,9 +21,23 @@ extension RedisCache: LoadLeasingCache {
         }
         let deadline = ContinuousClock.now + policy.maximumWait
         var waited = false
+        // The first ask takes no lease while the entry exists: this process's read may have missed just before
+        // another's load stored and gave its lease up (a second load in 4 of 100 trials of 8 processes).
+        var checksEntry = true
         while !Task.isCancelled {
-            guard let acquisition = try? await acquireLease(forKey: key, duration: policy.duration) else { break }
+            guard
+                let acquisition = try? await acquireLease(
+                    forKey: key, duration: policy.duration, unlessEntryExists: checksEntry)
+            else { break }
             switch acquisition {
+            case .entryExists:
+                checksEntry = false
+                if let entry = try? await readEntry(forKey: key, includingStale: false) {
+                    countLeaseTurn(\.landed)
+                    return .landed(entry)
+                }
+                // Only a stale or dead entry: it is this load's to replace.
+                continue
             case .acquired(let lease):
                 if waited, let entry = try? await readEntry(forKey: key, includingStale: false) {
                     release(lease)()
