@@ -16,6 +16,9 @@
 //   settle         -> "settled"                  (once every write the server ran so far was applied here)
 //   stampede K N   -> "runs R values C"          (N concurrent loads of K through the MultiCache, a loader of
 //                                                  20 ms: R runs of it here, C callers given "loaded-K")
+//   hold K         -> "holding"                  (once a load of K, holding its lease, runs a loader that never
+//                                                  ends: for a test that kills this process mid-load)
+// The environment's STRATA_PEER_LEASE_SECONDS sets the lease's duration (its wait is then 60 s).
 //   quit
 // It prints "ready" once its tracking connection is on. Any error prints "error …" instead of an answer.
 import CacheCore
@@ -42,6 +45,9 @@ configuration.trackingPort = arguments.count == 5 ? Int(arguments[4]) : nil
 configuration.connectTimeout = .seconds(2)
 configuration.readTimeout = .seconds(5)
 configuration.writeTimeout = .seconds(5)
+if let seconds = ProcessInfo.processInfo.environment["STRATA_PEER_LEASE_SECONDS"].flatMap({ Int($0) }) {
+    configuration.loadLease = .init(duration: .seconds(seconds), maximumWait: .seconds(60))
+}
 let memory = try MemoryCache<String, String>(countLimit: 1_000)
 let redis = try RedisCache<String, String>(configuration: configuration)
 let cache = try MultiCache<String, String>([memory, redis])
@@ -96,6 +102,16 @@ func answer(_ line: String) async throws -> String {
         return "tracking \(health.isTracking ? 1 : 0) connects \(health.trackingConnects) "
             + "losses \(health.trackingLosses) corrupt \(health.corruptEntries)"
     case ("settle", 1): return try await settle() ? "settled" : "timeout"
+    case ("hold", 2):
+        return await withCheckedContinuation { continuation in
+            Task {
+                _ = try? await cache.value(forKey: words[1], expiry: .seconds(600)) {
+                    continuation.resume(returning: "holding")
+                    try await Task.sleep(for: .seconds(3_600))
+                    return "never"
+                }
+            }
+        }
     case ("stampede", 3):
         guard let callers = Int(words[2]) else { return "bad command: \(line)" }
         return try await stampede(words[1], callers: callers)

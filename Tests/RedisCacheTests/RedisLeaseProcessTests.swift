@@ -50,4 +50,37 @@ struct RedisLeaseProcessTests {
         #expect(distribution[1, default: 0] * 100 >= trials * 98, "\(distribution)")
         for peer in peers { await peer.quit() }
     }
+
+    @Test func aHolderKilledMidLoadIsTakenOverAndEveryCallerGetsTheValue() async throws {
+        // Given three processes with 2-second leases, the first loading "k" under its lease with a loader that
+        // never ends, and the two others' 64 callers each missing "k"
+        let server = try RedisServer()
+        let namespace = RedisTier.namespace()
+        let masterKey = RedisTier.randomMasterKey()
+        let peers = try (0..<3).map { _ in
+            try Peer(port: server.port, namespace: namespace, masterKey: masterKey, leaseSeconds: 2)
+        }
+        for peer in peers { #expect(try await peer.line() == "ready") }
+        #expect(try await peers[0].ask("hold k") == "holding")
+        for peer in peers[1...] { peer.send("stampede k 64") }
+        // When the holder is killed (-9) mid-load
+        let killed = ContinuousClock.now
+        peers[0].stop()
+        // Then one of the others takes the lease over once it expires and loads once, the other serves that
+        // value, and every caller gets it: none hangs
+        var runs = 0
+        for peer in peers[1...] {
+            let answer = try await peer.line()
+            let words = answer.split(separator: " ")
+            guard words.count == 4, let ran = Int(words[1]), let served = Int(words[3]) else {
+                Issue.record("the peer answered \(answer)")
+                return
+            }
+            runs += ran
+            #expect(served == 64, "\(answer)")
+        }
+        print("RedisLeaseProcessTests: holder killed; both processes answered \(ContinuousClock.now - killed) later")
+        #expect(runs == 1)
+        for peer in peers[1...] { await peer.quit() }
+    }
 }

@@ -35,12 +35,16 @@ final class Peer: @unchecked Sendable {
     /// - Parameters:
     ///   - port: Where its data connections go (the server, or a proxy).
     ///   - trackingPort: Where its tracking connection goes, or `nil` for `port`.
-    init(port: Int, namespace: String, masterKey: Data, trackingPort: Int? = nil) throws {
+    ///   - leaseSeconds: Its load lease's duration, or `nil` for the default.
+    init(port: Int, namespace: String, masterKey: Data, trackingPort: Int? = nil, leaseSeconds: Int? = nil) throws {
         _ = Self.ignoringBrokenPipes
+        var environment = ProcessInfo.processInfo.environment
+        if let leaseSeconds { environment["STRATA_PEER_LEASE_SECONDS"] = String(leaseSeconds) }
         process = try ChildProcess(
             try Self.executable().path,
             [String(port), namespace, masterKey.base64EncodedString()] + (trackingPort.map { [String($0)] } ?? []),
-            standardInput: .pipe, standardOutput: .pipe, standardError: .inherit(STDERR_FILENO))
+            environment: environment, standardInput: .pipe, standardOutput: .pipe,
+            standardError: .inherit(STDERR_FILENO))
         // Both are set for `.pipe`.
         input = process.standardInput!
         output = process.standardOutput!
