@@ -9,6 +9,8 @@
 //   count          -> "count N"                  (entries in the memory tier)
 //   set K V        -> "ok"
 //   untag T        -> "ok"                       (removeAll(taggedWith: T) through the MultiCache)
+//   rm K           -> "ok"                       (removeEntry(forKey: K) through the MultiCache)
+//   clear          -> "ok"                       (removeAll() through the MultiCache)
 //   await K        -> "invalidated K"            (once an invalidation of K was applied; at most 10 s, else "timeout")
 //   flushes        -> "flushes N"                (how many `.all` were applied to the memory tier so far)
 //   awaitflush N   -> "flushes M"                (once M > N; at most 10 s, then M = N)
@@ -91,6 +93,12 @@ func answer(_ line: String) async throws -> String {
         return "ok"
     case ("untag", 2):
         try await cache.removeAll(taggedWith: words[1])
+        return "ok"
+    case ("rm", 2):
+        try await cache.removeEntry(forKey: words[1])
+        return "ok"
+    case ("clear", 1):
+        try await cache.removeAll()
         return "ok"
     case ("await", 2): return applied.await(words[1]) == .key ? "invalidated \(words[1])" : "timeout"
     case ("flushes", 1): return "flushes \(applied.flushes)"
