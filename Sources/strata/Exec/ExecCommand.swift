@@ -52,6 +52,8 @@ struct ExecCommand {
         let status = try locked(key) { () throws(CLIFailure) -> Int32 in
             // Another process may have stored the result while this one waited for the lock.
             if let status = try serveStored(key) { return status }
+            // With Redis, one machine of all those sharing it runs the command; the others replay its result.
+            if shared.sharesLoads { return try runOnceAcrossMachines(keeping: key) }
             return try runCommand(keeping: key)
         }
         if let status { return status }
@@ -69,7 +71,7 @@ struct ExecCommand {
     /// keep nothing).
     ///
     /// - Returns: The command's exit status.
-    private func runCommand(keeping key: String?) throws(CLIFailure) -> Int32 {
+    func runCommand(keeping key: String?) throws(CLIFailure) -> Int32 {
         var result = try ChildProcess.run(options.arguments, echoesOutput: true, outputLimit: outputLimit)
         switch result.outcome {
         case .complete:
@@ -110,13 +112,13 @@ struct ExecCommand {
 
     /// `--max-output`, or by default 1 GiB or the store's `--max-size` when that is smaller (a result
     /// larger than the store's limit could not be stored anyway).
-    private var outputLimit: Int? {
+    var outputLimit: Int? {
         if options.hasOutputLimit { return options.outputLimit }
         return min(Self.defaultOutputLimit, store.configuration.byteLimit ?? Int.max)
     }
 
     /// Which setting ``outputLimit`` comes from, for the warning.
-    private var outputLimitSource: String {
+    var outputLimitSource: String {
         if options.hasOutputLimit { return "--max-output" }
         if let maxBytes = store.configuration.byteLimit, maxBytes < Self.defaultOutputLimit { return "--max-size" }
         return "the default --max-output"
@@ -202,7 +204,7 @@ struct ExecCommand {
         }
     }
 
-    private func replay(_ record: ExecRecord) -> Int32 {
+    func replay(_ record: ExecRecord) -> Int32 {
         // A reader that went away ends the replay as it ends a run (and `cat`): quietly, with the status a
         // shell reports for SIGPIPE, so `set -o pipefail` scripts see the same thing either way.
         guard StandardStreams.write(record.standardOutput, to: STDOUT_FILENO) else { return 128 + SIGPIPE }

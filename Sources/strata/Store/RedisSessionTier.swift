@@ -77,8 +77,30 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
         try await forward { try await $0.removeAll(taggedWith: tag) }
     }
 
-    /// Runs `body` on the tier unless it failed earlier in the run; a failure other than the size rule or
-    /// a cancellation disables the tier and prints the warning.
+    /// The value for `key`, loaded by `load` once across every process sharing the namespace (the tier's
+    /// lease; Docs/Loading.md, "Across processes"), and stored in Redis through the load's fence. A failure of
+    /// the tier disables it as any other call's does; `load`'s own error is rethrown as it is and disables
+    /// nothing.
+    func value(
+        forKey key: String, expiry: Expiry, tags: Set<String>, orLoad load: @escaping @Sendable () async throws -> Data
+    ) async throws -> Data {
+        do {
+            return try await forward { base in
+                try await base.value(forKey: key, expiry: expiry, tags: tags) {
+                    do {
+                        return try await load()
+                    } catch {
+                        throw LoaderFailure(error: error)
+                    }
+                }
+            }
+        } catch let failure as LoaderFailure {
+            throw failure.error
+        }
+    }
+
+    /// Runs `body` on the tier unless it failed earlier in the run; a failure other than the size rule, a
+    /// cancellation or a loader's own error disables the tier and prints the warning.
     private func forward<Result>(
         _ body: (RedisCache<String, Data>) async throws -> Result
     ) async throws -> Result {
@@ -91,6 +113,8 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
             throw error
         } catch let error as CancellationError {
             throw error
+        } catch let failure as LoaderFailure {
+            throw failure
         } catch {
             if disable() {
                 let host = "\(base.configuration.host):\(base.configuration.port)"
@@ -100,4 +124,9 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
             throw error
         }
     }
+}
+
+/// An error a loader threw, told apart from the tier's own failures (which disable the tier for the run).
+private struct LoaderFailure: Error {
+    var error: any Error
 }

@@ -151,6 +151,34 @@ struct SharedTier {
         return try storeOutcome(waitFor { try await tiers.value(forKey: key) }) ?? nil
     }
 
+    /// Whether loads can go through Redis's lease, so that one machine of every one sharing the namespace
+    /// loads a key the others miss at once (``load(_:expiry:tags:orLoad:)``): a Redis tier that has not
+    /// failed in this run.
+    var sharesLoads: Bool { redis.map { !$0.hasFailed } ?? false }
+
+    /// The value for `key`, loaded by `load` once across every machine sharing the Redis tier: the tier's
+    /// load, whose lease lets one process load while the others wait for its value (Docs/Loading.md, "Across
+    /// processes"). The value is kept in Redis through the load's fence and in the store, as a Redis hit is.
+    ///
+    /// - Returns: The value another machine loaded, or `load`'s; `nil` when Redis could not be used (warned
+    ///   about once): the caller then loads with the store alone.
+    /// - Throws: `load`'s error.
+    func load(
+        _ key: String, expiry: Expiry, tags: Set<String>, orLoad load: @escaping @Sendable () async throws -> Data
+    ) throws -> Data? {
+        guard let redis, !redis.hasFailed else { return nil }
+        let outcome = waitFor { try await redis.value(forKey: key, expiry: expiry, tags: tags, orLoad: load) }
+        guard case .success(let value) = outcome else {
+            // The tier's own failure disabled it (and warned); anything else is the loader's.
+            if redis.hasFailed { return nil }
+            return try outcome.get()
+        }
+        // The store's copy is a convenience, as on a Redis hit: a failure to write it loses nothing.
+        try? store.setEntry(
+            CacheEntry(value: value, expiresAt: expiry.expirationDate(from: store.clock.now), tags: tags), forKey: key)
+        return value
+    }
+
     /// Stores `entry` in the store and in Redis. A failure of Redis alone was warned about and is not an
     /// error: the store holds the entry. When the store refuses or fails the write, Redis drops its copy
     /// too, so the key has no value anywhere, as the store's error says.

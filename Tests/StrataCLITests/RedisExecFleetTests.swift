@@ -1,0 +1,57 @@
+import Foundation
+import StrataTestSupport
+import Testing
+
+/// `strata exec --redis`: the same command started at once on 8 stores sharing one Redis server runs once, and
+/// every process exits with its status and prints its output byte for byte (issue 27, part 5). A run that is not
+/// kept (a failure without `--cache-failures`) leaves the next process to run the command itself.
+@Suite(
+    .serialized, .enabled(if: CLIRedisServer.runs, "redis-server not found: CLI Redis tests skipped (CI fails instead)")
+)
+struct RedisExecFleetTests {
+    /// Starts `command` through `strata exec` on each of `stores` at once, all in the first store's folder (the
+    /// working directory is part of an exec key) with the first store's master key, and waits for every one.
+    static func runAtOnce(_ command: [String], on stores: [StrataHarness], url: String) throws -> [StrataResult] {
+        let started = try stores.map { store in
+            try RunningStrata(
+                arguments: ["--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--"] + command,
+                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+        }
+        return try started.map { try $0.wait() }
+    }
+
+    @Test func eightStoresStartingOneCommandAtOnceRunItOnceAndPrintTheSameBytes() throws {
+        // Given 8 stores on one server, and a command of about a second that writes to both streams
+        let server = try CLIRedisServer()
+        let stores = try (0..<8).map { _ in try StrataHarness() }
+        let marker = stores[0].path("marker")
+        let command = ["sh", "-c", "echo run >> \"$0\"; sleep 1; printf 'out\\n'; printf 'err\\n' >&2", marker]
+        // When all 8 run it at once
+        let results = try Self.runAtOnce(command, on: stores, url: "redis://127.0.0.1:\(server.port)/cli-fleet")
+        // Then it ran once, and every process printed its output and exited 0: the one that ran it live, the
+        // others replaying it (a process that waited past 3 s adds one notice line)
+        #expect(stores[0].lineCount("marker") == 1)
+        for result in results {
+            #expect(result.status == 0)
+            #expect(result.standardOutput == Data("out\n".utf8))
+            #expect(result.errorLines.filter { !$0.hasPrefix("strata: waiting for another machine") } == ["err"])
+        }
+    }
+
+    @Test func aFailureThatIsNotKeptLeavesEachWaitingStoreToRunTheCommand() throws {
+        // Given 3 stores and a command that fails
+        let server = try CLIRedisServer()
+        let stores = try (0..<3).map { _ in try StrataHarness() }
+        let marker = stores[0].path("marker")
+        let command = ["sh", "-c", "echo run >> \"$0\"; echo failed >&2; exit 3", marker]
+        // When all 3 run it at once
+        let results = try Self.runAtOnce(command, on: stores, url: "redis://127.0.0.1:\(server.port)/cli-fleet")
+        // Then nothing is kept, so each ran it (one after another, as each found the lease given up), and each
+        // exits with the command's own status and error
+        #expect(stores[0].lineCount("marker") == 3)
+        for result in results {
+            #expect(result.status == 3)
+            #expect(result.errorLines.filter { !$0.hasPrefix("strata: waiting for another machine") } == ["failed"])
+        }
+    }
+}
