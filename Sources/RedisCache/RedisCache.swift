@@ -358,6 +358,8 @@ struct RedisTierState {
     /// The leases this instance's load turns hold, by lease key, until the load's fenced store or its release
     /// gives them up.
     var heldLeases: [[UInt8]: RedisLease] = [:]
+    /// Removal counters a lease's script read for the ticket of the load that took it, by counter key.
+    var prefetchedCounters: [[UInt8]: UInt64] = [:]
 }
 
 extension RedisCache where Value == Data {

@@ -110,6 +110,8 @@ struct RedisLeasedLoadTests {
         // no release of its own was needed, and the next process takes the lease at once
         #expect(fleet[0].redis.leaseTurns.held == 1)
         #expect(fleet[0].redis.leaseTurns.releasedInStore == 1)
+        // And its ticket took the removal counter the lease's script had read: the lease cost no round trip
+        #expect(fleet[0].redis.leaseTurns.ticketsFromLease == 1)
         let name = try fleet[0].redis.entryName(Data("k".utf8))
         #expect(try await fleet[0].redis.isLeaseHeld(onEntry: name) == false)
         #expect(try await fleet[0].redis.value(forKey: "k") == "v")

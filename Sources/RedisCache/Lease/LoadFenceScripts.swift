@@ -49,12 +49,20 @@ enum LoadFenceScripts {
         """.utf8)
 
     /// Takes the lease `KEYS[1]` (token `ARGV[1]`, `ARGV[2]` ms) unless it is held or the entry `KEYS[2]`
-    /// exists: returns 1 when taken, 0 when held, 2 when the entry exists. The two keys share the entry's slot.
-    static let acquireUnlessEntryExists = Array(
+    /// exists, and reads the entry's removal counter `KEYS[3]` as ``ticket`` does (created at `ARGV[3]` when
+    /// missing, given `ARGV[4]` ms to live): returns `{1, counter}` when taken, `{0, counter}` when held,
+    /// `{2, counter}` when the entry exists. The load that took the lease needs that counter for its ticket
+    /// next, so the lease costs it no round trip of its own. The three keys share the entry's slot.
+    static let acquireWithTicket = Array(
         """
-        if redis.call('EXISTS', KEYS[2]) == 1 then return 2 end
-        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-        return 0
+        local counter = ARGV[3]
+        if not redis.call('SET', KEYS[3], ARGV[3], 'NX', 'PX', ARGV[4]) then
+          redis.call('PEXPIRE', KEYS[3], ARGV[4])
+          counter = redis.call('GET', KEYS[3])
+        end
+        if redis.call('EXISTS', KEYS[2]) == 1 then return {2, counter} end
+        if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, counter} end
+        return {0, counter}
         """.utf8)
 
     /// Deletes the lease `KEYS[1]` only while it still holds the token `ARGV[1]`: a holder whose lease expired

@@ -1,5 +1,6 @@
 import CacheCore
 import RedisConnection
+import SealedRecord
 
 /// A lease on loading one key, held by this process: `strata:v2:<namespace>:l:{<MAC>}` set to a random token
 /// for a bounded time (Docs/RedisCache.md, "Load fencing and leases").
@@ -63,15 +64,24 @@ extension RedisCache {
             default: throw CacheError(.io, "the Redis server answered the lease's SET with \(reply)")
             }
         }
+        let counter = keys.sibling(ofEntry: entry, "r")
         let reply = try await send(
             RESPCommand(arguments: [
-                Array("EVAL".utf8), LoadFenceScripts.acquireUnlessEntryExists, Array("2".utf8), name, entry, token,
-                milliseconds,
+                Array("EVAL".utf8), LoadFenceScripts.acquireWithTicket, Array("3".utf8), name, entry, counter, token,
+                milliseconds, Array(String(FenceCounter.freshBase()).utf8), Self.removalCounterMilliseconds,
             ]), key: name)
-        switch reply {
-        case .integer(1): return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
-        case .integer(0): return .heldElsewhere
-        case .integer(2): return .entryExists
+        guard case .array(let fields) = reply, fields.count == 2, case .integer(let outcome) = fields[0],
+            let keyVersion = try Self.counterValue(fields[1])
+        else {
+            throw CacheError(.io, "the Redis server answered the lease's script with \(reply)")
+        }
+        switch outcome {
+        case 1:
+            // The load's ticket, taken next, reads this instead of asking again (`removalCounter(ofEntry:)`).
+            prefetchCounter(keyVersion, named: counter)
+            return .acquired(RedisLease(name: name, token: token, expiresAt: expiresAt))
+        case 0: return .heldElsewhere
+        case 2: return .entryExists
         default: throw CacheError(.io, "the Redis server answered the lease's script with \(reply)")
         }
     }

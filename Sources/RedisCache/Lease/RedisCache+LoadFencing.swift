@@ -68,9 +68,16 @@ extension RedisCache: LoadFencingCache {
         return try await write(entry, forKey: key, tagVersions: stamps, fence: ticket)
     }
 
-    /// The removal counter of the entry `name`, created when missing, with its time to live renewed.
+    /// The removal counter of the entry `name`, created when missing, with its time to live renewed; the value
+    /// a lease just read for this process's load when there is one (``prefetchCounter(_:named:)``).
     func removalCounter(ofEntry name: [UInt8]) async throws -> UInt64 {
         let counter = keys.sibling(ofEntry: name, "r")
+        let prefetched: UInt64? = state.withLock { state in
+            guard let value = state.prefetchedCounters.removeValue(forKey: counter) else { return nil }
+            state.leaseTurns.ticketsFromLease += 1
+            return value
+        }
+        if let prefetched { return prefetched }
         let reply = try await send(
             RESPCommand(arguments: [
                 Array("EVAL".utf8), LoadFenceScripts.ticket, Array("1".utf8), counter,
@@ -117,6 +124,17 @@ extension RedisCache: LoadFencingCache {
         // Only once the script ran: a store that failed leaves the lease to the load's release.
         if let lease, forgetHeldLease(lease) { state.withLock { $0.leaseTurns.releasedInStore += 1 } }
         return stored == 1
+    }
+
+    /// Keeps `value`, the removal counter `name` as the lease's script read it, for the ticket of the load
+    /// that took the lease. A value read earlier than the ticket would be is safe: a removal since advances the
+    /// counter, and the store is refused. Kept for one ticket; at most 1,024 are kept (a lease whose load never
+    /// took its ticket leaves one behind).
+    func prefetchCounter(_ value: UInt64, named name: [UInt8]) {
+        state.withLock { state in
+            if state.prefetchedCounters.count >= 1_024 { state.prefetchedCounters.removeAll() }
+            state.prefetchedCounters[name] = value
+        }
     }
 
     /// ``removalCounterTimeToLive`` in milliseconds, as the scripts take it.

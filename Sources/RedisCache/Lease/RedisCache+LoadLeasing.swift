@@ -130,4 +130,6 @@ package struct RedisLeaseTurns: Sendable, Hashable {
     package var servedStale = 0
     /// Leases the load's fenced store gave up in its own script, with no round trip of their own.
     package var releasedInStore = 0
+    /// Tickets whose removal counter the lease's own script had read, with no round trip of their own.
+    package var ticketsFromLease = 0
 }
