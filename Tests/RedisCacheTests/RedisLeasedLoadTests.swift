@@ -183,38 +183,16 @@ struct RedisLeasedLoadTests {
         #expect(fleet[1].redis.leaseTurns.held == 1)
     }
 
-    @Test func aServerKilledMidWaitLetsTheWaiterLoadItselfAtMostOncePerProcess() async throws {
-        // Given one process holding the lease and loading, and another waiting for it
-        let server = try RedisServer()
-        let fleet = try Self.fleet(2, on: server)
-        let runs = Runs()
-        let holder = HeldLoader()
-        let holding = Task {
-            try await fleet[0].multi.value(forKey: "k") {
-                runs.add()
-                try await holder.hold()
-                return "holder"
-            }
-        }
-        try await holder.waitUntilHeld()
-        let waiting = Task {
-            try await fleet[1].multi.value(forKey: "k") {
-                runs.add()
-                return "waiter"
-            }
-        }
-        try await Self.waitUntil { fleet[1].redis.leaseTurns.waited == 1 }
-        // When the server is killed
-        server.kill9()
-        // Then the waiter loads itself, the holder finishes, and each process loaded once
-        #expect(try await waiting.value == "waiter")
-        holder.release()
-        #expect(try await holding.value == "holder")
-        #expect(runs.value == 2)
-        #expect(fleet[1].redis.leaseTurns.unleased == 1)
+    /// How the server fails under a waiting process.
+    enum ServerFault: String, CaseIterable, Sendable {
+        /// `SIGKILL`: its connections are refused at once.
+        case killed
+        /// `SIGSTOP`: it stops answering; the waiter's next look fails at its read timeout.
+        case paused
     }
 
-    @Test func aServerPausedMidWaitLetsTheWaiterLoadItselfAtMostOncePerProcess() async throws {
+    @Test(arguments: ServerFault.allCases)
+    func aServerFailingMidWaitLetsTheWaiterLoadItselfAtMostOncePerProcess(_ fault: ServerFault) async throws {
         // Given one process holding the lease and loading, and another waiting for it
         let server = try RedisServer()
         let fleet = try Self.fleet(2, on: server)
@@ -235,9 +213,12 @@ struct RedisLeasedLoadTests {
             }
         }
         try await Self.waitUntil { fleet[1].redis.leaseTurns.waited == 1 }
-        // When the server stops answering (SIGSTOP): the waiter's next look fails at its read timeout
-        server.signal(SIGSTOP)
-        defer { server.signal(SIGCONT) }
+        // When the server is killed, or stops answering
+        switch fault {
+        case .killed: server.kill9()
+        case .paused: server.signal(SIGSTOP)
+        }
+        defer { if fault == .paused { server.signal(SIGCONT) } }
         // Then the waiter loads itself rather than wait out the lease, the holder finishes (its store fails
         // quietly), and each process loaded once
         #expect(try await waiting.value == "waiter")
