@@ -38,6 +38,43 @@ struct RedisExecFleetTests {
         }
     }
 
+    @Test func aWaiterSaysOnceThatItWaitsAndTheRunnerSaysNothing() throws {
+        // Given a store running a command that marks its start, then takes 5 seconds, and a notice due after
+        // 0.2 s of waiting (the test-only setting; 3 s by default)
+        let server = try CLIRedisServer()
+        let stores = try (0..<2).map { _ in try StrataHarness() }
+        let marker = stores[0].path("marker")
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let start = { (store: StrataHarness) throws -> RunningStrata in
+            try RunningStrata(
+                arguments: [
+                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--", "sh", "-c",
+                    "echo run >> \"$0\"; sleep 5; echo out", marker,
+                ],
+                stdin: nil,
+                environment: store.environment(key: stores[0].key, extra: ["STRATA_WAIT_NOTICE_DELAY": "0.2"]),
+                directory: stores[0].root)
+        }
+        let runner = try start(stores[0])
+        // When another store starts the same command once it runs (so the runner's own wait is over)
+        let patience = ContinuousClock.now + .seconds(60)
+        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let waiter = try start(stores[1])
+        let ran = try runner.wait()
+        let waited = try waiter.wait()
+        // Then the waiter said once that it waits, then replayed the result; the runner said nothing extra
+        #expect(ran.errorLines == [])
+        #expect(
+            waited.errorLines == ["strata: waiting for another machine sharing the Redis server to finish this command"]
+        )
+        #expect(ran.outputText == "out\n")
+        #expect(waited.outputText == "out\n")
+        #expect(waited.status == 0)
+        #expect(stores[0].lineCount("marker") == 1)
+    }
+
     @Test func aFailureThatIsNotKeptLeavesEachWaitingStoreToRunTheCommand() throws {
         // Given 3 stores and a command that fails
         let server = try CLIRedisServer()

@@ -106,7 +106,11 @@ enum Runner {
         case .verify:
             return try StoreCommands(store: store, storePath: path, progressDelay: progressDelay).verify()
         case .exec(let options):
-            let command = ExecCommand(options: options, store: store, storePath: path, shared: shared)
+            var command = ExecCommand(options: options, store: store, storePath: path, shared: shared)
+            // Test-only: how long a process waits for another machine's run before saying so (Docs/CLI.md).
+            if let delay = environment["STRATA_WAIT_NOTICE_DELAY"].flatMap(Double.init), delay >= 0 {
+                command.waitNoticeDelay = delay
+            }
             if invocation.globals.isBackgroundRefresh {
                 try command.refreshInBackground()
                 return ExitStatus.success

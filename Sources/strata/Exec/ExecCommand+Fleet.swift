@@ -17,9 +17,6 @@ import Musl
 // part 5). The run is the loader of a `MultiCache` load: the Redis tier's lease lets one process run it while
 // the others wait for its result and replay it (Docs/CLI.md, "exec with Redis").
 extension ExecCommand {
-    /// How long a process waits for another machine's run before it says so, once, on stderr.
-    static let waitNoticeDelay: DispatchTimeInterval = .seconds(3)
-
     /// A run that must not be kept: a failure without `--cache-failures`, output past the cap, or a reader
     /// that went away. Thrown from the loader, so no tier stores anything and a waiting machine runs the
     /// command itself; carries the status this process ends with.
@@ -34,7 +31,7 @@ extension ExecCommand {
     /// - Throws: `CLIFailure.launch` when the command cannot start; `CLIFailure.store` when the store fails.
     func runOnceAcrossMachines(keeping key: String) throws(CLIFailure) -> Int32 {
         let progress = FleetRunProgress()
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.waitNoticeDelay) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + waitNoticeDelay) {
             guard progress.isWaiting else { return }
             StandardStreams.printError(
                 "strata: waiting for another machine sharing the Redis server to finish this command")

@@ -30,6 +30,9 @@ struct ExecCommand {
     /// The store, and the Redis tier under it if any: results are read and kept through it, and shared
     /// through Redis.
     var shared: SharedTier
+    /// Seconds a process waits for another machine's run of the command before it says so, once, on stderr
+    /// (`STRATA_WAIT_NOTICE_DELAY`, a test-only setting; 3 by default).
+    var waitNoticeDelay: Double = 3
 
     /// The default cap on collected output when `--max-output` is not given: 1 GiB (2^30 bytes).
     static let defaultOutputLimit = 1 << 30

@@ -154,7 +154,7 @@ enum RawProcess {
     static let variableNames = [
         "STRATA_CLOCK_OFFSET", "STRATA_MASTER_KEY", "STRATA_PROGRESS_DELAY", "STRATA_REDIS_CA_FILE",
         "STRATA_REDIS_CLIENT_CERT", "STRATA_REDIS_CLIENT_KEY", "STRATA_REDIS_CONNECT_TIMEOUT", "STRATA_REDIS_TIMEOUT",
-        "STRATA_REDIS_URL", "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME",
+        "STRATA_REDIS_URL", "STRATA_WAIT_NOTICE_DELAY", "XDG_CACHE_HOME", "XDG_DATA_HOME", "HOME",
     ]
 
     /// ``variableNames`` that are set, with their values as `getenv(3)` gives them (bytes that are not UTF-8
