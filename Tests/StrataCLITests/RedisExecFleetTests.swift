@@ -75,6 +75,35 @@ struct RedisExecFleetTests {
         #expect(stores[0].lineCount("marker") == 1)
     }
 
+    @Test func aResultRedisMissesMidRunIsKeptForReplay() throws {
+        // Given a store running a command under the lease, and Redis gone before the run ends
+        let server = try CLIRedisServer()
+        let store = try StrataHarness()
+        let marker = store.path("marker")
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let running = try RunningStrata(
+            arguments: [
+                "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--", "sh", "-c",
+                "echo run >> \"$0\"; sleep 1; echo out", marker,
+            ],
+            stdin: nil, environment: store.environment(key: store.key, extra: [:]), directory: store.root)
+        let patience = ContinuousClock.now + .seconds(60)
+        while store.lineCount("marker") == 0 && ContinuousClock.now < patience { Thread.sleep(forTimeInterval: 0.01) }
+        server.stop()
+        let ran = try running.wait()
+        // Then the run ends as usual, says once that Redis missed it, and its result waits in the pending
+        // journal for the next run that reaches Redis (not lost, as the load's own silent store would lose it)
+        #expect(ran.status == 0)
+        #expect(ran.outputText == "out\n")
+        #expect(ran.errorLines.count == 1)
+        #expect(ran.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(server.port)") == true)
+        let stats = try RunningStrata(
+            arguments: ["--store", store.store.path, "--redis", url, "stats"], stdin: nil,
+            environment: store.environment(key: store.key, extra: [:]), directory: store.root
+        ).wait()
+        #expect(stats.outputText.contains("redis pending writes       1"))
+    }
+
     @Test func aFailureThatIsNotKeptLeavesEachWaitingStoreToRunTheCommand() throws {
         // Given 3 stores and a command that fails
         let server = try CLIRedisServer()

@@ -43,10 +43,22 @@ extension ExecCommand {
         } catch {
             outcome = .failure(error)
         }
-        if let status = progress.statusRunHere { return status }
+        if let status = progress.statusRunHere {
+            // Kept again through both tiers as a run without Redis's lease is: the load's own store to Redis
+            // fails silently (Redis lost mid-run, say), and this write is the one the pending-writes journal
+            // keeps for replay, with its warning. One more write to Redis per run, none per replay.
+            if case .success(let data?) = outcome { keepRecord(data, key: key) }
+            return status
+        }
         switch outcome {
         case .success(let data):
-            if let record = data.flatMap(ExecRecord.init(serialized:)) { return replay(record) }
+            if let data, let record = ExecRecord(serialized: data) {
+                shared.keepLocalCopy(
+                    CacheEntry(
+                        value: data, expiresAt: expiry.expirationDate(from: store.clock.now), tags: options.tags),
+                    forKey: key)
+                return replay(record)
+            }
             // Redis could not be used (warned about), or what landed is not a record of this tool: run it
             // here, kept in the store.
             return try runCommand(keeping: key)
@@ -56,6 +68,20 @@ extension ExecCommand {
             throw failure
         case .failure(let error):
             throw CLIFailure.store(error, store: storePath)
+        }
+    }
+
+    /// Writes a record this process ran through both tiers; a failure is a warning, as for a run kept
+    /// without the lease.
+    private func keepRecord(_ record: Data, key: String) {
+        do {
+            let entry = CacheEntry(
+                value: record, expiresAt: expiry.expirationDate(from: store.clock.now), tags: options.tags)
+            try shared.setEntry(entry, forKey: key)
+        } catch {
+            if case .store(let message) = CLIFailure.store(error, store: storePath) {
+                StandardStreams.printError("strata: warning: result not cached: \(message)")
+            }
         }
     }
 

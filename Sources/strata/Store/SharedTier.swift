@@ -158,7 +158,8 @@ struct SharedTier {
 
     /// The value for `key`, loaded by `load` once across every machine sharing the Redis tier: the tier's
     /// load, whose lease lets one process load while the others wait for its value (Docs/Loading.md, "Across
-    /// processes"). The value is kept in Redis through the load's fence and in the store, as a Redis hit is.
+    /// processes"). The value is kept in Redis through the load's fence; the store's copy is the caller's to
+    /// make (``keepLocalCopy(_:forKey:)`` for another machine's value, ``setEntry(_:forKey:)`` for its own).
     ///
     /// - Returns: The value another machine loaded, or `load`'s; `nil` when Redis could not be used (warned
     ///   about once): the caller then loads with the store alone.
@@ -173,10 +174,13 @@ struct SharedTier {
             if redis.hasFailed { return nil }
             return try outcome.get()
         }
-        // The store's copy is a convenience, as on a Redis hit: a failure to write it loses nothing.
-        try? store.setEntry(
-            CacheEntry(value: value, expiresAt: expiry.expirationDate(from: store.clock.now), tags: tags), forKey: key)
         return value
+    }
+
+    /// Keeps a copy of another machine's `entry` in the store, as a Redis hit does; a failure to write it loses
+    /// nothing (Redis holds the entry), so it is not reported.
+    func keepLocalCopy(_ entry: CacheEntry<Data>, forKey key: String) {
+        try? store.setEntry(entry, forKey: key)
     }
 
     /// Stores `entry` in the store and in Redis. A failure of Redis alone was warned about and is not an
