@@ -47,6 +47,35 @@ import Testing
         await connection.close()
     }
 
+    @Test func aRedirectPutOffByTheIntervalIsReadByTheFirstCommandAfterIt() async throws {
+        // Given a connection that has read the map (A serves every slot), and a burst of MOVED replies inside
+        // the interval once every slot has moved to B (each read's own slot put in the map, no map read)
+        let cluster = try TwoNodeCluster()
+        let now = Locked(ContinuousClock.now)
+        let connection = cluster.connection(now: now)
+        _ = try await connection.send(RESPCommand("GET", "k0"), key: Array("k0".utf8))
+        cluster.moveEverySlotToB()
+        let keys = (1...20).map { "k\($0)" }
+        try await readAll(keys, through: connection, expecting: "b")
+        #expect(connection.statistics.backgroundRefreshes == 0)
+
+        // When the interval has passed and a key already redirected is read (no MOVED this time)
+        now.withLock { $0 += .seconds(11) }
+        #expect(
+            try await connection.send(RESPCommand("GET", "k1"), key: Array("k1".utf8)) == .bulkString(Array("b".utf8)))
+        await connection.waitForRefresh()
+
+        // Then that command started the read the burst was denied, and the map names B for every slot
+        #expect(connection.statistics.backgroundRefreshes == 1)
+        #expect(connection.statistics.topologyRefreshes == 2)
+        #expect(connection.topology?.primaries == [cluster.addressB])
+        // And the read was owed once: later commands start none until a new trigger
+        now.withLock { $0 += .seconds(11) }
+        _ = try await connection.send(RESPCommand("GET", "k2"), key: Array("k2".utf8))
+        #expect(connection.statistics.backgroundRefreshes == 1)
+        await connection.close()
+    }
+
     @Test func aMapOlderThanThePeriodicIntervalIsReadAgainByTheNextCommand() async throws {
         // Given a connection that has read the map (A serves every slot)
         let cluster = try TwoNodeCluster()

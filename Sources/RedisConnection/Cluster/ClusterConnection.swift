@@ -18,7 +18,8 @@ import CacheCore
 /// - **Refresh.** A `MOVED`, a `CLUSTERDOWN` or a node's failure (no connection, no reply in time, a
 ///   replica's refusal) starts one background read of the whole map, at most one per
 ///   ``Configuration/minimumRefreshInterval`` and never two at once, so a failover is found by the next
-///   commands and a resharding does not turn every redirect into a read of the map.
+///   commands and a resharding does not turn every redirect into a read of the map. A trigger that comes
+///   within the interval is kept: the first command after the interval ends starts the read it asked for.
 ///
 /// - **Nodes that leave.** When a read of the map no longer names a node as the primary of any slot (a
 ///   failed-over or removed primary) and it is not a seed, its connection is retired: no new command uses it, and it
@@ -55,6 +56,8 @@ package final class ClusterConnection: Sendable {
         var refresh: Task<ClusterTopology, any Error>?
         /// When the last map read started (see ``Configuration/minimumRefreshInterval``).
         var lastRefreshStart: ContinuousClock.Instant?
+        /// Whether a trigger came within the interval and was put off, to be read once the interval ends.
+        var refreshOwed = false
     }
     private let state = Locked(State())
 
@@ -196,11 +199,20 @@ package final class ClusterConnection: Sendable {
     /// (then `CLUSTERDOWN` is what the caller sees once the deadline passes).
     func primary(for slot: HashSlot, deadline: ContinuousClock.Instant) async throws -> Route {
         let now = configuration.now()
-        let (known, stale) = state.withLock { state in
-            let stale = state.lastRefreshStart.map { now >= $0 + configuration.periodicRefreshInterval } ?? false
-            return (state.topology?.primary(for: slot).map { Route(address: $0, generation: state.generation) }, stale)
+        let (known, stale, owed) = state.withLock { state in
+            let age = state.lastRefreshStart.map { now - $0 }
+            let stale = age.map { $0 >= configuration.periodicRefreshInterval } ?? false
+            // A redirect put off by the interval: without this, a resharding's slots that no command has
+            // been redirected from yet would each cost a redirect until the periodic read.
+            let owed = state.refreshOwed && (age.map { $0 >= configuration.minimumRefreshInterval } ?? true)
+            let known = state.topology?.primary(for: slot).map { Route(address: $0, generation: state.generation) }
+            return (known, stale, owed)
         }
-        if stale { refreshSoon(periodic: true) }
+        if owed {
+            refreshSoon()
+        } else if stale {
+            refreshSoon(periodic: true)
+        }
         if let known { return known }
         var wait = configuration.retryDelay
         while true {
@@ -250,6 +262,7 @@ package final class ClusterConnection: Sendable {
             let task = start()
             state.refresh = task
             state.lastRefreshStart = configuration.now()
+            state.refreshOwed = false
             return task
         }
     }
@@ -259,17 +272,25 @@ package final class ClusterConnection: Sendable {
         _ = try? await state.withLock { $0.refresh }?.value
     }
 
-    /// Starts a read of the map in the background, unless one is in flight, the connection is closed, or
-    /// one started less than ``Configuration/minimumRefreshInterval`` ago. Nothing waits for it: commands
-    /// keep following redirects meanwhile, and a failed read is retried by the next trigger.
+    /// Starts a read of the map in the background, unless the connection is closed, one is in flight, or one
+    /// started less than ``Configuration/minimumRefreshInterval`` ago; in those two cases a redirect's or a
+    /// failure's trigger is kept, and the first command after the interval starts the read. Nothing waits
+    /// for it: commands keep following redirects meanwhile, and a failed read is retried by the next trigger.
     ///
     /// - Parameter periodic: Whether the trigger is the map's age rather than a redirect or a failure.
     func refreshSoon(periodic: Bool = false) {
         state.withLock { state in
-            guard !state.isClosed, state.refresh == nil else { return }
+            guard !state.isClosed else { return }
             let now = configuration.now()
-            if let last = state.lastRefreshStart, now < last + configuration.minimumRefreshInterval { return }
+            // A read in flight may have begun before what this trigger saw changed (a resharding moves slot
+            // after slot), so a trigger during one is put off as well: the last read follows the last change.
+            let tooSoon = state.lastRefreshStart.map { now < $0 + configuration.minimumRefreshInterval } ?? false
+            if state.refresh != nil || tooSoon {
+                if !periodic { state.refreshOwed = true }
+                return
+            }
             state.lastRefreshStart = now
+            state.refreshOwed = false
             if periodic { state.statistics.periodicRefreshes += 1 } else { state.statistics.backgroundRefreshes += 1 }
             // Made under the lock, as in `sharedRefresh`.
             state.refresh = Task { try await self.readTopologyInBackground() }

@@ -26,15 +26,28 @@ enum RedisCLI {
 
     /// Runs `redis-cli -h 127.0.0.1 -p port arguments…` (with `-x`, `input` is the last argument) and
     /// returns what it printed, without the final newline. Kills it by pid if it has not exited in `timeout`
-    /// (10 s unless given; `--cluster` commands wait for the cluster and take longer).
+    /// (10 s unless given; `--cluster` commands wait for the cluster and take longer). With `printsMuch`
+    /// its output goes to a temporary file rather than a pipe, which a command that prints more than a pipe
+    /// holds (`--cluster reshard` prints a line per slot) would fill and block on.
     @discardableResult
     static func run(
-        port: Int, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(10)
+        port: Int, _ arguments: [String], input: Data? = nil, timeout: Duration = .seconds(10),
+        printsMuch: Bool = false
     ) async throws -> String {
         guard let executable else { throw Failure(description: "redis-cli is not installed (required in CI)") }
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("redis-cli-\(UUID().uuidString)")
+        let outputDescriptor = printsMuch ? open(outputFile.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) : -1
+        if printsMuch && outputDescriptor < 0 { throw Failure(description: "cannot create \(outputFile.path)") }
+        defer {
+            if outputDescriptor >= 0 {
+                close(outputDescriptor)
+                unlink(outputFile.path)
+            }
+        }
         let process = try ChildProcess(
             executable, ["-h", "127.0.0.1", "-p", String(port)] + (input == nil ? [] : ["-x"]) + arguments,
-            standardInput: input == nil ? .null : .pipe, standardOutput: .pipe, standardError: .standardOutput)
+            standardInput: input == nil ? .null : .pipe,
+            standardOutput: printsMuch ? .inherit(outputDescriptor) : .pipe, standardError: .standardOutput)
         if let input, let standardInput = process.standardInput {
             try standardInput.write(contentsOf: input)
             try standardInput.close()
@@ -46,7 +59,8 @@ enum RedisCLI {
             process.kill(SIGKILL)
             throw Failure(description: "redis-cli \(arguments.joined(separator: " ")) did not exit in \(timeout)")
         }
-        let printed = String(decoding: process.standardOutput?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+        let output = printsMuch ? (try? Data(contentsOf: outputFile)) : process.standardOutput?.readDataToEndOfFile()
+        let printed = String(decoding: output ?? Data(), as: UTF8.self)
         guard let termination = process.termination, termination == .exited(0) else {
             throw Failure(description: "redis-cli ended with \(String(describing: process.termination)): \(printed)")
         }
