@@ -69,9 +69,12 @@ extension RedisCache {
             case .clusterMode, .replica, .readOnly, .moved, .ask, .crossSlot: .unsupportedServer
             default: .io
             }
-        // The server's address once: a connect failure already names it.
+        // The server's address once: a connect failure already names it, and on a cluster the failing node's
+        // connection failure names that node (the configured address may be another, healthy node).
         let address = "\(configuration.host):\(configuration.port)"
-        let place = error.message.contains(address) ? "Redis" : "Redis at \(address)"
+        let namesItsNode = route.cluster != nil && error.message.hasPrefix("node ")
+        let namesItsServer = error.message.contains(address) || namesItsNode
+        let place = namesItsServer ? "Redis" : "Redis at \(address)"
         return CacheError(code, "\(place): \(error)", cause: error)
     }
 

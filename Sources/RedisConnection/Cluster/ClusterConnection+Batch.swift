@@ -153,7 +153,7 @@ extension ClusterConnection {
                     results.append((indices[offset], try await resend(entry, deadline: deadline, orElse: reply)))
                 case .fail:
                     if Self.suggestsFailover(error) { refreshSoon() }
-                    results.append((indices[offset], reply))
+                    results.append((indices[offset], .failure(Self.naming(route.address, in: error))))
                 }
             case .failure(is StaleRoute):
                 results.append((indices[offset], try await resend(entry, deadline: deadline, orElse: reply)))

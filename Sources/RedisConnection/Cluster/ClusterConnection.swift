@@ -131,7 +131,7 @@ package final class ClusterConnection: Sendable {
                     // A node that is gone, stalled or no longer a primary: a failover may have moved its
                     // slots, which the next command should find.
                     if Self.suggestsFailover(error) { refreshSoon() }
-                    throw error
+                    throw Self.naming(target.address, in: error)
                 }
             }
         }
@@ -167,6 +167,18 @@ package final class ClusterConnection: Sendable {
             return .retry
         default:
             return .fail
+        }
+    }
+
+    /// `error` with the node it came from at the start of its message, when it is a failure of the node's
+    /// connection (whose message does not say which of the cluster's nodes failed); server replies unchanged.
+    static func naming(_ address: RedisConnection.Address, in error: ConnectionError) -> ConnectionError {
+        switch error.code {
+        case .connectFailed, .connectionClosed, .unavailable, .deadlineExceeded:
+            let node = "\(address.host):\(address.port)"
+            return error.message.contains(node) ? error : ConnectionError(error.code, "node \(node): \(error.message)")
+        default:
+            return error
         }
     }
 
