@@ -37,16 +37,8 @@ struct RedisClusterReshardTests {
         // target), and the load goes on until it has served 500 more operations
         for port in cluster.ports { try await Self.send(["CONFIG", "RESETSTAT"], toPort: port) }
         let statsReset = ContinuousClock.now
-        let sourceID = try await Self.send(["CLUSTER", "MYID"], toPort: source).string ?? ""
-        let targetID = try await Self.send(["CLUSTER", "MYID"], toPort: target).string ?? ""
         let statisticsBefore = try #require(cache.route.cluster?.statistics)
-        try await RedisCLI.run(
-            port: source,
-            [
-                "--cluster", "reshard", "127.0.0.1:\(source)", "--cluster-from", sourceID, "--cluster-to", targetID,
-                "--cluster-slots", String(Self.slotsMoved), "--cluster-yes",
-            ],
-            timeout: .seconds(300), printsMuch: true)
+        try await Self.reshard(Self.slotsMoved, from: source, to: target)
         let resharded = ContinuousClock.now
         load.progress.withLock { $0.mark(resharded) }
         let servedAfter = await load.wait(timeout: .seconds(120)) { $0.successesSinceMark.values.reduce(0, +) >= 500 }
@@ -87,6 +79,21 @@ struct RedisClusterReshardTests {
                 + "\(statistics.retries - statisticsBefore.retries), map reads "
                 + "\(statistics.topologyRefreshes - statisticsBefore.topologyRefreshes)")
         await cache.close()
+    }
+
+    /// Moves `slots` slots from the primary on port `source` to the one on `target` as an operator does,
+    /// with `redis-cli --cluster reshard` (a slot's keys are migrated while it is marked migrating on the
+    /// source and importing on the target, then the slot is given to the target).
+    static func reshard(_ slots: Int, from source: Int, to target: Int) async throws {
+        let sourceID = try await send(["CLUSTER", "MYID"], toPort: source).string ?? ""
+        let targetID = try await send(["CLUSTER", "MYID"], toPort: target).string ?? ""
+        try await RedisCLI.run(
+            port: source,
+            [
+                "--cluster", "reshard", "127.0.0.1:\(source)", "--cluster-from", sourceID, "--cluster-to", targetID,
+                "--cluster-slots", String(slots), "--cluster-yes",
+            ],
+            timeout: .seconds(300), printsMuch: true)
     }
 
     /// The `CLUSTER SHARDS` and `CLUSTER SLOTS` calls every node on `ports` has answered since its last

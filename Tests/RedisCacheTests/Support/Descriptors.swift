@@ -22,27 +22,39 @@ enum Descriptors {
         sockets(toPort: port, fromLocalPorts: [localPort])
     }
 
+    /// How many of this process's descriptors are TCP sockets to any of `ports`, whatever their local port:
+    /// for servers that stay up for the whole check, whose port numbers no other test can reach meanwhile.
+    static func sockets(toPorts ports: [Int]) -> Int {
+        let hexPorts = ports.map { ":" + String(format: "%04X", $0) }
+        return countSockets { remote, _ in hexPorts.contains { remote.hasSuffix($0) } }
+    }
+
     /// How many of this process's descriptors are TCP sockets whose remote port is `port` and whose local
     /// port is one of `localPorts` (the clients a server listed: see ``clientPorts(of:)``).
     static func sockets(toPort port: Int, fromLocalPorts localPorts: Set<Int>) -> Int {
         let hexLocalPorts = localPorts.map { ":" + String(format: "%04X", $0) }
+        let hexPort = ":" + String(format: "%04X", port)
+        return countSockets { remote, local in
+            remote.hasSuffix(hexPort) && hexLocalPorts.contains { local.hasSuffix($0) }
+        }
+    }
+
+    /// The TCP sockets among this process's descriptors whose `/proc/self/net/tcp` row's remote and local
+    /// address fields (`HEXADDR:HEXPORT`) satisfy `matches`.
+    private static func countSockets(_ matches: (_ remote: Substring, _ local: Substring) -> Bool) -> Int {
         let inodes = Set(
             targets().compactMap { target -> String? in
                 guard target.hasPrefix("socket:[") else { return nil }
                 return String(target.dropFirst("socket:[".count).dropLast())
             })
-        let hexPort = String(format: "%04X", port)
         var count = 0
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
             // FileHandle reads to the end; String(contentsOfFile:) stops after the first page of a /proc file.
             guard let handle = FileHandle(forReadingAtPath: table), let data = try? handle.readToEnd() else { continue }
-            let text = String(decoding: data, as: UTF8.self)
-            for line in text.split(separator: "\n").dropFirst() {
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
-                guard fields.count > 9, fields[2].hasSuffix(":" + hexPort), inodes.contains(String(fields[9]))
-                else { continue }
-                guard hexLocalPorts.contains(where: { fields[1].hasSuffix($0) }) else { continue }
-                count += 1
+                guard fields.count > 9, inodes.contains(String(fields[9])) else { continue }
+                if matches(fields[2], fields[1]) { count += 1 }
             }
         }
         return count
