@@ -190,7 +190,7 @@ struct ClusterFailoverTests {
 
 extension ClusterConnection {
     /// Reads the map once and closes every connection the read opened.
-    fileprivate func refreshTopologyAndClose() async throws -> ClusterTopology {
+    func refreshTopologyAndClose() async throws -> ClusterTopology {
         let topology: ClusterTopology
         do { topology = try await refreshTopology() } catch {
             await close()
