@@ -120,4 +120,48 @@ struct RedisExecFleetTests {
             #expect(result.errorLines.filter { !$0.hasPrefix("strata: waiting for another machine") } == ["failed"])
         }
     }
+
+    @Test func aWaiterGivesUpAfterTheLeaseItWasGivenAndRunsTheCommandItself() throws {
+        // Given a store running a command under a lease of 3 s (`--lease`), the first run held until the test
+        // releases it, later runs quick
+        let server = try CLIRedisServer()
+        let stores = try (0..<2).map { _ in try StrataHarness() }
+        let marker = stores[0].path("marker")
+        let release = stores[0].path("release")
+        let script = """
+            echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then while [ ! -e "$1" ]; do sleep 0.05; done; fi; \
+            echo out
+            """
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let start = { (store: StrataHarness) throws -> RunningStrata in
+            try RunningStrata(
+                arguments: [
+                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--lease", "3s", "--", "sh",
+                    "-c", script, marker, release,
+                ],
+                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+        }
+        let runner = try start(stores[0])
+        let patience = ContinuousClock.now + .seconds(60)
+        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        // (the runner's lease in Redis lasts the 3 s it was given, not the default 10 s)
+        let leases = try RedisClusterCommandTests.redisCLI(
+            port: server.port, ["--scan", "--pattern", "strata:v2:cli-fleet:l:*"])
+        let lease = try #require(leases.split(separator: "\n").first.map(String.init))
+        let timeToLive = try #require(Int(try RedisClusterCommandTests.redisCLI(port: server.port, ["PTTL", lease])))
+        #expect((0...3_000).contains(timeToLive), "the lease has \(timeToLive) ms left")
+        // When another store starts the same command while the first run goes on (past 3 s)
+        let waited = try start(stores[1]).wait()
+        // Then it waited no longer than its lease and ran the command itself (the default lease of 10 s would
+        // have kept it waiting for the held run)
+        #expect(stores[0].lineCount("marker") == 2)
+        #expect(waited.status == 0)
+        #expect(waited.outputText == "out\n")
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        let ran = try runner.wait()
+        #expect(ran.status == 0)
+        #expect(ran.outputText == "out\n")
+    }
 }

@@ -68,10 +68,14 @@ enum Runner {
 
         let location = try StoreLocation(globals: invocation.globals, environment: environment)
         // Parsed before the store opens, so a bad URL changes nothing.
-        let sharedConfiguration = try SharedTier.configuration(
+        var sharedConfiguration = try SharedTier.configuration(
             url: invocation.globals.redisURL ?? environment["STRATA_REDIS_URL"],
             settings: RedisConnectionSettings(globals: invocation.globals, environment: environment),
             location: location)
+        if case .exec(let options) = invocation.command, let lease = options.leaseDuration {
+            // The wait matches the lease: a waiter gives up exactly when a dead runner's lease would end.
+            sharedConfiguration?.loadLease = .init(duration: .seconds(lease), maximumWait: .seconds(lease))
+        }
         if case .migrate = invocation.command {
             // Before the store opens: the migration opens both engines itself, and the folder's engine changes.
             return try StoreCommands.migrate(location: location)

@@ -16,7 +16,7 @@ enum HelpText {
         "migrate": "strata migrate",
         "exec":
             "strata exec [--ttl D] [--key-env VAR]... [--key-cwd absolute|none|relative:ROOT] [--cache-failures] "
-            + "[--stale D] [--max-output SIZE] [--tag TAG]... -- CMD [ARG...]",
+            + "[--stale D] [--max-output SIZE] [--tag TAG]... [--lease D] -- CMD [ARG...]",
         "completion": "strata completion bash|zsh|fish",
         "help": "strata help [COMMAND]",
     ]
@@ -71,7 +71,9 @@ enum HelpText {
         Runs CMD once and keeps its standard output, standard error and exit status, keyed by the
         argument list, the working directory and the variables named by --key-env. While the
         result is fresh, replays it (stdout, then stderr) with the same exit status, without
-        running CMD. Concurrent runs of one key, from any process, run CMD once.
+        running CMD. Concurrent runs of one key in one store run CMD once; with --redis, so do
+        runs on every machine sharing the Redis server and the store's master key, for up to
+        --lease (a wait longer than that runs CMD on the waiting machine too).
         Put -- before CMD: without it, a strata option after CMD is refused rather than passed on.
         If standard output is closed while CMD runs (strata exec -- yes | head), CMD is stopped,
         nothing is kept, and strata exits 141 without a message, as a pipeline would.
@@ -88,6 +90,9 @@ enum HelpText {
                            --max-size when smaller; none for no cap); a larger output is still
                            shown, but not kept, with one warning
         --tag TAG          the kept result carries TAG (strata rm --tag TAG removes it); repeatable
+        --lease D          with --redis: how long other machines wait for this run before they run
+                           CMD too, and how long a runner that died holds them off (default 10s);
+                           set it above CMD's longest run
         """,
         "completion": """
         Prints a completion script for the shell: commands, options, and the values some options take

@@ -48,6 +48,7 @@ struct ArgumentParser {
         "max-output": OptionSpec(takesValue: true, scope: .commands(["exec"])),
         "tag": OptionSpec(takesValue: true, scope: .commands(["set", "exec", "rm"])),
         "key-cwd": OptionSpec(takesValue: true, scope: .commands(["exec"])),
+        "lease": OptionSpec(takesValue: true, scope: .commands(["exec"])),
     ]
 
     /// The option names that make `exec` refuse a command line without `--` when they follow the command:
@@ -291,6 +292,10 @@ struct ArgumentParser {
             case "cache-failures": exec.cachesFailures = true
             case "key-cwd":
                 exec.directory = try ExecDirectory(option: text)
+            case "lease":
+                let lease = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text) }
+                guard lease > 0 else { throw .usage("option --lease needs a positive duration", command: commandName) }
+                exec.leaseDuration = lease
             case "stale":
                 exec.staleWindow = try unit(name, commandName, text) { () throws(UnitError) in try Units.duration(text)
                 }

@@ -35,6 +35,10 @@ struct ExecOptions {
     /// `--stale`: seconds past freshness during which a result is replayed while refreshing it in the
     /// background; `nil` never serves a stale result.
     var staleWindow: TimeInterval?
+    /// `--lease`: with `--redis`, how long one machine's run may take before the machines waiting for it
+    /// run the command too, and how long a dead runner holds them off (the Redis tier's load lease); `nil`
+    /// for the tier's default of 10 s.
+    var leaseDuration: TimeInterval?
     /// `--max-output`: bytes of stdout plus stderr collected at most; past it the output is still shown
     /// but not kept. `nil` (`none`) for no cap; meaningful only when ``hasOutputLimit``.
     var outputLimit: Int?
