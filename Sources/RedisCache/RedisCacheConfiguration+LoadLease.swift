@@ -16,7 +16,9 @@ extension RedisCacheConfiguration {
         /// a second process load too. Must be positive. Default 10 s.
         public var duration: Duration
         /// The longest a caller waits for another process's load before it loads itself. Must be positive.
-        /// Default 10 s.
+        /// Default 10 s. When another waiter takes over the lease of a holder that ended without storing or
+        /// died, the wait for the new holder starts afresh (at most three times), so one dead holder costs one
+        /// more load in the fleet, not one per waiter.
         public var maximumWait: Duration
         /// How often a waiter looks for the value without a tracking push (the fallback when tracking is off
         /// or a push is lost). Must be positive. Default 100 ms.

@@ -164,4 +164,109 @@ struct RedisExecFleetTests {
         #expect(ran.status == 0)
         #expect(ran.outputText == "out\n")
     }
+
+    @Test func aTagRemovalWhileTheCommandRunsKeepsItsResultFromTheOtherMachines() throws {
+        // Given a store running a tagged command that prints a file, its first run held until the test releases it
+        let server = try CLIRedisServer()
+        let stores = try (0..<3).map { _ in try StrataHarness() }
+        let (marker, release, source) = (stores[0].path("marker"), stores[0].path("release"), stores[0].path("source"))
+        try Data("v1\n".utf8).write(to: URL(fileURLWithPath: source))
+        let script = """
+            echo run >> "$0"; cat "$2"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
+            while [ ! -e "$1" ]; do sleep 0.05; done; fi
+            """
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let start = { (store: StrataHarness) throws -> RunningStrata in
+            try RunningStrata(
+                arguments: [
+                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--tag", "build", "--", "sh",
+                    "-c", script, marker, release, source,
+                ],
+                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+        }
+        let runner = try start(stores[0])
+        let patience = ContinuousClock.now + .seconds(60)
+        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        // When the file changes and another machine removes the tag's entries while the run goes on, then the
+        // run ends (with the old content) and a third machine runs the command
+        try Data("v2\n".utf8).write(to: URL(fileURLWithPath: source))
+        let removal = try RunningStrata(
+            arguments: ["--store", stores[2].store.path, "--redis", url, "rm", "--tag", "build"], stdin: nil,
+            environment: stores[2].environment(key: stores[0].key, extra: [:]), directory: stores[0].root
+        ).wait()
+        #expect(removal.status == 0)
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        let ran = try runner.wait()
+        #expect(ran.outputText == "v1\n")
+        let after = try start(stores[1]).wait()
+        // Then the removal won: the run that began before it left nothing in Redis, so the third machine ran the
+        // command and printed the new content
+        #expect(after.outputText == "v2\n")
+        #expect(stores[0].lineCount("marker") == 2)
+    }
+
+    @Test func aResultKeptLongerForAnotherMachinesStaleWindowIsNotReplayedPastThisRunsOwn() throws {
+        // Given a result kept through Redis by a machine with `--ttl 2s --stale 1h` (so Redis holds it an hour)
+        let server = try CLIRedisServer()
+        let stores = try (0..<2).map { _ in try StrataHarness() }
+        let (marker, source) = (stores[0].path("marker"), stores[0].path("source"))
+        try Data("v1\n".utf8).write(to: URL(fileURLWithPath: source))
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let command = ["sh", "-c", "echo run >> \"$0\"; cat \"$1\"", marker, source]
+        let exec = { (store: StrataHarness, options: [String], offset: String) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", store.store.path, "--redis", url, "exec"] + options + ["--"] + command,
+                stdin: nil,
+                environment: store.environment(key: stores[0].key, extra: ["STRATA_CLOCK_OFFSET": offset]),
+                directory: stores[0].root
+            ).wait()
+        }
+        #expect(try exec(stores[0], ["--ttl", "2s", "--stale", "1h"], "0").outputText == "v1\n")
+        try Data("v2\n".utf8).write(to: URL(fileURLWithPath: source))
+        // When another machine, 3 s later by its clock, runs it with `--ttl 2s` and no stale window
+        let later = try exec(stores[1], ["--ttl", "2s"], "3")
+        // Then the record is past its TTL for that run: the command runs and prints the new content
+        #expect(later.outputText == "v2\n")
+        #expect(stores[0].lineCount("marker") == 2)
+    }
+
+    @Test func aRunnerKilledMidRunIsTakenOverByOneWaiterAndTheOthersReplayItsResult() throws {
+        // Given a store running a command under a lease of 2 s, its first run held until the test releases it,
+        // and three more stores waiting for it
+        let server = try CLIRedisServer()
+        let stores = try (0..<4).map { _ in try StrataHarness() }
+        let (marker, release) = (stores[0].path("marker"), stores[0].path("release"))
+        let script = """
+            echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
+            while [ ! -e "$1" ]; do sleep 0.05; done; fi; echo out
+            """
+        let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
+        let start = { (store: StrataHarness) throws -> RunningStrata in
+            try RunningStrata(
+                arguments: [
+                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--lease", "2s", "--", "sh",
+                    "-c", script, marker, release,
+                ],
+                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+        }
+        let runner = try start(stores[0])
+        let patience = ContinuousClock.now + .seconds(60)
+        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        let waiters = try stores.dropFirst().map { try start($0) }
+        // When the runner is killed (its lease then lasts out its 2 s)
+        runner.kill()
+        _ = try runner.wait()
+        let results = try waiters.map { try $0.wait() }
+        #expect(FileManager.default.createFile(atPath: release, contents: nil))
+        // Then one waiter took the lease over and ran the command, and the other two replayed its result
+        #expect(stores[0].lineCount("marker") == 2)
+        for result in results {
+            #expect(result.status == 0)
+            #expect(result.outputText == "out\n")
+        }
+    }
 }

@@ -181,6 +181,11 @@ final class RunningStrata {
         return try wait()
     }
 
+    /// Sends `signal` to the process (not to the commands it started).
+    func kill(_ signal: Int32 = SIGKILL) {
+        process.kill(signal)
+    }
+
     /// Waits for the process to end and collects its outputs.
     func wait() throws -> StrataResult {
         return StrataResult(

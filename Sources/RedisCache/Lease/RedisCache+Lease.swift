@@ -105,6 +105,21 @@ extension RedisCache {
         return deleted == 1
     }
 
+    /// How long the lease on loading `key` has left, or `nil` when no process holds it (or Redis did not
+    /// answer).
+    ///
+    /// - Complexity: One round trip.
+    func leaseRemaining(forKey key: Key) async -> Duration? {
+        guard let entry = try? entryName(try Self.canonicalBytes(of: key)) else { return nil }
+        let lease = keys.sibling(ofEntry: entry, "l")
+        guard
+            case .integer(let milliseconds)? = try? await send(
+                RESPCommand(arguments: [Array("PTTL".utf8), lease]), key: lease),
+            milliseconds >= 0
+        else { return nil }
+        return .milliseconds(milliseconds)
+    }
+
     /// Whether the lease on the entry `name` is held by anyone now.
     func isLeaseHeld(onEntry name: [UInt8]) async throws -> Bool {
         let lease = keys.sibling(ofEntry: name, "l")

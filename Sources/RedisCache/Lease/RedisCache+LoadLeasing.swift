@@ -10,6 +10,9 @@ extension RedisCache: LoadLeasingCache {
     ///   ``RedisCacheConfiguration/LoadLease/maximumWait``: `.load` without a lease (load once per process).
     /// - A lease found free after a wait (its holder ended without storing, or it expired) is taken over; the
     ///   entry is read once more first, since another holder may have stored between the look and the take.
+    ///   A waiter that finds another process took it over waits for that holder afresh (at most three times),
+    ///   so a dead holder costs one more load, not one per waiter: one that missed the moment the lease was
+    ///   free tells a holder that took it after its wait began by the lease's remaining time.
     ///
     /// - Complexity: One round trip when the lease is free; while waiting, two per look (see
     ///   ``waitForEntry(forKey:until:pollInterval:)``).
@@ -19,8 +22,12 @@ extension RedisCache: LoadLeasingCache {
             countLeaseTurn(\.unleased)
             return .load(release: {})
         }
-        let deadline = ContinuousClock.now + policy.maximumWait
+        var waitBegan = ContinuousClock.now
+        var deadline = waitBegan + policy.maximumWait
         var waited = false
+        var sawLeaseFree = false
+        var finalLook = false
+        var takeovers = 0
         // The first ask takes no lease while the entry exists: this process's read may have missed just before
         // another's load stored and gave its lease up (a second load in 4 of 100 trials of 8 processes).
         var checksEntry = true
@@ -48,6 +55,23 @@ extension RedisCache: LoadLeasingCache {
                 state.withLock { $0.heldLeases[lease.name] = lease }
                 return .load(release: releaseUnlessStored(lease))
             case .heldElsewhere:
+                if sawLeaseFree || finalLook {
+                    // Another process took over from a holder that ended or died, or (after the deadline) still
+                    // the first holder: only a lease younger than this wait is a new holder's.
+                    let isNewHolder: Bool
+                    if sawLeaseFree {
+                        isNewHolder = true
+                    } else if let remaining = await leaseRemaining(forKey: key) {
+                        isNewHolder = policy.duration - remaining < ContinuousClock.now - waitBegan
+                    } else {
+                        isNewHolder = false
+                    }
+                    guard isNewHolder, takeovers < 3 else { break }
+                    takeovers += 1
+                    (sawLeaseFree, finalLook) = (false, false)
+                    waitBegan = ContinuousClock.now
+                    deadline = waitBegan + policy.maximumWait
+                }
                 waited = true
                 countLeaseTurn(\.waited)
                 let outcome = try? await waitForEntry(forKey: key, until: deadline, pollInterval: policy.pollInterval)
@@ -56,8 +80,15 @@ extension RedisCache: LoadLeasingCache {
                     countLeaseTurn(\.landed)
                     return .landed(entry)
                 case .leaseFree?:
+                    sawLeaseFree = true
                     continue
-                case .timedOut?, nil:
+                case .timedOut?:
+                    // One last ask: the lease may have expired just now, or been taken over by another waiter.
+                    guard finalLook else {
+                        finalLook = true
+                        continue
+                    }
+                case nil:
                     break
                 }
             }

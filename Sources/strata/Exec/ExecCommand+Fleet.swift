@@ -43,20 +43,24 @@ extension ExecCommand {
         } catch {
             outcome = .failure(error)
         }
+        // The wait is over: a replay slowed by its reader must not count as waiting when the notice falls due.
+        progress.finish()
         if let status = progress.statusRunHere {
-            // Kept again through both tiers as a run without Redis's lease is: the load's own store to Redis
-            // fails silently (Redis lost mid-run, say), and this write is the one the pending-writes journal
-            // keeps for replay, with its warning. One more write to Redis per run, none per replay.
-            if case .success(let data?) = outcome { keepRecord(data, key: key) }
+            if case .success(let data?) = outcome { keepRunHere(data, key: key) }
             return status
         }
         switch outcome {
         case .success(let data):
             if let data, let record = ExecRecord(serialized: data) {
+                // Judged as a stored record is: Redis keeps a record for its writer's --stale window, which may
+                // be longer than this run's.
+                let freshness = freshness(of: record)
+                guard freshness != .unusable else { return try runCommand(keeping: key) }
                 shared.keepLocalCopy(
                     CacheEntry(
                         value: data, expiresAt: expiry.expirationDate(from: store.clock.now), tags: options.tags),
                     forKey: key)
+                if freshness == .stale { startBackgroundRefresh() }
                 return replay(record)
             }
             // Redis could not be used (warned about), or what landed is not a record of this tool: run it
@@ -71,12 +75,20 @@ extension ExecCommand {
         }
     }
 
-    /// Writes a record this process ran through both tiers; a failure is a warning, as for a run kept
-    /// without the lease.
-    private func keepRecord(_ record: Data, key: String) {
+    /// Keeps a record this process ran. The load stored it in Redis through its fence, which refuses it when
+    /// the key was removed (`rm`, `rm --tag`, `clear`) anywhere since the run began; so Redis is asked what it
+    /// holds: the record (the store keeps a copy), something else or nothing (a removal won, or the record is
+    /// over the tier's size limit: the store keeps it, and a later read through Redis drops it unless it is too
+    /// large for Redis), or no answer (Redis was lost mid-run, and the load's store failed silently: the record
+    /// goes through both tiers, so the pending-writes journal keeps it for Redis, with one warning).
+    private func keepRunHere(_ record: Data, key: String) {
+        let entry = CacheEntry(
+            value: record, expiresAt: expiry.expirationDate(from: store.clock.now), tags: options.tags)
+        guard shared.redisAnswers(forKey: key) == nil else {
+            shared.keepLocalCopy(entry, forKey: key)
+            return
+        }
         do {
-            let entry = CacheEntry(
-                value: record, expiresAt: expiry.expirationDate(from: store.clock.now), tags: options.tags)
             try shared.setEntry(entry, forKey: key)
         } catch {
             if case .store(let message) = CLIFailure.store(error, store: storePath) {

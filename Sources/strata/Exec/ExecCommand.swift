@@ -38,7 +38,7 @@ struct ExecCommand {
     static let defaultOutputLimit = 1 << 30
 
     /// How a record looks from now.
-    private enum Freshness {
+    enum Freshness {
         case fresh
         case stale
         case unusable
@@ -138,7 +138,7 @@ struct ExecCommand {
         return data.flatMap(ExecRecord.init(serialized:))
     }
 
-    private func freshness(of record: ExecRecord) -> Freshness {
+    func freshness(of record: ExecRecord) -> Freshness {
         guard let freshUntil = record.freshUntil else { return .fresh }
         let now = store.clock.now
         if now < freshUntil { return .fresh }
@@ -218,7 +218,7 @@ struct ExecCommand {
     /// Re-executes this tool with the hidden `--background-refresh` flag and the same arguments, in a new
     /// session with its standard streams on /dev/null; the environment and working directory are
     /// inherited, so the refresh computes the same key.
-    private func startBackgroundRefresh() {
+    func startBackgroundRefresh() {
         let program = RawProcess.programName
         let executable = RawProcess.executablePath ?? program
         ChildProcess.spawnDetached(

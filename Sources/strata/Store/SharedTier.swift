@@ -177,6 +177,14 @@ struct SharedTier {
         return value
     }
 
+    /// What Redis holds for `key` now: `.some(value)` (`.some(nil)` for nothing), or `nil` when Redis cannot
+    /// be read (not configured, failed earlier in this run, or failing now: warned about once).
+    func redisAnswers(forKey key: String) -> Data?? {
+        guard let redis, !redis.hasFailed else { return nil }
+        guard case .success(let value) = waitFor({ try await redis.value(forKey: key) }) else { return nil }
+        return .some(value)
+    }
+
     /// Keeps a copy of another machine's `entry` in the store, as a Redis hit does; a failure to write it loses
     /// nothing (Redis holds the entry), so it is not reported.
     func keepLocalCopy(_ entry: CacheEntry<Data>, forKey key: String) {
