@@ -31,8 +31,8 @@ extension RedisCacheConfiguration {
     ///   - url: The URL.
     ///   - masterKeySource: Where the master key comes from.
     /// - Throws: `CacheError` `.invalidArgument` with a one-line reason: not a URL, a scheme other than
-    ///   `redis` or `rediss`, no host, a port outside 1...65535, an extra address that is not `host[:port]`, a query or
-    ///   fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
+    ///   `redis` or `rediss`, no host, a port outside 1...65535, an extra address that is not `host[:port]` (a
+    ///   `,` before the `@`: write a password's comma as `%2C`), a query or fragment, a path of more than one component, or a namespace outside `[A-Za-z0-9._-]{1,64}`.
     public init(url: String, masterKeySource: MasterKeySource = .platformDefault) throws(CacheError) {
         let (url, seeds) = try Self.splittingSeeds(url)
         guard let components = URLComponents(string: url), components.scheme != nil else {
@@ -55,7 +55,8 @@ extension RedisCacheConfiguration {
         // keeps the brackets in `host`
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let port = components.port ?? 6379
-        guard (1...65_535).contains(port) else {
+        // A port the parser cannot represent (more digits than an Int holds) comes back as no port at all.
+        guard (1...65_535).contains(port), components.port != nil || Self.portText(of: url).isEmpty else {
             // The value is not shown: a URL missing its `@host` can put the password in the port.
             throw CacheError(.invalidArgument, "the Redis URL's port must be between 1 and 65535")
         }
@@ -81,6 +82,16 @@ extension RedisCacheConfiguration {
         fallbackAddresses = seeds
     }
 
+    /// The text after the port's `:` in `url`'s (single-address) authority, empty when it names no port.
+    private static func portText(of url: String) -> Substring {
+        guard let schemeEnd = url.firstRange(of: "://") else { return "" }
+        let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        var host = authority[(authority.lastIndex(of: "@").map(authority.index(after:)) ?? authority.startIndex)...]
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") { host = host[host.index(after: close)...] }
+        guard let colon = host.lastIndex(of: ":") else { return "" }
+        return host[host.index(after: colon)...]
+    }
+
     /// `url` with only its first address, and the addresses after it: `redis://host1:6379,host2:6380/ns` names
     /// several nodes of one server or cluster (the first used first, the rest as ``fallbackAddresses``; on a
     /// cluster every one is a seed to read the slot map from).
@@ -90,6 +101,15 @@ extension RedisCacheConfiguration {
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         // The user information ends at the last `@` (a password may hold an encoded one only, but be lenient).
         let hostsStart = authority.lastIndex(of: "@").map(authority.index(after:)) ?? authority.startIndex
+        // A `,` before it is ambiguous: an address list whose later address carries credentials
+        // (`h1:6379,u:p@h2`) reads as user `h1` with password `6379,u:p`, which would send the wrong credentials
+        // to the wrong host. Refused; a password's own comma is written %2C.
+        if authority[..<hostsStart].contains(",") {
+            throw CacheError(
+                .invalidArgument,
+                "a Redis URL's extra address carries credentials, or its password has an unencoded ','; put "
+                    + "user:password@ before the first address, and write ',' in a password as %2C")
+        }
         let hosts = authority[hostsStart...].split(separator: ",", omittingEmptySubsequences: false)
         guard hosts.count > 1 else { return (url, []) }
         var seeds: [Address] = []

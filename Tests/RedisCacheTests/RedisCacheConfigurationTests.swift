@@ -39,10 +39,18 @@ import Testing
         #expect(try RedisCacheConfiguration(url: "redis://localhost").fallbackAddresses.isEmpty)
     }
 
-    @Test(arguments: ["redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns"])
+    @Test(arguments: [
+        "redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns", "redis://10.0.0.1:6451,ci:secret@b:6470/ns",
+    ])
     func aMalformedExtraAddressIsAnInvalidArgument(url: String) {
         let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: url) }
         #expect(error?.code == .invalidArgument)
+    }
+
+    @Test func aPasswordWithAnEncodedCommaIsKept() throws {
+        let configuration = try RedisCacheConfiguration(url: "redis://u:a%2Cb@h:6380/ns")
+        #expect(configuration.password == "a,b")
+        #expect(configuration.host == "h" && configuration.port == 6380 && configuration.fallbackAddresses.isEmpty)
     }
 
     @Test func anIPv6LiteralLosesItsBrackets() throws {
@@ -95,7 +103,8 @@ import Testing
 
     @Test(arguments: [
         "", "localhost:6379", "http://localhost/x", "rediss://", "redis://", "redis://:6379/x",
-        "redis://host:0/x", "redis://host:70000/x", "redis://host/a/b", "redis://host/x?db=1", "redis://host/x#f",
+        "redis://host:0/x", "redis://host:70000/x", "redis://host:99999999999999999999999/x", "redis://host/a/b",
+        "redis://host/x?db=1", "redis://host/x#f",
         "redis://host/has space", "redis://host/" + String(repeating: "n", count: 65), "redis://host/ünï",
     ])
     func badURLsAreInvalidArguments(url: String) {
