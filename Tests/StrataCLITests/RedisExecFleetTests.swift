@@ -128,8 +128,10 @@ struct RedisExecFleetTests {
         let stores = try (0..<2).map { _ in try StrataHarness() }
         let marker = stores[0].path("marker")
         let release = stores[0].path("release")
+        // Whatever happens, the held run ends with the test (a failed expectation must not leave it looping).
+        defer { _ = FileManager.default.createFile(atPath: release, contents: nil) }
         let script = """
-            echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then while [ ! -e "$1" ]; do sleep 0.05; done; fi; \
+            echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then while [ ! -e "$1" ] && [ -e "$0" ]; do sleep 0.05; done; fi; \
             echo out
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
@@ -170,10 +172,12 @@ struct RedisExecFleetTests {
         let server = try CLIRedisServer()
         let stores = try (0..<3).map { _ in try StrataHarness() }
         let (marker, release, source) = (stores[0].path("marker"), stores[0].path("release"), stores[0].path("source"))
+        // Whatever happens, the held run ends with the test (a failed expectation must not leave it looping).
+        defer { _ = FileManager.default.createFile(atPath: release, contents: nil) }
         try Data("v1\n".utf8).write(to: URL(fileURLWithPath: source))
         let script = """
             echo run >> "$0"; cat "$2"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
-            while [ ! -e "$1" ]; do sleep 0.05; done; fi
+            while [ ! -e "$1" ] && [ -e "$0" ]; do sleep 0.05; done; fi
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
@@ -238,9 +242,11 @@ struct RedisExecFleetTests {
         let server = try CLIRedisServer()
         let stores = try (0..<4).map { _ in try StrataHarness() }
         let (marker, release) = (stores[0].path("marker"), stores[0].path("release"))
+        // Whatever happens, the held run ends with the test (a failed expectation must not leave it looping).
+        defer { _ = FileManager.default.createFile(atPath: release, contents: nil) }
         let script = """
             echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
-            while [ ! -e "$1" ]; do sleep 0.05; done; fi; echo out
+            while [ ! -e "$1" ] && [ -e "$0" ]; do sleep 0.05; done; fi; echo out
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
