@@ -40,7 +40,7 @@ import Testing
     }
 
     @Test(arguments: [
-        "redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns", "redis://10.0.0.1:6451,ci:secret@b:6470/ns",
+        "redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns", "redis://127.0.0.1:6451,ci:secret@b:6470/ns",
     ])
     func aMalformedExtraAddressIsAnInvalidArgument(url: String) {
         let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: url) }

@@ -12,12 +12,27 @@ struct RedisExecFleetTests {
     /// Starts `command` through `strata exec` on each of `stores` at once, all in the first store's folder (the
     /// working directory is part of an exec key) with the first store's master key, and waits for every one.
     static func runAtOnce(_ command: [String], on stores: [StrataHarness], url: String) throws -> [StrataResult] {
-        let started = try stores.map { store in
-            try RunningStrata(
-                arguments: ["--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--"] + command,
-                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
-        }
+        let started = try stores.map { try startExec(on: $0, like: stores[0], url: url, command: command) }
         return try started.map { try $0.wait() }
+    }
+
+    /// Starts `strata exec --ttl 10m options… -- command…` on `store` through the Redis at `url`, in `first`'s
+    /// folder with `first`'s master key (as every machine of a fleet runs it), with `extra` in its environment.
+    static func startExec(
+        on store: StrataHarness, like first: StrataHarness, url: String, options: [String] = [], command: [String],
+        extra: [String: String] = [:]
+    ) throws -> RunningStrata {
+        try RunningStrata(
+            arguments: ["--store", store.store.path, "--redis", url, "exec", "--ttl", "10m"] + options + ["--"]
+                + command,
+            stdin: nil, environment: store.environment(key: first.key, extra: extra), directory: first.root)
+    }
+
+    /// Waits until `store`'s file `marker` has a line (the command began), for at most 60 s (a guard against a
+    /// hang, never a measure of speed).
+    static func waitForTheFirstRun(in store: StrataHarness) {
+        let patience = ContinuousClock.now + .seconds(60)
+        while store.lineCount("marker") == 0 && ContinuousClock.now < patience { Thread.sleep(forTimeInterval: 0.01) }
     }
 
     @Test func eightStoresStartingOneCommandAtOnceRunItOnceAndPrintTheSameBytes() throws {
@@ -46,21 +61,14 @@ struct RedisExecFleetTests {
         let marker = stores[0].path("marker")
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
-            try RunningStrata(
-                arguments: [
-                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--", "sh", "-c",
-                    "echo run >> \"$0\"; sleep 5; echo out", marker,
-                ],
-                stdin: nil,
-                environment: store.environment(key: stores[0].key, extra: ["STRATA_WAIT_NOTICE_DELAY": "0.2"]),
-                directory: stores[0].root)
+            try Self.startExec(
+                on: store, like: stores[0], url: url,
+                command: ["sh", "-c", "echo run >> \"$0\"; sleep 5; echo out", marker],
+                extra: ["STRATA_WAIT_NOTICE_DELAY": "0.2"])
         }
         let runner = try start(stores[0])
         // When another store starts the same command once it runs (so the runner's own wait is over)
-        let patience = ContinuousClock.now + .seconds(60)
-        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        Self.waitForTheFirstRun(in: stores[0])
         let waiter = try start(stores[1])
         let ran = try runner.wait()
         let waited = try waiter.wait()
@@ -87,8 +95,7 @@ struct RedisExecFleetTests {
                 "echo run >> \"$0\"; sleep 1; echo out", marker,
             ],
             stdin: nil, environment: store.environment(key: store.key, extra: [:]), directory: store.root)
-        let patience = ContinuousClock.now + .seconds(60)
-        while store.lineCount("marker") == 0 && ContinuousClock.now < patience { Thread.sleep(forTimeInterval: 0.01) }
+        Self.waitForTheFirstRun(in: store)
         server.stop()
         let ran = try running.wait()
         // Then the run ends as usual, says once that Redis missed it, and its result waits in the pending
@@ -136,18 +143,12 @@ struct RedisExecFleetTests {
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
-            try RunningStrata(
-                arguments: [
-                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--lease", "3s", "--", "sh",
-                    "-c", script, marker, release,
-                ],
-                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+            try Self.startExec(
+                on: store, like: stores[0], url: url, options: ["--lease", "3s"],
+                command: ["sh", "-c", script, marker, release])
         }
         let runner = try start(stores[0])
-        let patience = ContinuousClock.now + .seconds(60)
-        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        Self.waitForTheFirstRun(in: stores[0])
         // (the runner's lease in Redis lasts the 3 s it was given, not the default 10 s)
         let leases = try RedisClusterCommandTests.redisCLI(
             port: server.port, ["--scan", "--pattern", "strata:v2:cli-fleet:l:*"])
@@ -181,18 +182,12 @@ struct RedisExecFleetTests {
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
-            try RunningStrata(
-                arguments: [
-                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--tag", "build", "--", "sh",
-                    "-c", script, marker, release, source,
-                ],
-                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+            try Self.startExec(
+                on: store, like: stores[0], url: url, options: ["--tag", "build"],
+                command: ["sh", "-c", script, marker, release, source])
         }
         let runner = try start(stores[0])
-        let patience = ContinuousClock.now + .seconds(60)
-        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        Self.waitForTheFirstRun(in: stores[0])
         // When the file changes and another machine removes the tag's entries while the run goes on, then the
         // run ends (with the old content) and a third machine runs the command
         try Data("v2\n".utf8).write(to: URL(fileURLWithPath: source))
@@ -250,18 +245,12 @@ struct RedisExecFleetTests {
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
-            try RunningStrata(
-                arguments: [
-                    "--store", store.store.path, "--redis", url, "exec", "--ttl", "10m", "--lease", "2s", "--", "sh",
-                    "-c", script, marker, release,
-                ],
-                stdin: nil, environment: store.environment(key: stores[0].key, extra: [:]), directory: stores[0].root)
+            try Self.startExec(
+                on: store, like: stores[0], url: url, options: ["--lease", "2s"],
+                command: ["sh", "-c", script, marker, release])
         }
         let runner = try start(stores[0])
-        let patience = ContinuousClock.now + .seconds(60)
-        while stores[0].lineCount("marker") == 0 && ContinuousClock.now < patience {
-            Thread.sleep(forTimeInterval: 0.01)
-        }
+        Self.waitForTheFirstRun(in: stores[0])
         let waiters = try stores.dropFirst().map { try start($0) }
         // When the runner is killed (its lease then lasts out its 2 s)
         runner.kill()
