@@ -18,10 +18,16 @@ import Glibc
 /// and the tier is back within about a second of the server accepting again.
 @Suite(.enabled(if: RedisServer.suitesRun, RedisServer.skipNote))
 struct RedisCacheMultiCacheFailureTests {
-    /// The longest any operation may take: the tier's deadlines are 250/50/100 ms; the rest is room for a
-    /// 2-core machine running the whole suite (and ThreadSanitizer).
-    static let operationBound: Duration = .milliseconds(RedisTesting.isSanitized ? 3000 : 1500)
-    static let recoveryBound: Duration = .milliseconds(RedisTesting.isSanitized ? 3000 : 1500)
+    /// The longest any operation may take: a hang detector, not a speed figure. The tier's deadlines are
+    /// 250/50/100 ms, and an operation that waited on the killed or stopped server without them would wait
+    /// until the phase ends (the server is resumed only after every read returned), so this bound fails
+    /// such a wait whatever the machine. Timed from test tasks that share 2 cores with the whole suite, a
+    /// right operation has been seen at 1.65 s.
+    static let operationBound: Duration = .seconds(RedisTesting.isSanitized ? 20 : 10)
+    /// The backoff ceiling (1 s) plus room: timed on the I/O thread's own record of the handshake, so only
+    /// that thread's scheduling counts; a backoff that grew past its ceiling after the kill phase's
+    /// hundreds of failures would take far longer.
+    static let recoveryBound: Duration = .seconds(RedisTesting.isSanitized ? 5 : 3)
 
     final class Stack: Sendable {
         let memory: MemoryCache<Int, Data>

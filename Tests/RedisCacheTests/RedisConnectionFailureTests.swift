@@ -81,7 +81,7 @@ struct RedisConnectionFailureTests {
         let closed = await RedisTesting.wait(timeout: .seconds(30)) { connection.state == .connected }
         #expect(closed != nil)
         let recovery = connection.lastConnectedAt.map { max(.zero, $0 - acceptedAt) }
-        #expect(recovery.map { $0 < .milliseconds(RedisTesting.isSanitized ? 3000 : 1500) } == true)
+        #expect(recovery.map { $0 < .seconds(RedisTesting.isSanitized ? 5 : 3) } == true)
         print("breaker: closed \(recovery.map { "\($0)" } ?? "never") after the server accepted again")
         #expect(try await connection.send(RESPCommand("PING")) == .simpleString("PONG"))
         #expect(connection.statistics.reconnects == 1)
