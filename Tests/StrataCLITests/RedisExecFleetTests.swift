@@ -170,6 +170,8 @@ struct RedisExecFleetTests {
 
     @Test func aTagRemovalWhileTheCommandRunsKeepsItsResultFromTheOtherMachines() throws {
         // Given a store running a tagged command that prints a file, its first run held until the test releases it
+        // (the run marks its start after it read the file: marking first let the test change the file before
+        // the first run read it)
         let server = try CLIRedisServer()
         let stores = try (0..<3).map { _ in try StrataHarness() }
         let (marker, release, source) = (stores[0].path("marker"), stores[0].path("release"), stores[0].path("source"))
@@ -177,7 +179,7 @@ struct RedisExecFleetTests {
         defer { _ = FileManager.default.createFile(atPath: release, contents: nil) }
         try Data("v1\n".utf8).write(to: URL(fileURLWithPath: source))
         let script = """
-            echo run >> "$0"; cat "$2"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
+            cat "$2"; echo run >> "$0"; if [ "$(wc -l < "$0")" -eq 1 ]; then \
             while [ ! -e "$1" ] && [ -e "$0" ]; do sleep 0.05; done; fi
             """
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
