@@ -60,6 +60,8 @@ package final class ClusterConnection: Sendable {
         var refreshOwed = false
     }
     private let state = Locked(State())
+    /// The shared epoch reads of concurrent batches (``send(batch:sharing:)``).
+    let sharedReads = SharedReads()
 
     /// Creates a cluster connection; it connects lazily, on the first command.
     ///
@@ -72,7 +74,11 @@ package final class ClusterConnection: Sendable {
     package var topology: ClusterTopology? { state.withLock { $0.topology } }
 
     /// A snapshot of the counters.
-    package var statistics: Statistics { state.withLock { $0.statistics } }
+    package var statistics: Statistics {
+        var statistics = state.withLock { $0.statistics }
+        statistics.sharedReplies = sharedReads.sharedReplies
+        return statistics
+    }
 
     /// Sends `command` to the primary of `key`'s slot and returns its reply, following redirections.
     ///
