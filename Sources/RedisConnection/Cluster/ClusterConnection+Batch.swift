@@ -17,9 +17,10 @@ extension ClusterConnection {
     /// failure that a failover explains starts a read of the map, as for a single command. A command whose
     /// slot no primary serves (even after a read of the map) fails alone, with `CLUSTERDOWN`.
     ///
-    /// A command named by `sharing` may be answered by the same command sent for a concurrent batch, on the
-    /// same connection, after this call began — never by one written before (``SharedReads``): under load,
-    /// one `GET` of a counter serves every batch of a round trip, and a batch alone sends its own.
+    /// A command named by `sharing` may be answered by the same command queued for a concurrent batch on the
+    /// same connection and not yet written when this one joins it — so never by one written before this call
+    /// began: under load, one `GET` of a counter serves the batches that queued it between two writes of the
+    /// connection, and a batch alone (or on an idle connection) sends its own.
     ///
     /// - Parameters:
     ///   - batch: The commands and their keys (for a multi-key command, any of its keys, which must all share
@@ -73,8 +74,8 @@ extension ClusterConnection {
     /// pays no hand-off to the I/O thread), a longer run as one adjacent run. A route whose node a newer map
     /// retired answers each of its commands with ``StaleRoute``.
     ///
-    /// The command at `sharing` (run, offset), in a run sent as single requests, joins its line of
-    /// ``sharedReads`` and is sent only when this batch leads the line.
+    /// The command at `sharing` (run, offset), in a run sent as single requests, may be answered by the same
+    /// command queued for a concurrent batch and not yet written (``RedisConnection/TogetherRequest/isShared``).
     ///
     /// - Returns: Each run's replies, in the order of `runs`.
     /// - Throws: `CancellationError` before anything is sent; what leasing a connection throws
@@ -119,23 +120,11 @@ extension ClusterConnection {
                 if run.count <= Self.inlineRunLimit {
                     for (offset, command) in run.enumerated() {
                         let index = start + offset
-                        guard sharing.map({ $0 == (position, offset) }) == true else {
-                            together.append(
-                                .init(connection: connection, command: command) { gathered.record($0, at: index) })
-                            continue
-                        }
-                        // The connection stays open while the line lasts: every batch waiting on it holds a lease.
-                        let line = SharedReads.Line(
-                            connection: ObjectIdentifier(connection), arguments: command.arguments)
-                        guard sharedReads.join(line, waiter: { gathered.record($0, at: index) }) else { continue }
                         together.append(
-                            .init(connection: connection, command: command) { [sharedReads] reply in
-                                // The next group's command is sent before this batch can end and give up its lease.
-                                sharedReads.answered(reply, on: line) { completion in
-                                    connection.send(adjacent: [command]) { completion($0[0]) }
-                                }
-                                gathered.record(reply, at: index)
-                            })
+                            .init(
+                                connection: connection, command: command,
+                                isShared: sharing.map { $0 == (position, offset) } == true
+                            ) { gathered.record($0, at: index) })
                     }
                 } else {
                     connection.send(adjacent: run) { replies in

@@ -60,8 +60,6 @@ package final class ClusterConnection: Sendable {
         var refreshOwed = false
     }
     private let state = Locked(State())
-    /// The shared epoch reads of concurrent batches (``send(batch:sharing:)``).
-    let sharedReads = SharedReads()
 
     /// Creates a cluster connection; it connects lazily, on the first command.
     ///
@@ -76,7 +74,7 @@ package final class ClusterConnection: Sendable {
     /// A snapshot of the counters.
     package var statistics: Statistics {
         var statistics = state.withLock { $0.statistics }
-        statistics.sharedReplies = sharedReads.sharedReplies
+        statistics.sharedReplies = nodeStates.values.reduce(0) { $0 + $1.statistics.sharedReplies }
         return statistics
     }
 
