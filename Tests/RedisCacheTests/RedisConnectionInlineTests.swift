@@ -51,8 +51,15 @@ struct RedisConnectionInlineTests {
             port: server.port, readTimeout: .seconds(3_600), writeTimeout: .seconds(3_600),
             connectTimeout: .seconds(3_600), keepAlive: .seconds(3_600))
         #expect(try await observer.send(RESPCommand("PING")) == .simpleString("PONG"))
-        // (the first request connects through the I/O thread, which then parks the idle socket unclaimed)
+        // (the first request connects through the I/O thread, which then parks the idle socket unclaimed; the
+        // test waits for that, or on a loaded machine the pop could be queued to the I/O thread before it
+        // parks, and never be written inline)
         _ = try await connection.send(RESPCommand("PING"))
+        let patience = ContinuousClock.now + .seconds(60)
+        while connection.core.withState({ $0.parked == nil }), ContinuousClock.now < patience {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(connection.core.withState { $0.parked != nil })
         let inlineBefore = connection.statistics.inlineReplies
         // Given a request the server answers only when another client pushes (a blocking pop, no timeout),
         // sent on the idle connection: its reply cannot come within the inline wait
