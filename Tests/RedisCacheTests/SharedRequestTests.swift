@@ -45,6 +45,22 @@ import Testing
         #expect(outbox.count > 0)
     }
 
+    @Test func twoHundredThousandCallersJoiningOneRequestAreEachAnsweredOnce() throws {
+        // Given as many reads joining one queued request as a long reconnect could gather (their callers are
+        // called in a loop: nested, they would overflow the I/O thread's stack)
+        let core = try Self.core()
+        let answered = Locked(0)
+        for _ in 0..<200_000 {
+            core.submitShared(RESPCommand("GET", "epoch")) { _ in answered.withLock { $0 += 1 } }
+        }
+        #expect(core.withState { $0.queued.count } == 1)
+        // When its reply comes, then every caller got it once
+        let completion = core.withState { $0.completions.removeValue(forKey: $0.queued[0].id) }
+        completion?(.success(.integer(1)))
+        #expect(answered.value == 200_000)
+        #expect(core.withState { $0.statistics.sharedReplies } == 199_999)
+    }
+
     @Test func aRefusingConnectionFailsASharedRequestAtOnce() throws {
         let core = try Self.core()
         let failed = Locked(false)

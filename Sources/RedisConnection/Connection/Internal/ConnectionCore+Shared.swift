@@ -1,3 +1,5 @@
+import CacheCore
+
 extension ConnectionCore {
     /// Queues `command` for the I/O thread, or — when the same command is already queued for another caller
     /// and the I/O thread has not taken it yet — adds `completion` to that request instead of queuing a second
@@ -18,13 +20,9 @@ extension ConnectionCore {
                 state.statistics.rejectedWhileOpen += 1
                 return .failure(ConnectionError(.unavailable, "the Redis server is unavailable (circuit breaker open)"))
             }
-            // Joined only while still queued: the I/O thread empties `sharedQueued` as it takes the queue, and
-            // a request failed or answered meanwhile has no completion left to join.
-            if let id = state.sharedQueued[command.arguments], let first = state.completions[id] {
-                state.completions[id] = { reply in
-                    first(reply)
-                    completion(reply)
-                }
+            // Joined only while still queued: the I/O thread empties `sharedQueued` as it takes the queue.
+            if let callers = state.sharedQueued[command.arguments] {
+                callers.add(completion)
                 state.statistics.sharedReplies += 1
                 return .success(false)
             }
@@ -32,8 +30,11 @@ extension ConnectionCore {
             state.nextID += 1
             RESPEncoder.encode(command, into: &state.outbox)
             state.queued.append(Queued(id: id, end: state.outbox.count, queuedAt: .now))
-            state.completions[id] = completion
-            state.sharedQueued[command.arguments] = id
+            // One list called in a loop, not a completion wrapping the last: thousands may join one request
+            // while a reconnect holds the I/O thread, and nested calls that deep would overflow its stack.
+            let callers = SharedCallers(completion)
+            state.completions[id] = { callers.complete($0) }
+            state.sharedQueued[command.arguments] = callers
             let wake = !state.wakePending
             state.wakePending = true
             if wake { state.statistics.callerSystemCalls += 1 }
@@ -56,5 +57,28 @@ extension ConnectionCore.State {
         swap(&outbox, &spareOutbox)
         swap(&queued, &spareQueued)
         sharedQueued.removeAll(keepingCapacity: true)
+    }
+}
+
+/// The callers of one shared request: the one that queued it and those that joined it while it was queued.
+final class SharedCallers: Sendable {
+    private let completions: Locked<[ConnectionCore.Completion]>
+
+    init(_ first: @escaping ConnectionCore.Completion) {
+        completions = Locked([first])
+    }
+
+    /// Adds a caller; only while the request is queued (under the connection's lock), so before ``complete(_:)``.
+    func add(_ completion: @escaping ConnectionCore.Completion) {
+        completions.withLock { $0.append(completion) }
+    }
+
+    /// Gives every caller the request's reply or failure, once.
+    func complete(_ reply: Result<RESPValue, any Error>) {
+        let callers = completions.withLock { completions in
+            defer { completions = [] }
+            return completions
+        }
+        for caller in callers { caller(reply) }
     }
 }
