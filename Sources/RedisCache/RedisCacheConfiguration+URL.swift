@@ -65,7 +65,8 @@ extension RedisCacheConfiguration {
         }
         var path = components.path
         if path.hasPrefix("/") { path.removeFirst() }
-        if path.hasSuffix("/") { path.removeLast() }
+        // One trailing slash is allowed ("/ns/"); a bare "//" is refused as a namespace of "/", not read as none.
+        if path.hasSuffix("/"), path.count > 1 { path.removeLast() }
         let namespace = path.isEmpty ? Self.defaultNamespace : path
         do {
             try Self.validateNamespace(namespace)

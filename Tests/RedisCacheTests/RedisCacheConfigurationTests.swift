@@ -24,6 +24,9 @@ import Testing
         #expect(passwordOnly.username == nil)
         #expect(passwordOnly.password == "pw")
         #expect(passwordOnly.tls == nil)
+        #expect(passwordOnly.namespace == RedisCacheConfiguration.defaultNamespace)
+        // One trailing slash after a namespace is allowed
+        #expect(try RedisCacheConfiguration(url: "redis://localhost/jobs/").namespace == "jobs")
     }
 
     @Test func severalAddressesAreTheFirstAndItsFallbacks() throws {
@@ -104,7 +107,7 @@ import Testing
     @Test(arguments: [
         "", "localhost:6379", "http://localhost/x", "rediss://", "redis://", "redis://:6379/x",
         "redis://host:0/x", "redis://host:70000/x", "redis://host:99999999999999999999999/x", "redis://host/a/b",
-        "redis://host/x?db=1", "redis://host/x#f",
+        "redis://host//", "redis://host/x?db=1", "redis://host/x#f",
         "redis://host/has space", "redis://host/" + String(repeating: "n", count: 65), "redis://host/ünï",
     ])
     func badURLsAreInvalidArguments(url: String) {
