@@ -45,8 +45,7 @@ extension RedisCache {
     }
 
     /// The values of `names` in their order (`GET` of each, `.null` for a missing one): one `MGET` on a
-    /// standalone server, one run per primary on a cluster (ServerRoute.values(of:)), where the first name's
-    /// `GET` may be one sent for a concurrent read after this one began: callers put the epoch there.
+    /// standalone server, one run per primary on a cluster (ServerRoute.values(of:)).
     func values(of names: [[UInt8]]) async throws -> [RESPValue] {
         do {
             return try await route.values(of: names)

@@ -68,9 +68,6 @@ final class ServerRoute: Sendable {
     /// standalone server; on a cluster one `GET` per key, the keys of each primary written as one run and the
     /// primaries asked concurrently (an `MGET` across slots would fail with `CROSSSLOT`).
     ///
-    /// On a cluster, the first key's `GET` may be shared with concurrent calls (``ClusterConnection/send(batch:sharing:)``):
-    /// its reply then comes from a `GET` written after this call began, which is what a read of the epoch needs.
-    ///
     /// - Throws: The first key's failure, as ``send(_:key:)`` throws it.
     /// - Complexity: One round trip (one per primary, concurrently, on a cluster).
     func values(of keys: [[UInt8]]) async throws -> [RESPValue] {
@@ -87,8 +84,7 @@ final class ServerRoute: Sendable {
             }
         }
         guard let cluster else { throw ConnectionError(.connectionClosed, "no route to the server") }
-        let replies = try await cluster.send(
-            batch: keys.map { (RESPCommand(arguments: [Array("GET".utf8), $0]), $0) }, sharing: 0)
+        let replies = try await cluster.send(batch: keys.map { (RESPCommand(arguments: [Array("GET".utf8), $0]), $0) })
         return try replies.map { try $0.get() }
     }
 

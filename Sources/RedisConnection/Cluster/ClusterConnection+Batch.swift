@@ -17,21 +17,13 @@ extension ClusterConnection {
     /// failure that a failover explains starts a read of the map, as for a single command. A command whose
     /// slot no primary serves (even after a read of the map) fails alone, with `CLUSTERDOWN`.
     ///
-    /// A command named by `sharing` may be answered by the same command queued for a concurrent batch on the
-    /// same connection and not yet written when this one joins it — so never by one written before this call
-    /// began: under load, one `GET` of a counter serves the batches that queued it between two writes of the
-    /// connection, and a batch alone (or on an idle connection) sends its own.
-    ///
-    /// - Parameters:
-    ///   - batch: The commands and their keys (for a multi-key command, any of its keys, which must all share
-    ///     a slot).
-    ///   - sharing: The index in `batch` of a read-only command whose reply any call sending it may use, or
-    ///     `nil`. It is shared only where its primary's run is sent as single requests.
+    /// - Parameter batch: The commands and their keys (for a multi-key command, any of its keys, which must all
+    ///   share a slot).
     /// - Returns: Each command's reply or error, in the order of `batch`.
     /// - Throws: `CancellationError`.
     /// - Complexity: O(n) for n commands, plus one round trip per primary the batch reaches (and one per
     ///   redirected command, those of different primaries one after another).
-    package func send(batch: [BatchCommand], sharing: Int? = nil) async throws -> [Result<RESPValue, any Error>] {
+    package func send(batch: [BatchCommand]) async throws -> [Result<RESPValue, any Error>] {
         // Read from the configuration's clock, not the real one, and checked against it before each retry: a
         // test steps that clock past the deadline between a reply and its retry, so whether a late retry is
         // sent does not depend on how fast the machine runs (real timeouts made that test flaky under load).
@@ -51,11 +43,7 @@ extension ClusterConnection {
         // task per primary (creating and scheduling those cost a sequential read on a cluster several thread
         // hand-offs; Docs/Performance.md, "The Redis tier on a cluster").
         let runs = Array(groups)
-        let shared = sharing.flatMap { sharing in
-            runs.indices.lazy.compactMap { run in runs[run].value.firstIndex(of: sharing).map { (run, $0) } }.first
-        }
-        let replies = try await submit(
-            runs.map { run in run.value.map { batch[$0].command } }, to: runs.map(\.key), sharing: shared)
+        let replies = try await submit(runs.map { run in run.value.map { batch[$0].command } }, to: runs.map(\.key))
         for (run, runReplies) in zip(runs, replies) {
             let commands = run.value.map { batch[$0] }
             for (index, result) in try await settle(
@@ -74,14 +62,11 @@ extension ClusterConnection {
     /// pays no hand-off to the I/O thread), a longer run as one adjacent run. A route whose node a newer map
     /// retired answers each of its commands with ``StaleRoute``.
     ///
-    /// The command at `sharing` (run, offset), in a run sent as single requests, may be answered by the same
-    /// command queued for a concurrent batch and not yet written (``RedisConnection/TogetherRequest/isShared``).
-    ///
     /// - Returns: Each run's replies, in the order of `runs`.
     /// - Throws: `CancellationError` before anything is sent; what leasing a connection throws
     ///   (``ConnectionError/Code/connectionClosed`` after ``close()``, no descriptor left).
     private func submit(
-        _ runs: [[RESPCommand]], to routes: [Route], sharing: (run: Int, offset: Int)?
+        _ runs: [[RESPCommand]], to routes: [Route]
     ) async throws -> [[Result<RESPValue, any Error>]] {
         try Task.checkCancellation()
         guard !runs.isEmpty else { return [] }
@@ -119,12 +104,8 @@ extension ClusterConnection {
                 }
                 if run.count <= Self.inlineRunLimit {
                     for (offset, command) in run.enumerated() {
-                        let index = start + offset
                         together.append(
-                            .init(
-                                connection: connection, command: command,
-                                isShared: sharing.map { $0 == (position, offset) } == true
-                            ) { gathered.record($0, at: index) })
+                            .init(connection: connection, command: command) { gathered.record($0, at: start + offset) })
                     }
                 } else {
                     connection.send(adjacent: run) { replies in

@@ -75,9 +75,6 @@ extension ClusterConnection {
         package var mapReadFailures = 0
         /// Map reads started because the map in use was older than ``Configuration/periodicRefreshInterval``.
         package var periodicRefreshes = 0
-        /// Replies of a shared command given to a batch that queued none of its own, summed over the nodes'
-        /// connections in use (``RedisConnection/Statistics/sharedReplies``).
-        package var sharedReplies = 0
 
         /// Creates zeroed counters.
         package init() {}

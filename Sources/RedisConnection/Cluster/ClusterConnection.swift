@@ -72,11 +72,7 @@ package final class ClusterConnection: Sendable {
     package var topology: ClusterTopology? { state.withLock { $0.topology } }
 
     /// A snapshot of the counters.
-    package var statistics: Statistics {
-        var statistics = state.withLock { $0.statistics }
-        statistics.sharedReplies = nodeStates.values.reduce(0) { $0 + $1.statistics.sharedReplies }
-        return statistics
-    }
+    package var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Sends `command` to the primary of `key`'s slot and returns its reply, following redirections.
     ///

@@ -135,9 +135,6 @@ extension RedisConnection {
         /// the Redis tier switches to the cluster layer on seeing one, whichever error its own request got (a
         /// request after the refusal fails with the open breaker's ``ConnectionError/Code/unavailable``).
         package var clusterNodeRefusals = 0
-        /// Shared requests answered by the same command queued for another caller and not yet written
-        /// (``TogetherRequest/isShared``): requests this connection did not write.
-        package var sharedReplies = 0
 
         /// Creates zeroed counters.
         package init() {}
@@ -155,7 +152,6 @@ extension RedisConnection {
             inlineReplies += other.inlineReplies
             inlineHandoffs += other.inlineHandoffs
             clusterNodeRefusals += other.clusterNodeRefusals
-            sharedReplies += other.sharedReplies
         }
     }
 

@@ -13,23 +13,17 @@ extension RedisConnection {
         package var command: RESPCommand
         /// Called exactly once with its reply or the error ``send(_:)`` would throw; it must return quickly.
         package var completion: @Sendable (Result<RESPValue, any Error>) -> Void
-        /// Whether the reply of the same command queued for another caller, not yet written when this one
-        /// is, may answer this one (a read-only command; see ``Statistics/sharedReplies``). On an idle
-        /// connection it is sent inline like any other.
-        package var isShared: Bool
 
         /// - Parameters:
         ///   - connection: The connection to send it on.
         ///   - command: The command.
-        ///   - isShared: Whether a queued, unwritten copy of the command may answer it.
         ///   - completion: Called exactly once with the reply or the error.
         package init(
-            connection: RedisConnection, command: RESPCommand, isShared: Bool = false,
+            connection: RedisConnection, command: RESPCommand,
             completion: @escaping @Sendable (Result<RESPValue, any Error>) -> Void
         ) {
             self.connection = connection
             self.command = command
-            self.isShared = isShared
             self.completion = completion
         }
     }
@@ -38,8 +32,7 @@ extension RedisConnection {
     /// caller's thread one after another and their replies read as they come, each within its connection's
     /// ``Configuration/inlineReplyWait`` (so a read that needs two nodes of a cluster costs about one round
     /// trip, not two, and no hand-off to an I/O thread); the others are queued as ``send(_:caller:completion:)``
-    /// queues them, a shared one joining the same command when it is queued and not yet taken by the I/O thread
-    /// (``TogetherRequest/isShared``). A second request for a connection already used by this call waits for the first's inline
+    /// queues them. A second request for a connection already used by this call waits for the first's inline
     /// exchange to end, so each connection still carries one inline request at a time.
     ///
     /// - Parameters:
@@ -61,11 +54,7 @@ extension RedisConnection {
                     continue
                 }
                 guard let (session, id) = core.borrowInline(caller: caller) else {
-                    if request.isShared {
-                        core.submitShared(request.command, completion: request.completion)
-                    } else {
-                        _ = core.submit(request.command, caller: caller, completion: request.completion)
-                    }
+                    _ = core.submit(request.command, caller: caller, completion: request.completion)
                     continue
                 }
                 let queuedAt = ContinuousClock.now

@@ -40,9 +40,6 @@ final class ConnectionCore: Sendable {
         var ioWantsSession = false
         /// The task that borrowed the parked socket since the I/O thread last parked it (0: none yet).
         var inlineCaller = 0
-        /// Shared requests queued and not yet taken by the I/O thread, by their command's arguments
-        /// (`ConnectionCore+Shared.swift`); emptied whenever the I/O thread takes the queue.
-        var sharedQueued: [[[UInt8]]: SharedCallers] = [:]
     }
 
     /// A borrowed socket given back to the I/O thread: with the caller's request when its reply did not

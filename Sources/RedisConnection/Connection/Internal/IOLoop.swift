@@ -108,6 +108,8 @@ final class IOLoop: @unchecked Sendable {
         core.wakePipe.drain()
         var handoff: ConnectionCore.Handoff?
         var reclaimed = false
+        // Swap the callers' buffers with this thread's empty spares rather than copying them out: both
+        // sides stay uniquely referenced, so neither reallocates on the next request.
         let closing = core.withState { state in
             state.wakePending = false
             state.statistics.writes += writes
@@ -127,7 +129,8 @@ final class IOLoop: @unchecked Sendable {
                     return state.isClosing
                 }
             }
-            state.takeQueued(outbox: &spareOutbox, queued: &spareQueued)
+            swap(&state.outbox, &spareOutbox)
+            swap(&state.queued, &spareQueued)
             return state.isClosing
         }
         if let handoff {
