@@ -234,8 +234,11 @@ struct RedisExecFleetTests {
     }
 
     @Test func aRunnerKilledMidRunIsTakenOverByOneWaiterAndTheOthersReplayItsResult() throws {
-        // Given a store running a command under a lease of 2 s, its first run held until the test releases it,
-        // and three more stores waiting for it
+        // Given a store running a command under a lease of 10 s, its first run held until the test releases it,
+        // and three more stores waiting for it: each has said so (after 50 ms of waiting) before the runner is
+        // killed. (A lease of 2 s, and a kill as soon as the waiters were started, let a loaded machine start
+        // them after the lease had run out; they then waited for the waiter that took it, as with the mutant
+        // that waits for no takeover, which survived the gate.)
         let server = try CLIRedisServer()
         let stores = try (0..<4).map { _ in try StrataHarness() }
         let (marker, release) = (stores[0].path("marker"), stores[0].path("release"))
@@ -248,13 +251,20 @@ struct RedisExecFleetTests {
         let url = "redis://127.0.0.1:\(server.port)/cli-fleet"
         let start = { (store: StrataHarness) throws -> RunningStrata in
             try Self.startExec(
-                on: store, like: stores[0], url: url, options: ["--lease", "2s"],
-                command: ["sh", "-c", script, marker, release])
+                on: store, like: stores[0], url: url, options: ["--lease", "10s"],
+                command: ["sh", "-c", script, marker, release], extra: ["STRATA_WAIT_NOTICE_DELAY": "0.05"])
         }
         let runner = try start(stores[0])
         Self.waitForTheFirstRun(in: stores[0])
         let waiters = try stores.dropFirst().map { try start($0) }
-        // When the runner is killed (its lease then lasts out its 2 s)
+        let patience = ContinuousClock.now + .seconds(60)
+        while waiters.contains(where: { !$0.errorSoFar.contains("strata: waiting for another machine") }),
+            ContinuousClock.now < patience
+        {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        #expect(waiters.allSatisfy { $0.errorSoFar.contains("strata: waiting for another machine") })
+        // When the runner is killed (its lease then lasts out its 10 s)
         runner.kill()
         _ = try runner.wait()
         let results = try waiters.map { try $0.wait() }

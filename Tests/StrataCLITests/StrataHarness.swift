@@ -181,6 +181,11 @@ final class RunningStrata {
         return try wait()
     }
 
+    /// What the process has written to its standard error so far.
+    var errorSoFar: String {
+        String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+    }
+
     /// Sends `signal` to the process (not to the commands it started).
     func kill(_ signal: Int32 = SIGKILL) {
         process.kill(signal)
