@@ -53,6 +53,7 @@ struct RedisClusterCoherenceTests {
         var faults: [Fault: Int] = [:]
         var stale: [String] = []
         var lost: [String] = []
+        var epochLost: [String] = []
         var delays: [Duration] = []
         for trial in 1...Self.trials {
             let key = Self.keys[Int(generator.next() % UInt64(Self.keys.count))]
@@ -102,6 +103,11 @@ struct RedisClusterCoherenceTests {
                     health.staleEpochEntries == 0
                 {
                     lost.append(report)
+                } else if served == nil, failure == nil, written == "a miss", health.staleEpochEntries > 0 {
+                    // Both instances miss and the observer read the entry under no current epoch: the open
+                    // defect of Docs/RedisCache.md ("the namespace's epoch read as missing after a failover").
+                    // A loss, not a stale value; tracked as a known issue until it is explained.
+                    epochLost.append(report)
                 } else {
                     stale.append(report)
                 }
@@ -114,6 +120,12 @@ struct RedisClusterCoherenceTests {
         // Losses are the cluster's, not the tier's, and rare (none in most runs of 1,000 trials)
         #expect(lost.count <= 3, "\(lost)")
         if !lost.isEmpty { print("RedisClusterCoherenceTests: keys the cluster lost: \(lost)") }
+        // Seen in 2 of 23 runs of 200 trials (once, and twice: after a failover, then after a migration):
+        // more than a few in a run is another matter
+        #expect(epochLost.count <= 3, "\(epochLost)")
+        withKnownIssue("the namespace's epoch read as missing after a failover", isIntermittent: true) {
+            #expect(epochLost.isEmpty, "\(epochLost)")
+        }
         if stale.isEmpty {
             #expect(faults[.failover] == Self.failovers)
             #expect(faults[.migration, default: 0] > 0)
