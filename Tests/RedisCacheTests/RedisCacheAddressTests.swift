@@ -37,7 +37,7 @@ struct RedisCacheAddressTests {
         #expect(cache.health.connects == 1)
         #expect(cache.health.isBreakerOpen == false)
         let subscription = cache.addInvalidationObserver { _ in }
-        let tracking = await RedisTesting.wait(timeout: .seconds(10)) { cache.health.isTracking }
+        let tracking = await RedisTesting.wait(timeout: .seconds(60)) { cache.health.isTracking }
         #expect(tracking != nil)
         subscription.cancel()
         await cache.close()

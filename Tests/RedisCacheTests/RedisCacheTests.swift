@@ -373,11 +373,11 @@ struct RedisCacheTests {
         // And the tracking connection may turn tracking on, and receives another client's write
         let published = Locked(0)
         let subscription = cache.addInvalidationObserver { _ in published.withLock { $0 += 1 } }
-        let tracking = await RedisTesting.wait(timeout: .seconds(10)) { cache.health.isTracking }
+        let tracking = await RedisTesting.wait(timeout: .seconds(60)) { cache.health.isTracking }
         #expect(tracking != nil)
         let entryNames = try await raw.allKeys().filter { $0.contains(bytes: Array(":k:".utf8)) }
         _ = try await raw.send([Array("UNLINK".utf8)] + entryNames)
-        #expect(await RedisTesting.wait(timeout: .seconds(10)) { published.value > 0 } != nil)
+        #expect(await RedisTesting.wait(timeout: .seconds(60)) { published.value > 0 } != nil)
         // And keep-alive PINGs were answered on the data and the tracking connection (two or more calls)
         #expect(await RedisTesting.waitAsync(timeout: .seconds(10)) { (try? await raw.calls(of: "ping")) ?? 0 >= 2 })
         // Then the server denied the user nothing on any of these paths, and no connection was lost
