@@ -32,7 +32,8 @@ lib_FoundationICU.so was loaded (`LD_DEBUG=libs`, one extra run). Ratios and the
 No pass/fail: figures only.
 
 Usage: Benchmarks/startup_rows.py [--strata PATH] [--before PATH] [--runs N] [--json FILE]
-(without --strata it runs `swift build -c release --static-swift-stdlib --product strata` in the package root
+(without --strata it runs `swift build -c release --static-swift-stdlib --product strata --toolset
+Tools/linux-release.json` in the package root
 first: the build Docs/CLI.md's installation section gives).
 """
 
@@ -194,7 +195,8 @@ def main():
 
     strata = arguments.strata
     if not strata:
-        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "strata"],
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "strata",
+                        "--toolset", "Tools/linux-release.json"],
                        cwd=ROOT, check=True)
         strata = os.path.join(ROOT, ".build", "release", "strata")
     strata = os.path.abspath(strata)
