@@ -20,11 +20,21 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]
         ),
+        // The system SQLite (pkg-config), for the sealed-row floor only; named apart from the root package's CSQLite.
+        .systemLibrary(
+            name: "CBenchSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // The cryptography any AES-256-GCM-encrypted cache must do, called straight through libcrypto's EVP
-        // interface: the "floor" printed beside the disk rows. Linux only; elsewhere the floor is skipped.
+        // interface, alone (the file floor) and under SQLite's rows (the sealed-row floor): the "floor" figures
+        // printed beside the disk rows. Linux only; elsewhere the floors are skipped.
         .target(
             name: "CBenchFloor",
-            dependencies: [.target(name: "CBenchOpenSSL", condition: .when(platforms: [.linux]))]
+            dependencies: [
+                .target(name: "CBenchOpenSSL", condition: .when(platforms: [.linux])),
+                .target(name: "CBenchSQLite", condition: .when(platforms: [.linux])),
+            ]
         ),
         .executableTarget(
             name: "strata-bench",

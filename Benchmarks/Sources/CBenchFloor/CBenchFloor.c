@@ -52,15 +52,17 @@ void strata_floor_cipher_free(strata_floor_cipher *cipher) {
     free(cipher);
 }
 
+int strata_floor_mac(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *mac) {
+    size_t length = 0;
+    // A NULL key restarts HMAC under the key already set (OpenSSL 3 HMAC provider).
+    return EVP_MAC_init(cipher->name, NULL, 0, NULL) == 1 && EVP_MAC_update(cipher->name, key, key_length) == 1
+        && EVP_MAC_final(cipher->name, mac, &length, mac_bytes) == 1 && length == mac_bytes;
+}
+
 int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *name) {
     static const char digits[] = "0123456789abcdef";
     unsigned char mac[mac_bytes];
-    size_t length = 0;
-    // A NULL key restarts HMAC under the key already set (OpenSSL 3 HMAC provider).
-    if (EVP_MAC_init(cipher->name, NULL, 0, NULL) != 1 || EVP_MAC_update(cipher->name, key, key_length) != 1
-        || EVP_MAC_final(cipher->name, mac, &length, sizeof mac) != 1 || length != mac_bytes) {
-        return 0;
-    }
+    if (!strata_floor_mac(cipher, key, key_length, mac)) return 0;
     for (size_t index = 0; index < mac_bytes; index++) {
         name[2 * index] = digits[mac[index] >> 4];
         name[2 * index + 1] = digits[mac[index] & 15];

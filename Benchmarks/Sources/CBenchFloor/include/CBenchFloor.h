@@ -23,6 +23,12 @@ strata_floor_cipher *strata_floor_cipher_create(const unsigned char *encryption_
 /// Frees a context (NULL is allowed).
 void strata_floor_cipher_free(strata_floor_cipher *cipher);
 
+/// Bytes of an HMAC-SHA-256 name.
+#define STRATA_FLOOR_MAC_BYTES 32
+
+/// Writes HMAC-SHA-256(naming key, key), `STRATA_FLOOR_MAC_BYTES` bytes, into `mac`. Returns 1 or 0.
+int strata_floor_mac(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *mac);
+
 /// Writes HMAC-SHA-256(naming key, key) as 64 lowercase hex digits (no NUL) into `name`. Returns 1 or 0.
 int strata_floor_file_name(strata_floor_cipher *cipher, const void *key, size_t key_length, unsigned char *name);
 

@@ -12,7 +12,9 @@ import Foundation
 /// (`engine: .sqlite`), measured in the same rounds as the rows above (Strata's file engine, plain files,
 /// the floor and the SQLite engine in rotating order); its baseline is the file engine's figure from those
 /// rounds, so its ratio is the file engine's ops/s over the SQLite engine's (below 1: the SQLite engine is
-/// faster). The script compares its ops/s with python-diskcache's too.
+/// faster). The script compares its ops/s with python-diskcache's too, and the sealed-row floor's
+/// (``SQLiteFloorStore``, measured in the same rounds), which bounds what any store of sealed rows under the
+/// engine's rules could reach.
 enum DiskPeer {
     static let scenario = Scenario(
         "disk-peer-set-100b", "disk-peer-get-100b", "disk-peer-set-4k", "disk-peer-get-4k",
@@ -31,6 +33,7 @@ enum DiskPeer {
                 in: try context.makeDirectory("disk-peer-\(label)-sqlite"), engine: .sqlite)
             let plain = PlainFileStore(directory: try context.makeDirectory("disk-peer-\(label)-plain"), fsync: false)
             let floorStore = try FloorStore.open(in: try context.makeDirectory("disk-peer-\(label)-floor"))
+            let rowFloor = try SQLiteFloorStore.open(in: try context.makeDirectory("disk-peer-\(label)-row-floor"))
             let operations = Double(keyCount)
 
             func setRate(_ store: DiskCache<String, Data>) throws -> Double {
@@ -58,7 +61,13 @@ enum DiskPeer {
                             * 1e9
                     }
                 },
-                sqlite: { try setRate(sqlite) }
+                sqlite: { try setRate(sqlite) },
+                rowFloor: rowFloor.map { store in
+                    {
+                        operations / (try measureNanoseconds { for key in keys { try store.write(value, key: key) } })
+                            * 1e9
+                    }
+                }
             )
             let gets = try Self.rounds(
                 context,
@@ -81,7 +90,17 @@ enum DiskPeer {
                         return operations / elapsed * 1e9
                     }
                 },
-                sqlite: { try getRate(sqlite, "DiskCache (SQLite engine)") }
+                sqlite: { try getRate(sqlite, "DiskCache (SQLite engine)") },
+                rowFloor: rowFloor.map { store in
+                    {
+                        var bytes = 0
+                        let elapsed = try measureNanoseconds {
+                            for key in lookups { bytes &+= try store.read(key: key, capacity: size)?.count ?? 0 }
+                        }
+                        try expect(bytes == keyCount * size, "the sealed-row floor returned \(bytes) bytes")
+                        return operations / elapsed * 1e9
+                    }
+                }
             )
             let note = "\(keyCount) keys, \(size)-byte values; compared with python-diskcache by diskcache_peer.py"
             for (operation, summaries) in [("set", sets), ("get", gets)] {
@@ -110,12 +129,21 @@ enum DiskPeer {
                         strata: summaries.sqlite,
                         baseline: summaries.strata,
                         target: .none,
-                        extras: [("plain ops/s", summaries.baseline.median)],
+                        extras: [("plain ops/s", summaries.baseline.median)]
+                            + (summaries.rowFloor.map { [("floor ops/s", $0.median)] } ?? []),
                         notes: [
                             note,
                             "strata = the SQLite engine; baseline = the file engine (disk-peer-\(operation)-\(label)) "
                                 + "in the same rounds; ratio = file engine ops/s over the SQLite engine's",
                         ]
+                            + (summaries.rowFloor.map {
+                                [
+                                    String(
+                                        format:
+                                            "sealed-row floor (SQLite + HMAC + AES-256-GCM, no Strata code): %.0f ops/s",
+                                        $0.median)
+                                ]
+                            } ?? [])
                     )
                 )
             }
@@ -123,17 +151,22 @@ enum DiskPeer {
         return results
     }
 
-    /// The four (three without libcrypto) batches of one workload in rotating rounds
-    /// (``AlternatingRounds/run(variants:)``): the file engine, plain files, the floor, the SQLite engine.
+    /// The batches of one workload in rotating rounds (``AlternatingRounds/run(variants:)``): the file engine,
+    /// plain files, the file floor, the SQLite engine and the sealed-row floor (the floors only where built).
     private static func rounds(
         _ context: RunContext,
         strata: @escaping () throws -> Double,
         baseline: @escaping () throws -> Double,
         floor: (() throws -> Double)?,
-        sqlite: @escaping () throws -> Double
-    ) throws -> (strata: Summary, baseline: Summary, floor: Summary?, sqlite: Summary) {
-        let variants = [strata, baseline] + (floor.map { [$0] } ?? []) + [sqlite]
+        sqlite: @escaping () throws -> Double,
+        rowFloor: (() throws -> Double)?
+    ) throws -> (strata: Summary, baseline: Summary, floor: Summary?, sqlite: Summary, rowFloor: Summary?) {
+        let variants = [strata, baseline] + (floor.map { [$0] } ?? []) + [sqlite] + (rowFloor.map { [$0] } ?? [])
         let summaries = try context.diskRounds.run(variants: variants)
-        return (summaries[0], summaries[1], floor == nil ? nil : summaries[2], summaries[summaries.count - 1])
+        let sqliteIndex = floor == nil ? 2 : 3
+        return (
+            summaries[0], summaries[1], floor == nil ? nil : summaries[2], summaries[sqliteIndex],
+            rowFloor == nil ? nil : summaries[sqliteIndex + 1]
+        )
     }
 }
