@@ -85,6 +85,17 @@ struct RedisLeasedLoadTests {
         }
         // When one process holds the lease and loads, and the three others are waiting for it
         try await loader.waitUntilHeld()
+        // (the lease it loads under lasts the policy's hour on the server, not a moment: a lease that ended while
+        // the load ran would let every process that misses "k" afterwards load it too, whatever the timing here)
+        let redis = fleet[0].redis
+        let lease = redis.keys.sibling(ofEntry: try redis.entryName(Data("k".utf8)), "l")
+        var leaseLeft = -2
+        if case .integer(let milliseconds) = try await redis.send(
+            RESPCommand(arguments: [Array("PTTL".utf8), lease]), key: lease)
+        {
+            leaseLeft = Int(milliseconds)
+        }
+        #expect(leaseLeft > 3_000_000, "the held lease has \(leaseLeft) ms left")
         try await Self.waitUntil { fleet.map(\.redis.leaseTurns.waited).reduce(0, +) == 3 }
         loader.release()
         let values = try await calls.value
