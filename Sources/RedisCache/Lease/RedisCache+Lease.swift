@@ -105,19 +105,19 @@ extension RedisCache {
         return deleted == 1
     }
 
-    /// How long the lease on loading `key` has left, or `nil` when no process holds it (or Redis did not
-    /// answer).
+    /// How long the lease on loading `key` has left, or `nil` when no process holds it.
     ///
+    /// - Throws: `CacheError` `.io` when Redis fails or the lease has no expiry (no lease this tier took);
+    ///   `CancellationError`.
     /// - Complexity: One round trip.
-    func leaseRemaining(forKey key: Key) async -> Duration? {
-        guard let entry = try? entryName(try Self.canonicalBytes(of: key)) else { return nil }
-        let lease = keys.sibling(ofEntry: entry, "l")
-        guard
-            case .integer(let milliseconds)? = try? await send(
-                RESPCommand(arguments: [Array("PTTL".utf8), lease]), key: lease),
-            milliseconds >= 0
-        else { return nil }
-        return .milliseconds(milliseconds)
+    func leaseRemaining(forKey key: Key) async throws -> Duration? {
+        let lease = keys.sibling(ofEntry: try entryName(try Self.canonicalBytes(of: key)), "l")
+        let reply = try await send(RESPCommand(arguments: [Array("PTTL".utf8), lease]), key: lease)
+        switch reply {
+        case .integer(-2): return nil
+        case .integer(let milliseconds) where milliseconds >= 0: return .milliseconds(milliseconds)
+        default: throw CacheError(.io, "the Redis server answered the lease's PTTL with \(reply)")
+        }
     }
 
     /// Whether the lease on the entry `name` is held by anyone now.

@@ -57,14 +57,20 @@ extension RedisCache: LoadLeasingCache {
             case .heldElsewhere:
                 if sawLeaseFree || finalLook {
                     // Another process took over from a holder that ended or died, or (after the deadline) still
-                    // the first holder: only a lease younger than this wait is a new holder's.
+                    // the first holder: only a lease younger than this wait is a new holder's. A lease gone
+                    // since the ask above (age zero) was given up just now, most often by a new holder that
+                    // stored: look again as after a takeover (loading unleased here ran a dead runner's command
+                    // once per waiter whose deadline fell while the waiter that took over ran it).
                     let isNewHolder: Bool
                     if sawLeaseFree {
                         isNewHolder = true
-                    } else if let remaining = await leaseRemaining(forKey: key) {
-                        isNewHolder = policy.duration - remaining < ContinuousClock.now - waitBegan
                     } else {
-                        isNewHolder = false
+                        do {
+                            let age = try await leaseRemaining(forKey: key).map { policy.duration - $0 } ?? .zero
+                            isNewHolder = age < ContinuousClock.now - waitBegan
+                        } catch {
+                            isNewHolder = false
+                        }
                     }
                     guard isNewHolder, takeovers < 3 else { break }
                     takeovers += 1
