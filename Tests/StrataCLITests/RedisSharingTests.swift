@@ -134,7 +134,11 @@ struct RedisSharingTests {
         #expect(try run(second, ["get", "k"]).outputText == "before")
         // When the first store writes while Redis does not answer
         server.pause()
-        let offline = try run(first, ["set", "k", "during"])
+        let offline = try RunningStrata(
+            arguments: ["--store", first.store.path, "--redis", url, "set", "k", "during"], stdin: nil,
+            environment: first.environment(key: first.key, extra: ["STRATA_REDIS_TIMEOUT": "50ms"]),
+            directory: first.root
+        ).wait()
         #expect(offline.status == 0)
         #expect(offline.errorLines.count == 1)
         #expect(try pending(first) == 1)

@@ -54,12 +54,18 @@ final class StrataHarness: Sendable {
     func path(_ name: String) -> String { root.appendingPathComponent(name).path }
 
     /// Environment for the binary: the caller's, without any STRATA_ variable, with HOME and
-    /// XDG_DATA_HOME/XDG_CACHE_HOME inside the scratch folder and (unless `key` is nil) `STRATA_MASTER_KEY`.
+    /// XDG_DATA_HOME/XDG_CACHE_HOME inside the scratch folder, (unless `key` is nil) `STRATA_MASTER_KEY`, a
+    /// Redis reply deadline of 30 s (`STRATA_REDIS_TIMEOUT`), and `extra`, which wins.
     func environment(key: String?, extra: [String: String]) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STRATA_") }
         environment["HOME"] = path("home")
         environment["XDG_DATA_HOME"] = path("data")
         environment["XDG_CACHE_HOME"] = path("cache")
+        // A hang guard, not a measure: these tests assert what the tool does while Redis answers, and the
+        // library's 50 ms reply deadline (a cache's) is missed on CI's 2 loaded cores, where the tool fails open
+        // as designed (a warning; a command of a fleet run once more). A test of a server that does not answer
+        // sets its own.
+        environment["STRATA_REDIS_TIMEOUT"] = "30s"
         if let key { environment["STRATA_MASTER_KEY"] = key }
         for (name, value) in extra { environment[name] = value }
         return environment
