@@ -18,6 +18,7 @@ final class SQLiteFloorStore {
     #if canImport(CBenchFloor)
     private let cipher: OpaquePointer
     private let floor: OpaquePointer
+    private var scratch: [UInt8] = []
 
     private init(cipher: OpaquePointer, floor: OpaquePointer) {
         self.cipher = cipher
@@ -58,15 +59,19 @@ final class SQLiteFloorStore {
     /// The key's verified plaintext, or `nil` when it has no row; `capacity` bounds the value's size in bytes.
     func read(key: String, capacity: Int) throws -> Data? {
         var key = key
-        var value = Data(count: capacity)
-        let length = key.withUTF8 { name in
-            value.withUnsafeMutableBytes {
-                strata_sqlite_floor_get(floor, name.baseAddress, name.count, $0.baseAddress, $0.count)
+        // Opened into a buffer kept between reads, then copied out at its length: a fresh zero-filled buffer
+        // of `capacity` bytes per get was work no store does.
+        if scratch.count < capacity { scratch = [UInt8](repeating: 0, count: capacity) }
+        let floor = floor
+        let (length, value) = key.withUTF8 { name in
+            scratch.withUnsafeMutableBytes { buffer -> (Int, Data?) in
+                let length = strata_sqlite_floor_get(floor, name.baseAddress, name.count, buffer.baseAddress, capacity)
+                guard length >= 0, let bytes = buffer.baseAddress else { return (length, nil) }
+                return (length, Data(bytes: bytes, count: length))
             }
         }
         if length == -1 { return nil }
-        guard length >= 0 else { throw PlainFileStore.IOError(description: "the floor could not read a row") }
-        value.count = length
+        guard let value else { throw PlainFileStore.IOError(description: "the floor could not read a row") }
         return value
     }
     #else
