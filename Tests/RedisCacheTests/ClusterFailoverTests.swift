@@ -53,8 +53,9 @@ struct ClusterFailoverTests {
             let reply = try await connection.send(RESPCommand(arguments: [Array("GET".utf8), key]), key: key)
             #expect(reply == .bulkString(key))
         }
-        // (the breaker's background probes count failures too, so how many commands time out before it
-        // opens depends on timing: at most three)
+        // (the breaker's background probes and the idle connection's keep-alives count failures too, so how many
+        // commands time out before it opens depends on timing: at most three, and none when the keep-alives
+        // opened it while the other primaries' commands ran, as under ThreadSanitizer on 2 loaded cores in CI)
         var failures: [ConnectionError.Code] = []
         for key in stoppedKeys where failures.last != .unavailable {
             do {
@@ -64,7 +65,6 @@ struct ClusterFailoverTests {
                 failures.append(error.code)
             }
         }
-        #expect(failures.first == .deadlineExceeded)
         #expect(failures.dropLast().allSatisfy { $0 == .deadlineExceeded || $0 == .connectFailed })
         #expect(failures.count <= 4)
         #expect(failures.last == .unavailable)
