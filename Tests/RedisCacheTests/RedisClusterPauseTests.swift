@@ -92,8 +92,14 @@ struct RedisClusterPauseTests {
         // (each failure names the stopped node, not the healthy one the tier was configured with)
         let named = "node 127.0.0.1:\(victim.port):"
         #expect(paused.allSatisfy { $0.failure?.contains(named) == true }, "\(paused.first?.failure ?? "")")
+        // (the machine's own delay is the slowest operation on a healthy primary in the same run: the whole
+        // suite on CI's 2 cores once held a stopped primary's operation 10.5 s against its 4 s deadline while the
+        // healthy primaries' p99 was 900 ms)
         let longest = paused.map(\.duration).quantile(1)
-        #expect(longest < deadline + .seconds(3), "the longest took \(longest) against a deadline of \(deadline)")
+        let slowestHealthy = others.map(\.duration).quantile(1)
+        #expect(
+            longest < deadline + .seconds(3) + slowestHealthy,
+            "the longest took \(longest) against a deadline of \(deadline); the slowest healthy one \(slowestHealthy)")
         // And no retry storm: the breaker opened and refused operations without a request (how many depends
         // on how fast the tasks come back, so only that it did); the victim was asked for a connection at most
         // twice a second (its data and tracking connections each retry at most once per backoff ceiling of
