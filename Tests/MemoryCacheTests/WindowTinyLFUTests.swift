@@ -57,7 +57,7 @@ import Testing
 
     /// The limit of scan resistance Docs/MemoryCache.md states: the sketch halves its counts every ~10 ×
     /// count-limit increments, so in a full cache of 100 a key no longer read survives a scan of 150
-    /// one-hit keys but not 5,000 (the exact point, 300 to 1,800 over six runs since the window's ghosts
+    /// one-hit keys but not 5,000 (the exact point, 800 to 3,050 over twenty runs since the window's ghosts
     /// look back only a window's worth, moves with the per-process hash seed through sketch collisions).
     @Test(arguments: [(150, true), (5_000, false)])
     func aKeyThatStoppedBeingReadSurvivesAScanOnlyUpToAboutTheSampleSize(scan: Int, kept: Bool) throws {
