@@ -34,6 +34,29 @@ import Testing
         #expect(try harness.run(["get", "k"], usesStore: false).outputText == "v")
     }
 
+    @Test func aDatabaseThatCannotBeUsedIsQuarantinedWithOneWarning() throws {
+        // Given a store holding an entry, whose database is then overwritten with bytes that are not SQLite's
+        let harness = try StrataHarness()
+        #expect(try harness.run(["set", "k", "v"]).status == 0)
+        let database = harness.store.appendingPathComponent("store.sqlite")
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+        try Data(repeating: 0x41, count: 8_192).write(to: database)
+
+        // When the store is listed
+        let listing = try harness.run(["ls"])
+
+        // Then the store starts again empty, and one warning says so and where the database went
+        #expect(listing.status == 0)
+        #expect(listing.outputText.isEmpty)
+        #expect(listing.errorText.hasPrefix("strata: warning: store 'strata': "), "\(listing.errorText)")
+        #expect(listing.errorText.contains("the database could not be used"))
+        #expect(listing.errorText.contains("/quarantine"))
+        #expect(listing.errorText.split(separator: "\n").count == 1)
+        // And the next command, on the new database, says nothing more
+        let again = try harness.run(["get", "k"])
+        #expect(again.status == 1 && again.errorText.isEmpty, "\(again.errorText)")
+    }
+
     @Test func anExistingFileStoreKeepsItsEngineUntilMigrated() throws {
         // Given a file store, written to by the tool
         let harness = try StrataHarness()

@@ -35,11 +35,21 @@ enum DeferredWarnings {
         }
     }
 
+    /// Whether `event` says the store's database could not be used and was moved to `quarantine/`, so that
+    /// the store starts again empty: the library reports it as one corrupt removal naming the database file
+    /// itself (an entry's report names its row or its file), and a user who finds every entry gone must be
+    /// told why.
+    static func isStoreReset(_ event: CacheEvent) -> Bool {
+        event.kind == .corruptEntryRemoved && event.path?.hasSuffix("/store.sqlite") == true
+    }
+
     /// Prints each held-back event as one `strata: warning:` line on stderr, and forgets them. A file
     /// that could not be read is named as `cannot read PATH: REASON; left in place` (Docs/CLI.md).
     static func flush() {
         for event in take() {
-            if event.kind == .readFailed, let path = event.path {
+            if isStoreReset(event) {
+                StandardStreams.printError("strata: warning: \(oneLine(event.message))")
+            } else if event.kind == .readFailed, let path = event.path {
                 let reason = event.error.map { ": " + CLIFailure.reason(of: $0) } ?? ""
                 StandardStreams.printError("strata: warning: cannot read \(path)\(reason); left in place")
             } else {

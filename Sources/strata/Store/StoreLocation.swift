@@ -91,7 +91,8 @@ struct StoreLocation {
     /// ``DeferredWarnings``). Corrupt entries removed are silent: they are misses by design, counted in
     /// `stats` and listed by `verify`.
     private static let reportTroubleOnStandardError: CacheObserver = { event in
-        guard event.kind == .readFailed || event.kind == .maintenanceFailed else { return }
+        guard event.kind == .readFailed || event.kind == .maintenanceFailed || DeferredWarnings.isStoreReset(event)
+        else { return }
         DeferredWarnings.add(event)
     }
 
