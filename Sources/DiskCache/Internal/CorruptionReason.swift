@@ -10,4 +10,6 @@ enum CorruptionReason: String, Error {
     case misplaced = "key inside does not match the file name (misplaced file)"
     case badTagBlock = "the tag block inside the value is malformed"
     case tooLarge = "larger than any entry the store writes (over its size limit or 2 GiB)"
+    /// The SQLite engine: a row whose value lives in `large/` found no regular file of its size there.
+    case valueFileUnusable = "its value file in large/ is missing, not a regular file, or of another size"
 }

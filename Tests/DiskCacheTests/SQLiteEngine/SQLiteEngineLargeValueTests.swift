@@ -70,6 +70,28 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    @Test func aFolderInPlaceOfALargeFileIsAMissNamedForWhatItIsAndLeftInPlace() throws {
+        // Given a large value whose file is then replaced by a folder
+        let events = EventRecorder()
+        let cache = try makeSQLiteCache(folder, observer: events.observer)
+        try cache.setValue(large, forKey: "a")
+        let name = try #require(largeFiles.first)
+        let path = folder.store.path + "/large/" + name
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+
+        // When it is read
+        #expect(try cache.value(forKey: "a") == nil)
+
+        // Then the row is removed as corrupt, for its value file (not as a truncated record), and the folder,
+        // which the store did not make, stays
+        let removals = events.messages(of: .corruptEntryRemoved)
+        #expect(
+            removals.count == 1 && removals[0].hasSuffix("removed a corrupt entry (valueFileUnusable)"), "\(removals)")
+        var isDirectory: ObjCBool = false
+        #expect(FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue)
+    }
+
     @Test func aFileNameEditedToLeaveTheFolderIsNeverOpenedOrDeleted() throws {
         let cache = try makeSQLiteCache(folder)
         try cache.setValue(large, forKey: "a")

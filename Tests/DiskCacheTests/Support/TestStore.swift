@@ -19,6 +19,10 @@ final class EventRecorder: Sendable {
     func kinds() -> [CacheEvent.Kind] { events.withLock { $0.map(\.kind) } }
 
     func count(of kind: CacheEvent.Kind) -> Int { kinds().filter { $0 == kind }.count }
+
+    func messages(of kind: CacheEvent.Kind) -> [String] {
+        events.withLock { $0.filter { $0.kind == kind }.map(\.message) }
+    }
 }
 
 enum TestKeys {

@@ -136,7 +136,7 @@ extension SQLiteEngine {
     /// - Returns: The record, or why the row is corrupt: a missing sealed record, a size or a `removable`
     ///   column that does not match the record, or what the kernel's checks find.
     func open(_ row: inout SQLiteEntryRow) throws -> Result<EntryRecord, CorruptionReason> {
-        guard let sealed = row.sealed else { return .failure(.truncated) }
+        guard let sealed = row.sealed else { return .failure(row.file == nil ? .truncated : .valueFileUnusable) }
         guard row.sealedCount == row.size else { return .failure(.lengthMismatch) }
         var epoch = row.epoch ?? currentEpoch
         var outcome = try EntryRecord.open(
