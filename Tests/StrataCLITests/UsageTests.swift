@@ -132,14 +132,25 @@ struct UsageTests {
 /// Messages and output details found by a fresh user.
 @Suite(.serialized)
 struct UsageDetailTests {
+    @Test func aValueBelowTheLimitWhoseEntryIsNotIsSaidToBeTheEntry() throws {
+        let harness = try StrataHarness()
+        let result = try harness.run(["--max-size", "50", "set", "c", "x"])
+        #expect(result.status == 3)
+        #expect(
+            result.errorLines == [
+                "strata: store \(harness.store.path): the entry (a value of 1 byte, with its key and record) "
+                    + "does not fit the size limit of 50 bytes and was not stored; 'c' now has no value"
+            ])
+    }
+
     @Test func tooLargeValueIsOneClearSentence() throws {
         let harness = try StrataHarness()
         let result = try harness.run(["--max-size", "300", "set", "big", String(repeating: "x", count: 1000)])
         #expect(result.status == 3)
         #expect(
             result.errorLines == [
-                "strata: store \(harness.store.path): the value (1000 bytes) does not fit the size limit of 300 "
-                    + "bytes and was not stored; 'big' now has no value"
+                "strata: store \(harness.store.path): the entry (a value of 1000 bytes, with its key and record) "
+                    + "does not fit the size limit of 300 bytes and was not stored; 'big' now has no value"
             ])
     }
 

@@ -244,7 +244,7 @@ package enum MasterKeyFile {
         CacheError(
             .invalidMasterKey,
             "the key file holds \(byteCount) bytes, but a key file holds exactly \(MasterKey.byteCount) raw bytes; "
-                + "restore the right file, or delete it to start over (entries written under the old key are lost)",
+                + "restore the right file; to start over, delete it and the stores it opens (their entries are lost)",
             path: path)
     }
 

@@ -62,10 +62,13 @@ struct ValueCommands {
         } catch let error as CacheError where error.code == .entryTooLarge {
             // DiskCache has dropped any earlier value of the key (so no stale value survives the write);
             // the sentence holds whether or not there was one.
+            // The limit bounds the whole entry (value, key and record), so a value smaller than the limit can
+            // still be refused: the sentence says so rather than compare the value alone with the limit.
             let limit = store.configuration.byteLimit.map { " of \($0) bytes" } ?? ""
+            let value = bytes.count == 1 ? "1 byte" : "\(bytes.count) bytes"
             throw .store(
-                "store \(storePath): the value (\(bytes.count) bytes) does not fit the size limit\(limit) "
-                    + "and was not stored; '\(key)' now has no value")
+                "store \(storePath): the entry (a value of \(value), with its key and record) does not fit the size "
+                    + "limit\(limit) and was not stored; '\(key)' now has no value")
         } catch {
             throw CLIFailure.store(error, store: storePath)
         }
