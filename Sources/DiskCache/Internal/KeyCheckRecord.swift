@@ -81,9 +81,16 @@ enum KeyCheckRecord {
         guard file.count == size else { throw damaged("wrong length \(file.count)") }
         let checkSubkey = try StoreSubkeys.keyCheckSubkey(master: master)
         let storedFingerprint = file.bytes(at: 8 + saltSize, count: fingerprintSize)
-        guard
-            storedFingerprint == (try MasterKeyCheck.fingerprint(checkSubkey: checkSubkey, context: fingerprintContext))
-        else {
+        let fingerprint = try MasterKeyCheck.fingerprint(checkSubkey: checkSubkey, context: fingerprintContext)
+        guard storedFingerprint == fingerprint else {
+            // The seal authenticates the header as it was written, fingerprint included: if it opens with this
+            // key's fingerprint put back, the key is right and only the fingerprint's bytes were damaged.
+            var written = file.bytes(at: 0, count: 8 + saltSize)
+            written.append(fingerprint)
+            let opensWithThisKey = try? MasterKeyCheck.opens(
+                file.bytes(at: headerSize, count: size - headerSize), to: knownPlaintext, associatedData: written,
+                checkSubkey: checkSubkey)
+            if opensWithThisKey == true { throw damaged("its key fingerprint is damaged; the master key is right") }
             throw CacheError(
                 .wrongMasterKey,
                 "store '\(storeName)' was sealed with a different master key; nothing was changed or deleted. "
