@@ -54,6 +54,15 @@ import Testing
         #expect(try own.evaluate(checkRecord: magic) == .damaged)
     }
 
+    @Test func aDamagedFingerprintBeforeASealThatOpensIsDamageNotAnotherKey() throws {
+        let own = try Self.keys(1)
+        var record = try own.makeCheckRecord()
+        record[4] ^= 0x01  // the fingerprint's first byte, after the 4-byte magic
+        #expect(try own.evaluate(checkRecord: record) == .damaged)
+        // Another key still reads it as another key's record, never as damage it would rewrite
+        #expect(try Self.keys(2).evaluate(checkRecord: record) == .otherMasterKey)
+    }
+
     @Test func namespacesHaveTheirOwnEpochCounterAndEntryNames() throws {
         let alpha = try Self.keys(1, namespace: "alpha")
         let bravo = try Self.keys(1, namespace: "bravo")

@@ -125,12 +125,14 @@ struct NamespaceKeys: Sendable {
         guard bytes.count > fingerprintEnd, bytes.prefix(Self.checkMagic.count).elementsEqual(Self.checkMagic) else {
             return .damaged
         }
-        guard Data(bytes[Self.checkMagic.count..<fingerprintEnd]) == (try fingerprint()) else {
-            return .otherMasterKey
-        }
         let opens = try? MasterKeyCheck.opens(
             Data(bytes[fingerprintEnd...]), to: Self.checkPlaintext, associatedData: Data(checkKey),
             checkSubkey: checkSubkey)
+        guard Data(bytes[Self.checkMagic.count..<fingerprintEnd]) == (try fingerprint()) else {
+            // The seal does not cover the fingerprint: a seal that opens under this key says the key is right
+            // and only the fingerprint's bytes were damaged; one that does not is another master key's record.
+            return opens == true ? .damaged : .otherMasterKey
+        }
         return opens == true ? .matches : .damaged
     }
 

@@ -195,8 +195,9 @@ extension RedisCache {
                 case .otherMasterKey:
                     throw Self.wrongMasterKeyError(namespace: keys.namespace)
                 case .damaged:
-                    // Only this master key's fingerprint gets here: the record is ours, so rewriting it
-                    // loses nothing.
+                    // A record with this master key's fingerprint, or whose seal opens under this key (its
+                    // fingerprint damaged), or without the record's magic gets here; another key's record
+                    // never does, so rewriting it takes nothing from another holder.
                     _ = try await send(
                         RESPCommand(arguments: [Array("SET".utf8), keys.checkKey, try checkRecord()]),
                         key: keys.checkKey)
