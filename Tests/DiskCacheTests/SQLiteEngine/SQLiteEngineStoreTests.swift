@@ -179,6 +179,31 @@ import Testing
         #expect(quarantined.contains { $0.hasPrefix(SQLiteEngine.databaseName + "-") })
     }
 
+    @Test func quarantineKeepsTheNewestDamagedDatabasesOnly() throws {
+        let database = folder.store.path + "/" + SQLiteEngine.databaseName
+        var reports = 0
+        // Five times: a store with an entry, then its database overwritten, then opened again
+        for round in 0..<5 {
+            do {
+                let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
+                try cache.setValue(Data("v\(round)".utf8), forKey: "k")
+            }
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            try Data(repeating: 0x41, count: 8_192).write(to: URL(fileURLWithPath: database))
+            let events = EventRecorder()
+            var damaged = configuration(.sqlite)
+            damaged.observer = events.observer
+            _ = try DiskCache<String, Data>(configuration: damaged)
+            reports += events.count(of: .corruptEntryRemoved)
+        }
+        // Every quarantine was reported, and quarantine/ holds the last three databases, not five
+        #expect(reports == 5)
+        let kept = try FileManager.default.contentsOfDirectory(atPath: folder.store.path + "/quarantine").filter {
+            $0.hasPrefix(SQLiteEngine.databaseName + "-") && !$0.contains("-wal-") && !$0.contains("-shm-")
+        }
+        #expect(kept.count == SQLiteEngine.quarantinedDatabasesKept, "\(kept)")
+    }
+
     @Test func listingShowsEachEntrysTagsAndARemovedTagEndsItsEntries() throws {
         let cache = try DiskCache<String, Data>(configuration: configuration(.sqlite))
         func set(_ value: String, _ key: String, tags: Set<String>) throws {

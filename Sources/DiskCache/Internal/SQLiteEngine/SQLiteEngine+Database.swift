@@ -228,10 +228,39 @@ extension SQLiteEngine {
         var stale: [String] = []
         try? folders.large.forEach { name, _ in stale.append(name) }
         for name in stale { unlinkLargeFile(name, of: nil) }
+        Self.pruneQuarantinedDatabases(in: quarantine)
         report(
             .corruptEntryRemoved,
             "the database could not be used (\(error.kind)); it was moved to \(quarantine.path) and the store starts "
                 + "again empty", path: databasePath, error: error)
+    }
+
+    /// How many quarantined databases (each with its `-wal` and `-shm`) `quarantine/` keeps: the newest say what
+    /// went wrong, and a store damaged again and again must not fill its volume with copies of itself.
+    static let quarantinedDatabasesKept = 3
+
+    /// Deletes all but the ``quarantinedDatabasesKept`` newest quarantined databases. A set is a database's
+    /// files moved together, named `store.sqlite[-wal|-shm]-SUFFIX`; its age is the latest status change of
+    /// its files (the rename into `quarantine/` sets it, and nothing can set it back). Only regular files are
+    /// deleted: a link or a FIFO moved there is unlinked as itself, a folder is left. Best effort.
+    static func pruneQuarantinedDatabases(in quarantine: Directory) {
+        var sets: [String: (movedAt: timespec, names: [String])] = [:]
+        try? quarantine.forEach { name, status in
+            guard name.hasPrefix(databaseName + "-"), let dash = name.lastIndex(of: "-") else { return }
+            let suffix = String(name[name.index(after: dash)...])
+            var set = sets[suffix] ?? (status.changed, [])
+            if (status.changed.tv_sec, status.changed.tv_nsec) > (set.movedAt.tv_sec, set.movedAt.tv_nsec) {
+                set.movedAt = status.changed
+            }
+            if !status.isDirectory { set.names.append(name) }
+            sets[suffix] = set
+        }
+        let newestFirst = sets.values.sorted {
+            ($0.movedAt.tv_sec, $0.movedAt.tv_nsec) > ($1.movedAt.tv_sec, $1.movedAt.tv_nsec)
+        }
+        for set in newestFirst.dropFirst(quarantinedDatabasesKept) {
+            for name in set.names { try? quarantine.unlink(name) }
+        }
     }
 
     // MARK: - Connections
