@@ -24,7 +24,8 @@ extension MultiCache {
     /// - **A miss** is a miss: the local copies are removed (another process removed, replaced or cleared
     ///   the entry, or it expired there), unless the local entry is one the authority cannot store at all
     ///   (``storesEntry`` returns `false`, a value over its size limit), which lives only locally and is
-    ///   served.
+    ///   served. A key it cannot store (``storesKey`` returns `false`) is read from the local tiers alone.
+    ///   Entries that live only locally are not reached by other processes' removals or clears.
     /// - **A failure** (an unreachable or slow server) is counted and reported as
     ///   ``CacheEvent/Kind/tierReadFailed``, and the local tiers answer alone, as they would without an
     ///   authority.
@@ -39,6 +40,10 @@ extension MultiCache {
     ///
     /// A plain, immutable value; `Sendable`.
     public struct Authority: Sendable {
+        /// Whether the authoritative tier can hold any entry under `key` (a Redis tier refuses keys over
+        /// `RedisCache.maximumKeySize`). A key it cannot lives only in the local tiers: reads of it do not ask
+        /// the authority, whose miss would say nothing.
+        public let storesKey: @Sendable (Key) -> Bool
         /// Whether the authoritative tier can hold `entry` at all. An entry it cannot (over its size limit)
         /// lives only in the local tiers, which serve it even though the authority misses.
         public let storesEntry: @Sendable (CacheEntry<Value>) -> Bool
@@ -51,6 +56,8 @@ extension MultiCache {
         /// Creates an authority with a comparison of your own, for values that are not `Equatable`.
         ///
         /// - Parameters:
+        ///   - storesKey: Whether the authoritative tier can hold entries under a key; `true` for every key
+        ///     unless given. Called on the reading task; must be quick and must not call the cache.
         ///   - storesEntry: Whether the authoritative tier can hold an entry; `true` for every entry unless
         ///     given. Called on the reading task; must be quick and must not call the cache.
         ///   - isSameEntry: Whether a local entry matches the authority's. Returning `false` for equal
@@ -59,10 +66,12 @@ extension MultiCache {
         ///     reader sees (value, expiry, tags). Costs are each tier's own.
         ///   - replay: How writes the authority misses are kept and replayed; `nil` (the default) for none.
         public init(
+            storesKey: @escaping @Sendable (Key) -> Bool = { _ in true },
             storesEntry: @escaping @Sendable (CacheEntry<Value>) -> Bool = { _ in true },
             isSameEntry: @escaping @Sendable (_ local: CacheEntry<Value>, _ authoritative: CacheEntry<Value>) -> Bool,
             replay: Replay? = nil
         ) {
+            self.storesKey = storesKey
             self.storesEntry = storesEntry
             self.isSameEntry = isSameEntry
             self.replay = replay
@@ -76,13 +85,17 @@ extension MultiCache.Authority where Value: Equatable {
     /// precisions). Costs are not compared: each tier reports its own (a memory tier computes one).
     ///
     /// - Parameters:
+    ///   - storesKey: Whether the authoritative tier can hold entries under a key; `true` for every key unless
+    ///     given.
     ///   - storesEntry: Whether the authoritative tier can hold an entry; `true` for every entry unless given.
     ///   - replay: How writes the authority misses are kept and replayed; `nil` (the default) for none.
     public init(
+        storesKey: @escaping @Sendable (Key) -> Bool = { _ in true },
         storesEntry: @escaping @Sendable (CacheEntry<Value>) -> Bool = { _ in true },
         replay: MultiCache.Authority.Replay? = nil
     ) {
         self.init(
+            storesKey: storesKey,
             storesEntry: storesEntry,
             isSameEntry: { local, authoritative in
                 local.value == authoritative.value && local.tags == authoritative.tags
@@ -112,6 +125,7 @@ extension MultiCache {
     @usableFromInline
     func readThroughAuthority(forKey key: Key, sequenceSeen: UInt64) async throws -> CacheEntry<Value>? {
         guard let authority else { return try await readTiers(forKey: key, from: 0, sequenceSeen: sequenceSeen) }
+        guard authority.storesKey(key) else { return try await readLocalTiersOnly(forKey: key) }
         // A pending write of this key must reach the authority before its answer is judged: a miss there
         // would otherwise remove the only copy of the write.
         let inSync = await replayPendingWritesIfNeeded()
@@ -163,6 +177,19 @@ extension MultiCache {
         countAuthorityRead(localHit: local?.index, answer: .miss, served: false, failures: failures)
         if local != nil {
             await dropLocalCopies(ofKey: key, sequenceSeen: sequenceSeen)
+        }
+        return nil
+    }
+
+    /// A read of a key the authority cannot hold: the local tiers alone, first hit wins; throws `tierFailure`
+    /// only when every local tier failed.
+    private func readLocalTiersOnly(forKey key: Key) async throws -> CacheEntry<Value>? {
+        var failures: [CacheError.TierFailure] = []
+        if let local = try await readLocalTiers(forKey: key, failures: &failures) { return local.entry }
+        guard failures.count < tiers.count - 1 else {
+            throw CacheError(
+                .tierFailure, "every tier above the authority (\(tiers.count - 1)) failed to read the entry",
+                tierFailures: failures)
         }
         return nil
     }

@@ -101,6 +101,26 @@ import Testing
         #expect(try await tiers.fast.value(forKey: "small") == nil)
     }
 
+    @Test func aKeyTheAuthorityCannotStoreIsReadFromTheLocalTiersAlone() async throws {
+        // Given an authority that holds no key longer than 4 characters, and a local copy of one such key and
+        // of one it can hold (the authority has neither)
+        let tiers = try TwoTiers(authority: .init(storesKey: { $0.count <= 4 }))
+        try await tiers.fast.setValue(bytes("v"), forKey: "long-key", expiry: .seconds(60))
+        try await tiers.fast.setValue(bytes("v"), forKey: "k", expiry: .seconds(60))
+
+        // When both are read
+        let long = try await tiers.cache.value(forKey: "long-key")
+        let short = try await tiers.cache.value(forKey: "k")
+
+        // Then the long key is served from the local tier without asking the authority, and kept; the short
+        // one is asked for once, and its miss drops the local copy
+        #expect(long == bytes("v"))
+        #expect(try await tiers.fast.value(forKey: "long-key") == bytes("v"))
+        #expect(tiers.slow.callCount(.entry) == 1)
+        #expect(short == nil)
+        #expect(try await tiers.fast.value(forKey: "k") == nil)
+    }
+
     @Test func aFailingAuthorityLetsTheLocalTiersAnswer() async throws {
         // Given a local copy, and an authority that cannot be reached
         let events = EventLog()

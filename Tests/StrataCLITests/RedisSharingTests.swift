@@ -43,6 +43,29 @@ struct RedisSharingTests {
         #expect(local.errorLines.first?.hasPrefix("strata: warning: Redis at 127.0.0.1:\(server.port)") == true)
     }
 
+    @Test func aKeyOverRedisKeyLimitLivesInItsOwnStoreAndIsReadBack() throws {
+        // Given a key of 64 KiB + 1 bytes, past what the Redis tier holds
+        let server = try CLIRedisServer()
+        let harness = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-long-key"
+        let key = String(repeating: "q", count: (64 << 10) + 1)
+        let run = { (arguments: [String]) throws -> StrataResult in try harness.run(["--redis", url] + arguments) }
+
+        // When it is set and read back through Redis, then a command line that long is run twice
+        #expect(try run(["set", key, "v"]).status == 0)
+        let read = try run(["get", key])
+        let marker = harness.path("marker")
+        let long = String(repeating: "x", count: 66_000)
+        let command = ["exec", "--ttl", "10m", "--", "sh", "-c", "echo run >> \"$0\"; echo out # \(long)", marker]
+        let runs = try (0..<2).map { _ in try run(command) }
+
+        // Then the value is read from the store that wrote it (Redis, which never had it, is not asked), and
+        // the command ran once and was replayed
+        #expect(read.status == 0 && read.outputText == "v", "\(read.errorText)")
+        #expect(runs.map(\.outputText) == ["out\n", "out\n"])
+        #expect(harness.lineCount("marker") == 1)
+    }
+
     @Test func whileRedisAnswersItDecidesWhatEveryStoreReads() throws {
         let server = try CLIRedisServer()
         let first = try StrataHarness()

@@ -129,6 +129,7 @@ struct SharedTier {
                 tiers: [.init(store, name: "store"), .init(redis, name: "redis")],
                 observer: Self.warnAboutLostWrites,
                 authority: .init(
+                    storesKey: { $0.canonicalBytes.count <= RedisCache<String, Data>.maximumKeySize },
                     storesEntry: { $0.value.count <= maximumValueSize }, replay: .init(journal: journal)))
         } catch {
             throw .store("cannot compose the store with Redis: \(oneLine("\(error)"))")
