@@ -66,6 +66,31 @@ struct RedisSharingTests {
         #expect(harness.lineCount("marker") == 1)
     }
 
+    @Test func aBreakerOpenedByMissedDeadlinesIsNamedWithItsCause() throws {
+        // Given an exec whose command runs while the server is frozen, with the library's short deadlines
+        let server = try CLIRedisServer()
+        let harness = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-breaker"
+        let started = harness.path("started")
+        let running = try harness.start(
+            ["--redis", url, "exec", "--ttl", "10m", "--", "sh", "-c", "touch \"$0\"; sleep 2; echo done", started],
+            extraEnvironment: ["STRATA_REDIS_TIMEOUT": "50ms"])
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: started), Date() < deadline { usleep(10_000) }
+        server.pause()
+        defer { server.resume() }
+        let result = try #require(try running.wait(timeout: 60))
+
+        // Then the command's result is kept locally with one warning; when that warning says the breaker is
+        // open, it also says why (the user can act on missed deadlines, not on a breaker)
+        #expect(result.status == 0 && result.outputText == "done\n")
+        let warnings = result.errorText.split(separator: "\n")
+        #expect(warnings.count == 1 && warnings[0].contains("not used for the rest of this run"), "\(warnings)")
+        #expect(
+            !result.errorText.contains("(circuit breaker open)")
+                || result.errorText.contains("(circuit breaker open); it opened after"), "\(result.errorText)")
+    }
+
     @Test func whileRedisAnswersItDecidesWhatEveryStoreReads() throws {
         let server = try CLIRedisServer()
         let first = try StrataHarness()

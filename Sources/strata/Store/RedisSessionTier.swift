@@ -118,8 +118,16 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
         } catch {
             if disable() {
                 let host = "\(base.configuration.host):\(base.configuration.port)"
-                StandardStreams.printError(
-                    SharedTier.Problem(error, host: host, namespace: base.configuration.namespace).warning(host: host))
+                var problem = SharedTier.Problem(error, host: host, namespace: base.configuration.namespace)
+                // An open breaker is the effect; the connection's missed deadlines (its keep-alives count too)
+                // are the cause a user can act on, so the line names them.
+                let health = base.health
+                if case .unavailable(let reason) = problem, health.isBreakerOpen, health.deadlineMisses > 0 {
+                    let misses =
+                        health.deadlineMisses == 1 ? "a missed deadline" : "\(health.deadlineMisses) missed deadlines"
+                    problem = .unavailable(reason + "; it opened after \(misses)")
+                }
+                StandardStreams.printError(problem.warning(host: host))
             }
             throw error
         }
