@@ -272,7 +272,8 @@ extension MultiCache {
     }
 
     /// Keeps `operation` as pending when the authority's failure is among `failures` (not a refusal by size,
-    /// not a cancellation) and the cache replays; returns the failures left to report.
+    /// not a lasting failure such as another master key's namespace, not a cancellation) and the cache
+    /// replays; returns the failures left to report.
     ///
     /// - Parameters:
     ///   - operation: What the authority missed. A set of an entry the authority cannot hold at all
@@ -286,7 +287,7 @@ extension MultiCache {
         let authorityIndex = tiers.count - 1
         guard let authority, let replay = authority.replay,
             let failure = failures.first(where: { $0.index == authorityIndex }),
-            !failure.isRefusedBySize, !(failure.error is CancellationError)
+            !failure.isRefusedBySize, !failure.isLasting, !(failure.error is CancellationError)
         else { return failures }
         var operation = operation
         if case .set(let key) = operation, let entry, !authority.storesEntry(entry) {

@@ -166,6 +166,23 @@ import Testing
         #expect(journal.pendingWrites.isEmpty)
     }
 
+    @Test(arguments: [CacheError.Code.wrongMasterKey, .unsupportedServer, .permissionDenied])
+    func aWriteTheAuthorityRefusesForGoodIsNotPending(_ code: CacheError.Code) async throws {
+        // A namespace of another master key (say) refuses every replay too: kept, it would stay pending on
+        // every run. It fails as it would without a journal.
+        let (tiers, journal) = try makeTiers()
+        tiers.slow.failNext(.setEntry, with: CacheError(code, "refused"))
+        let thrown = await #expect(throws: CacheError.self) {
+            try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        }
+        #expect(thrown?.tierFailures.map(\.index) == [1])
+        #expect(journal.pendingWrites.isEmpty)
+        // while an outage's failure of the same write is kept
+        tiers.slow.failNext(.setEntry, with: CacheError(.deadlineExceeded, "late"))
+        try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        #expect(journal.pendingWrites.count == 1)
+    }
+
     @Test func withoutReplayAMissedWriteStillFails() async throws {
         let tiers = try TwoTiers(authority: .init())
         tiers.slow.failAlways(.setEntry)

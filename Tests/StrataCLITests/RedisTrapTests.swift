@@ -98,9 +98,16 @@ struct RedisTrapTests {
         #expect(line.hasPrefix("strata: warning: Redis at 127.0.0.1:\(server.port) not used: "), "\(line)")
         #expect(line.contains("its namespace \"cli-keys\" was written with a different master key"), "\(line)")
         #expect(!line.contains("for the rest of this run"), "\(line)")
+        // And a write under the other key is the local store's alone: not kept for a replay that would be
+        // refused on every run
+        let set = try second.run(["--redis", url, "set", "k2", "w"])
+        #expect(set.status == 0)
+        #expect(set.errorLines.count == 1)
+        #expect(try second.run(["get", "k2"]).outputText == "w")
         // And stats says so too
         let stats = try second.run(["--redis", url, "stats"]).outputText
         #expect(stats.contains("different master key"), "\(stats)")
+        #expect(stats.contains("redis pending writes       0"), "\(stats)")
         // And the first store's value is untouched
         #expect(try first.run(["--redis", url, "get", "k"]).outputText == "v")
     }
