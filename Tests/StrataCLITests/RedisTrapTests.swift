@@ -104,6 +104,10 @@ struct RedisTrapTests {
         #expect(set.status == 0)
         #expect(set.errorLines.count == 1)
         #expect(try second.run(["get", "k2"]).outputText == "w")
+        // and so is an exec result, whose write follows the run's first refusal
+        let exec = try second.run(["--redis", url, "exec", "--", "echo", "hi"])
+        #expect(exec.outputText == "hi\n")
+        #expect(exec.errorLines.count == 1)
         // And stats says so too
         let stats = try second.run(["--redis", url, "stats"]).outputText
         #expect(stats.contains("different master key"), "\(stats)")

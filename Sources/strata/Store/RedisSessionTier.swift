@@ -17,19 +17,24 @@ import Foundation
 /// disables nothing and prints nothing; MultiCache keeps such a value locally (see
 /// ``SharedTier/storesEntry(_:)``).
 ///
+/// The calls after the first failure fail with its code (`unavailable` when it was not a `CacheError`): a
+/// refusal for good, such as a namespace of another master key, stays one for MultiCache, which keeps only an
+/// outage's writes as pending.
+///
 /// Thread safety: the flag that ends the tier's use is read and set only on a serial queue (the library's
 /// lock type is not public, `Synchronization.Atomic` needs macOS 15, and ThreadSanitizer does not see
 /// `Synchronization.Mutex`); the warning is printed by whichever call sets it, once.
 ///
-/// `@unchecked Sendable` is sound: the one `var`, `disabled`, is read and written only inside `flag.sync`
-/// (`hasFailed`, `disable()`), a serial queue; `base` (a `Sendable` `RedisCache`) and `flag` are `let`s.
+/// `@unchecked Sendable` is sound: the one `var`, `failure`, is read and written only inside `flag.sync`
+/// (`hasFailed`, `forward(_:)`, `disable(_:)`), a serial queue; `base` (a `Sendable` `RedisCache`) and `flag` are `let`s.
 final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
     typealias Key = String
     typealias Value = Data
 
     let base: RedisCache<String, Data>
     private let flag = DispatchQueue(label: "strata.redis-session")
-    private var disabled = false
+    /// The code of the failure that ended the tier's use; `nil` while it is in use.
+    private var failure: CacheError.Code?
 
     init(_ base: RedisCache<String, Data>) {
         self.base = base
@@ -38,13 +43,14 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
     var clock: any CacheClock { base.clock }
 
     /// Whether a failure has ended the tier's use for this run.
-    var hasFailed: Bool { flag.sync { disabled } }
+    var hasFailed: Bool { flag.sync { failure != nil } }
 
-    /// Ends the tier's use; `true` for the call that ended it.
-    private func disable() -> Bool {
+    /// Ends the tier's use with the code of `error`; `true` for the call that ended it.
+    private func disable(_ error: any Error) -> Bool {
         flag.sync {
-            defer { disabled = true }
-            return !disabled
+            guard failure == nil else { return false }
+            failure = (error as? CacheError)?.code ?? .unavailable
+            return true
         }
     }
 
@@ -104,8 +110,8 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
     private func forward<Result>(
         _ body: (RedisCache<String, Data>) async throws -> Result
     ) async throws -> Result {
-        guard !hasFailed else {
-            throw CacheError(.unavailable, "Redis is not used for the rest of this run")
+        if let code = flag.sync(execute: { failure }) {
+            throw CacheError(code, "Redis is not used for the rest of this run")
         }
         do {
             return try await body(base)
@@ -116,7 +122,7 @@ final class RedisSessionTier: TagRemovingCache, @unchecked Sendable {
         } catch let failure as LoaderFailure {
             throw failure
         } catch {
-            if disable() {
+            if disable(error) {
                 let host = "\(base.configuration.host):\(base.configuration.port)"
                 var problem = SharedTier.Problem(error, host: host, namespace: base.configuration.namespace)
                 // An open breaker is the effect; the connection's missed deadlines (its keep-alives count too)
