@@ -119,6 +119,7 @@ extension ShardTable {
     @inlinable
     func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, into released: inout Released) {
         frequencyPolicy.hashes[Int(slot)] = hash
+        frequencyPolicy.duelRegret.noteInsertion(of: hash)
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         move(slot, to: PolicyRegion.window)
@@ -142,6 +143,8 @@ extension ShardTable {
             if next < candidates.count {
                 let candidate = candidates[next]
                 if let victim = mainVictim(), admits(candidate, over: victim) {
+                    frequencyPolicy.duelRegret.noteWin(
+                        over: frequencyPolicy.hashes[Int(victim)], countLimit: countLimit)
                     released.append(evict(victim))
                 } else {
                     released.append(evict(candidate))
@@ -160,12 +163,13 @@ extension ShardTable {
     }
 
     /// Whether `candidate` should take `victim`'s place: only if the sketch estimates it was used more
-    /// often. A tie keeps the victim, which the TinyLFU paper found better for skewed workloads.
+    /// often (by two uses or more while ``DuelRegret`` holds its margin). A tie keeps the victim, which the
+    /// TinyLFU paper found better for skewed workloads.
     @inlinable
     func admits(_ candidate: Int32, over victim: Int32) -> Bool {
         let sketch = frequencyPolicy.sketch
         return sketch.frequency(frequencyPolicy.hashes[Int(candidate)])
-            > sketch.frequency(frequencyPolicy.hashes[Int(victim)])
+            > sketch.frequency(frequencyPolicy.hashes[Int(victim)]) &+ frequencyPolicy.duelRegret.margin
     }
 
     /// The main region's next victim: the least recently used probation entry, else the least recently
