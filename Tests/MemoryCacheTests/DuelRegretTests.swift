@@ -11,7 +11,7 @@ import Testing
     /// when `victimsReturn`, else a key no duel evicted.
     func duel(_ regret: inout DuelRegret, count: Int, from first: UInt32, victimsReturn: Bool) {
         for index in 0..<UInt32(count) {
-            regret.noteWin(over: first + index, countLimit: 100)
+            regret.noteWin(over: first + index, entries: 100)
             regret.noteInsertion(of: victimsReturn ? first + index : 1_000_000 + first + index)
         }
     }
@@ -22,7 +22,7 @@ import Testing
         // A block of wins whose victims are the very next insertions: a cascade
         duel(&regret, count: DuelRegret.block, from: 1, victimsReturn: true)
         #expect(regret.margin == 1)
-        // It holds for 10 insertions per entry of the count limit (a sketch period), then ends
+        // It holds for 10 insertions per entry the table holds, then ends
         var held = 0
         while regret.margin == 1, held <= 10_000 {
             regret.noteInsertion(of: 7)
@@ -51,12 +51,55 @@ import Testing
 
     @Test func aVictimComparedIsOneOfTheLastFour() {
         var regret = DuelRegret()
-        for hash in UInt32(1)...5 { regret.noteWin(over: hash, countLimit: 100) }
+        for hash in UInt32(1)...5 { regret.noteWin(over: hash, entries: 100) }
         // The first victim has left the ring; the last four are in it
         regret.noteInsertion(of: 1)
         #expect(regret.regrets == 0)
         for hash in UInt32(2)...5 { regret.noteInsertion(of: hash) }
         #expect(regret.regrets == 4)
+    }
+
+    @Test func aVictimUpdatedInPlaceAfterItCameBackIsOneRegret() throws {
+        // Given a W-TinyLFU cache whose last duel's victim was key 7
+        let cache = try MemoryCache<Int, Int>(countLimit: 100, policy: .windowTinyLFU)
+        let hash = UInt32(truncatingIfNeeded: 7.hashValue)
+        cache.shards[0].withLock { $0.frequencyPolicy.duelRegret.noteWin(over: hash, entries: 100) }
+        // When key 7 comes back, then is written again and again while it is held
+        for value in 0..<DuelRegret.threshold * 2 { try cache.setValue(value, forKey: 7) }
+        // Then it came back once
+        #expect(cache.shards[0].withLock { $0.frequencyPolicy.duelRegret.regrets } == 1)
+    }
+
+    @Test func aHashOfZeroIsAVictimLikeAnyOtherNotAnEmptyPlace() {
+        var regret = DuelRegret()
+        regret.noteInsertion(of: 0)
+        #expect(regret.regrets == 0)
+        regret.noteWin(over: 0, entries: 100)
+        regret.noteInsertion(of: 0)
+        #expect(regret.regrets == 1)
+    }
+
+    @Test func aCacheLimitedByCostAloneHoldsTheMarginForItsSketchNotForItsSlots() throws {
+        // Given a W-TinyLFU cache with no count limit (its table's count limit is then its slot maximum, about
+        // a billion) that holds 1,000 entries of cost 1
+        let cache = try MemoryCache<Int, Int>(costLimit: 1_000, policy: .windowTinyLFU)
+        var generator = SplitMix64(seed: 9_001)
+        let keys = (0..<1_200).map { _ in Int(truncatingIfNeeded: generator.next() >> 1) }
+        // When a loop over 1,200 keys runs, as long as it takes the feedback to turn the margin on (it did in
+        // most sets of hashes measured; each pass gives it another chance)
+        var longestHold = 0
+        var sketchCapacity = 0
+        for request in 0..<120_000 where longestHold == 0 {
+            let key = keys[request % 1_200]
+            if cache[key] == nil { try cache.setValue(key, forKey: key, cost: 1) }
+            (longestHold, sketchCapacity) = cache.shards[0].withLock {
+                ($0.frequencyPolicy.duelRegret.holdLeft, $0.frequencyPolicy.sketch.capacity)
+            }
+        }
+        // Then the margin holds for 10 insertions per entry the sketch is sized for, not per slot
+        #expect(longestHold > 0)
+        #expect(longestHold <= DuelRegret.holdPerEntry * sketchCapacity)
+        #expect(sketchCapacity <= 2_048)
     }
 
     @Test(arguments: [1, 4])

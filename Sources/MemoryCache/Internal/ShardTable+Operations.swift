@@ -162,14 +162,15 @@ extension ShardTable {
             recordTagCheck(slot, generation: 0)
         }
         let entry = Entry(value: value, slot: slot, canExpire: canExpire, isTagged: tagStamp != nil)
-        if let old = index.updateValue(entry, forKey: key) {
+        let old = index.updateValue(entry, forKey: key)
+        if let old {
             freeSlot(old.slot)
             released.first = old.value
         }
         costs[Int(slot)] = cost
         totalCost += cost
         counters.insertions += 1
-        admit(slot, cost: cost, into: &released)
+        admit(slot, cost: cost, replacing: old != nil, into: &released)
         return released
     }
 

@@ -79,17 +79,17 @@ extension ShardTable {
         }
     }
 
-    /// Admit: places newly stored slot `slot` (of cost `cost`, already added to `totalCost`), then evicts
-    /// until the table is within its limits. LRU admits every entry and never evicts the new one;
+    /// Admit: places newly stored slot `slot` (of cost `cost`, already added to `totalCost`; `replacing`
+    /// when it replaced an entry of the same key), then evicts until the table is within its limits. LRU admits every entry and never evicts the new one;
     /// W-TinyLFU runs its window and admission duels (`insertByFrequency`).
     @inlinable
-    func admit(_ slot: Int32, cost: Int, into released: inout Released) {
+    func admit(_ slot: Int32, cost: Int, replacing: Bool, into released: inout Released) {
         switch policy {
         case .exactLRU, .secondChanceLRU:
             admitByRecency(slot, into: &released)
         case .windowTinyLFU, .secondChanceWindowTinyLFU:
             let hash = UInt32(truncatingIfNeeded: keys[Int(slot)].hashValue)
-            insertByFrequency(slot, hash: hash, cost: cost, into: &released)
+            insertByFrequency(slot, hash: hash, cost: cost, replacing: replacing, into: &released)
         }
     }
 

@@ -116,10 +116,11 @@ extension ShardTable {
     /// - Parameters:
     ///   - hash: The key's hash value (32 bits of it), kept in `hashes` for the sketch and the ghosts.
     ///   - cost: The entry's cost, already added to `totalCost`.
+    ///   - replacing: Whether the entry replaced one of the same key (not a regret of ``DuelRegret``).
     @inlinable
-    func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, into released: inout Released) {
+    func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, replacing: Bool, into released: inout Released) {
         frequencyPolicy.hashes[Int(slot)] = hash
-        frequencyPolicy.duelRegret.noteInsertion(of: hash)
+        if !replacing { frequencyPolicy.duelRegret.noteInsertion(of: hash) }
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         move(slot, to: PolicyRegion.window)
@@ -144,7 +145,8 @@ extension ShardTable {
                 let candidate = candidates[next]
                 if let victim = mainVictim(), admits(candidate, over: victim) {
                     frequencyPolicy.duelRegret.noteWin(
-                        over: frequencyPolicy.hashes[Int(victim)], countLimit: countLimit)
+                        over: frequencyPolicy.hashes[Int(victim)],
+                        entries: min(countLimit, frequencyPolicy.sketch.capacity))
                     released.append(evict(victim))
                 } else {
                     released.append(evict(candidate))

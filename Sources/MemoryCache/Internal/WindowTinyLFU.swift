@@ -99,7 +99,8 @@ struct WindowTinyLFU {
     /// Whether the table is one shard of a sharded cache, whose window adapts by the shard rule (see
     /// *A shard's ghosts* in `WindowTinyLFU+Shards.swift`).
     @usableFromInline let isShard: Bool
-    /// Whether recent duels' victims came back at once, which makes admission ask for a margin (``DuelRegret``).
+    /// Feedback on admission duels: the recent victims, and the margin their coming back turns on
+    /// (``DuelRegret``).
     @usableFromInline var duelRegret = DuelRegret()
     /// Slots waiting as candidates during one insertion; kept to reuse its storage.
     @usableFromInline var candidates: [Int32] = []
