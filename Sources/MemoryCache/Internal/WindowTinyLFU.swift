@@ -79,7 +79,8 @@ enum PolicyRegion {
 @usableFromInline
 struct WindowTinyLFU {
     @usableFromInline var sketch: FrequencySketch
-    /// Per slot: the key's hash, for admission duels and ghosts (a hit takes it from the index entry).
+    /// Per slot: the key's hash, for the sketch (read when buffered hits are applied), admission duels and
+    /// ghosts.
     @usableFromInline var hashes: UnsafeMutablePointer<UInt32>
     @usableFromInline var window = RecencyQueue()
     @usableFromInline var probation = RecencyQueue()
