@@ -219,7 +219,8 @@ extension ShardTable {
     /// inlined, the sizes change without a `switch` each, and the stamp is written once, by `record`.
     ///
     /// (Until `record` writes it, the stamp still names `old`, so a compaction of every queue that the
-    /// record's tick may start keeps the slot's record in `old`'s queue; the new stamp makes it stale.)
+    /// record's tick may start keeps the slot's record in `old`'s queue if it is still queued there; the
+    /// new stamp makes it stale.)
     @inlinable @inline(__always)
     func move(_ slot: Int32, from old: UInt32, to region: UInt32) {
         let cost = regionCost(of: slot)
