@@ -395,4 +395,21 @@ import Testing
         }
         #expect(grew >= 1)
     }
+
+    @Test func aWindowGrownToTheWholeCacheUnderACostLimitNearIntMaxDoesNotTrap() throws {
+        // Given a cost limit whose Double rounds up to 2^63, and a popular set of three keys that moves
+        // by one key a step over a 4-entry cache (window ghost hits grow the window to the whole cache)
+        let cache = try MemoryCache<Int, Int>(countLimit: 4, costLimit: Int.max - 1, policy: .windowTinyLFU)
+        var largestShare = 0.0
+        for step in 0..<1_000 {
+            for key in [step, step - 1, step - 2] where cache[key] == nil { try cache.setValue(key, forKey: key) }
+            largestShare = max(largestShare, cache.firstShard.withLock { $0.frequencyPolicy.windowShare })
+        }
+
+        // Then the window's share reached all of the cache (where its cost budget was the whole limit,
+        // which trapped converting 2^63 to an Int), and the regions stayed within their limits
+        #expect(largestShare == 1)
+        #expect(cache.checkInvariants())
+        #expect(cache.count <= 4)
+    }
 }

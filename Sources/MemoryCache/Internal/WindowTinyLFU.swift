@@ -230,7 +230,11 @@ struct WindowTinyLFU {
     /// one entry), the protected segment 80% of the rest.
     mutating func resizeRegions() {
         func share(_ limit: Int, unlimited: Int, _ fraction: Double) -> Int {
-            limit >= unlimited ? unlimited : Int((Double(limit) * fraction).rounded(.down))
+            guard limit < unlimited else { return unlimited }
+            // A share of all of it is the limit itself: within 511 of Int.max a limit's Double rounds up
+            // to 2^63, which no Int holds (a window grown to the whole cache trapped here).
+            let scaled = (Double(limit) * fraction).rounded(.down)
+            return scaled >= Double(limit) ? limit : Int(scaled)
         }
         windowCountLimit = max(share(countLimit, unlimited: unlimitedCount, windowShare), 1)
         windowCostLimit = share(costLimit, unlimited: Int.max, windowShare)
