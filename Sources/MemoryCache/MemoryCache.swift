@@ -100,6 +100,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     ///
     /// - Parameters:
     ///   - countLimit: The most entries to keep; `nil` (the default) for no limit, 0 to keep nothing.
+    ///     Whatever the limit, a shard keeps at most 2^30 − 2 entries, and at most 2^28 − 1 under
+    ///     ``EvictionPolicy/windowTinyLFU``.
     ///   - costLimit: The highest total cost to keep, in the units of `cost` (for example bytes); `nil`
     ///     (the default) for no limit, 0 to keep nothing.
     ///   - defaultExpiry: The expiry of values stored without one; `.never` by default.

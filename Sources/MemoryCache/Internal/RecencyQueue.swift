@@ -60,6 +60,24 @@ struct RecencyQueue {
         self.start = 0
     }
 
+    /// Drops spent and stale records and gives the current ones the ticks after `last`, in order, in
+    /// their records and their slots' stamps (keeping the stamps' region and referenced bits); `last`
+    /// ends as the last tick given.
+    ///
+    /// - Complexity: O(*q*) in the records held.
+    @usableFromInline
+    mutating func renumber(stamps: UnsafeMutablePointer<UInt32>, after last: inout UInt32) {
+        compact(stamps: stamps)
+        let tickMask = PolicyRegion.referencedBit - 1
+        for position in records.indices {
+            last += 1
+            let slot = Int(records[position].slot)
+            let stamp = records[position].stamp & ~tickMask | last
+            records[position].stamp = stamp
+            stamps[slot] = stamps[slot] & PolicyRegion.referencedBit | stamp
+        }
+    }
+
     /// Forgets every record.
     @usableFromInline
     mutating func removeAll() {

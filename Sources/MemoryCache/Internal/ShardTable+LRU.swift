@@ -47,12 +47,10 @@ extension ShardTable {
     @inlinable
     func record(_ slot: Int32) {
         tick &+= 1
-        // The top bit is `referencedBit`, so ticks wrap at 2^31, to 1: 0 marks a free slot.
-        if tick >= Self.referencedBit { tick = 1 }
+        // The top bit is `referencedBit`, so ticks stay below 2^31.
+        if tick >= Self.referencedBit { renumberQueue() }
         stamps[Int(slot)] = tick
         queue.append(RecencyRecord(slot: slot, stamp: tick))
-        // The bound on the slack keeps a stale record's life far below 2^32 ticks, so a wrapped tick
-        // never makes one look current again.
         if queue.count - queueStart > liveCount + min(liveCount, 1 << 24) + 16 { compactQueue() }
     }
 
@@ -73,6 +71,30 @@ extension ShardTable {
         }
         queue.removeLast(queue.count - kept)
         queueStart = 0
+    }
+
+    /// Restarts the ticks when they reach 2^31: drops every stale record and numbers the current ones
+    /// 1, 2, … in queue order, in the records and their slots' stamps (keeping the referenced bit), and
+    /// sets the tick after the last.
+    ///
+    /// Simply wrapping to 1 would let a record that stayed current through the wrap (an entry left
+    /// unused for 2^31 uses of others) become current again once its slot, used in between, is stamped
+    /// with the same tick: two current records for one slot. After the restart every record's tick is
+    /// below the table's until the next restart, and the ticks given never exceed the entries held (below
+    /// 2^30), so a restart comes at most once per 2^30 ticks (0 stays a free slot's stamp).
+    ///
+    /// - Complexity: O(*q*) in the records held.
+    @usableFromInline @inline(never)
+    func renumberQueue() {
+        compactQueue()
+        var last: UInt32 = 0
+        for position in queue.indices {
+            last += 1
+            let slot = Int(queue[position].slot)
+            queue[position].stamp = last
+            stamps[slot] = stamps[slot] & Self.referencedBit | last
+        }
+        tick = last + 1
     }
 
     /// The least recently used live slot other than `spared` (spending the stale records in front of it),

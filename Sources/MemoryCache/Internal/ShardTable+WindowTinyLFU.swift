@@ -258,10 +258,8 @@ extension ShardTable {
     @inlinable @inline(__always)
     func record(_ slot: Int32, in region: UInt32) {
         tick &+= 1
-        if tick & Self.fullCompactionPeriod == 0 { compactRegionQueues() }
-        // A W-TinyLFU table's ticks wrap at 2^29, below the referenced bit and the region bits; 0 is
-        // skipped, so that a live slot's stamp is never 0 even in the window (region 0).
-        if tick > Self.tickMask { tick = 1 }
+        // A W-TinyLFU table's ticks stay below 2^29, under the referenced bit and the region bits.
+        if tick > Self.tickMask { renumberRegionQueues() }
         let stamp = tick | region << PolicyRegion.shift
         stamps[Int(slot)] = stamp
         let record = RecencyRecord(slot: slot, stamp: stamp)
@@ -280,19 +278,28 @@ extension ShardTable {
         }
     }
 
-    /// Every 2^28 ticks all three queues are compacted, so that no stale record lives until its 29-bit
-    /// tick comes round again (a region's queue that receives no records would otherwise keep its stale
-    /// ones indefinitely).
-    @inlinable static var fullCompactionPeriod: UInt32 { (1 << 28) - 1 }
-
     /// The tick bits of a W-TinyLFU table's stamp.
     @inlinable static var tickMask: UInt32 { PolicyRegion.referencedBit - 1 }
 
-    @usableFromInline
-    func compactRegionQueues() {
-        frequencyPolicy.window.compact(stamps: stamps)
-        frequencyPolicy.probation.compact(stamps: stamps)
-        frequencyPolicy.protected.compact(stamps: stamps)
+    /// Restarts the ticks when they reach 2^29: drops every stale record and numbers the current ones
+    /// 1, 2, … (the window's, then probation's, then the protected segment's, each queue in order), in
+    /// the records and their slots' stamps, and sets the tick after the last.
+    ///
+    /// Simply wrapping to 1 would let a record that stayed current through the wrap become current
+    /// again once its slot, used in between, is stamped with the same tick (two current records for one
+    /// slot). After the restart every record's tick is below the table's until the next restart, so a
+    /// use always makes its slot's other records stale. The ticks given never exceed the entries held,
+    /// which a W-TinyLFU table keeps below 2^28 (`maximumEntries`), so a restart comes at most once per
+    /// 2^28 ticks (0 stays a free slot's stamp).
+    ///
+    /// - Complexity: O(*q*) in the records held.
+    @usableFromInline @inline(never)
+    func renumberRegionQueues() {
+        var last: UInt32 = 0
+        frequencyPolicy.window.renumber(stamps: stamps, after: &last)
+        frequencyPolicy.probation.renumber(stamps: stamps, after: &last)
+        frequencyPolicy.protected.renumber(stamps: stamps, after: &last)
+        tick = last + 1
     }
 
     /// Brings the regions within budgets a ghost hit just changed: the window's least recently used

@@ -38,8 +38,9 @@ struct RecencyRecord {
 /// skipped. This is the same order an exact doubly-linked LRU keeps (Knuth's "move to front" list):
 /// use makes an entry the newest, eviction takes the one used longest ago. Stale records are dropped
 /// by compaction once the queue holds about twice as many records as entries, so each use costs O(1)
-/// amortized and the queue stays within a constant factor of the entry count. Stamps wrap at 2^32, but
-/// compaction drops a stale record long before its tick can come round again.
+/// amortized and the queue stays within a constant factor of the entry count. When the ticks reach the
+/// stamp's top bit they restart: the current records are numbered again from 1 and the stale ones
+/// dropped, so that no record's tick comes round again while it is queued.
 ///
 /// Slots `0..<used` are each either live (named by one index entry, `keys` initialized, stamp non-zero)
 /// or free (on `freeSlots`, `keys` uninitialized, stamp 0); slots from `used` to `capacity` are
@@ -95,6 +96,14 @@ final class ShardTable<Key: Hashable, Value> {
     /// The most slots a table can address with `Int32` slot numbers.
     static var maximumSlots: Int { (1 << 30) - 1 }
 
+    /// The most entries a table of `policy` holds, whatever its count limit: one slot fewer than
+    /// ``maximumSlots`` (an insertion stores the new entry before evicting); for W-TinyLFU, fewer than
+    /// 2^28, so that the ticks its restart gives (one per entry, `renumberRegionQueues`) leave at
+    /// least 2^28 of its 29-bit ticks before the next.
+    static func maximumEntries(for policy: EvictionPolicy) -> Int {
+        policy == .windowTinyLFU ? (1 << 28) - 1 : maximumSlots - 1
+    }
+
     /// The most entries this table keeps (its share of the cache's count limit).
     @usableFromInline let countLimit: Int
     /// The highest total cost this table keeps (its share of the cache's cost limit).
@@ -122,7 +131,8 @@ final class ShardTable<Key: Hashable, Value> {
     /// Use records, oldest first, from `queueStart` on; records before `queueStart` are spent.
     @usableFromInline @exclusivity(unchecked) var queue: [RecencyRecord] = []
     @usableFromInline @exclusivity(unchecked) var queueStart = 0
-    /// The stamp of the latest use; counts uses, wrapping, and skips 0 (which marks a free slot).
+    /// The stamp of the latest use; counts uses from 1 (0 marks a free slot), restarting when it reaches
+    /// the stamp's flag bits (`renumberQueue`, `renumberRegionQueues`).
     @usableFromInline @exclusivity(unchecked) var tick: UInt32 = 0
     @usableFromInline @exclusivity(unchecked) var totalCost = 0
     /// Counters; the totals are ``count`` and `totalCost`.
@@ -159,14 +169,14 @@ final class ShardTable<Key: Hashable, Value> {
         tagGeneration: TagGeneration = TagGeneration()
     ) {
         self.tagGeneration = tagGeneration
-        // One slot more than the count limit: an insertion stores the new entry before evicting.
-        self.countLimit = min(countLimit ?? Int.max, Self.maximumSlots - 1)
+        let maximumEntries = Self.maximumEntries(for: policy)
+        self.countLimit = min(countLimit ?? Int.max, maximumEntries)
         self.costLimit = costLimit ?? Int.max
         self.policy = ShardPolicy(policy, sharded: approximatesRecency)
         self.counters = counters
         capacity = min(8, self.countLimit + 1)
         frequencyPolicy = WindowTinyLFU(
-            countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: Self.maximumSlots - 1,
+            countLimit: self.countLimit, costLimit: self.costLimit, unlimitedCount: maximumEntries,
             slotCapacity: self.policy.admitsByFrequency ? capacity : 0, isShard: approximatesRecency)
         stamps = .allocate(capacity: capacity)
         keys = .allocate(capacity: capacity)
