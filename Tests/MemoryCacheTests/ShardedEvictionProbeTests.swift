@@ -30,6 +30,42 @@ import Testing
         #expect(table.invariantViolation() == nil)
     }
 
+    @Test func aWindowTinyLFUShardKeepsTheEntryItJustStored() throws {
+        // Given a two-shard cache of one entry a shard, and the first shard's entry read once (referenced)
+        let cache = try MemoryCache<Int, Int>(countLimit: 2, shardCount: 2, policy: .windowTinyLFU)
+        let keys = Array((0..<10_000).filter { cache.shardIndex(of: $0) == 0 }.prefix(2))
+        try cache.setValue(1, forKey: keys[0])
+        #expect(cache[keys[0]] == 1)
+
+        // When another key of the same shard is stored
+        try cache.setValue(2, forKey: keys[1])
+
+        // Then it is held (with a count limit only, a new entry survives its own insertion): the window's
+        // second chance queued the read entry behind it, and it went to the back once more
+        #expect(cache[keys[1]] == 2)
+        #expect(cache[keys[0]] == nil)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func aWindowTinyLFUShardWhoseWindowWasAllReadKeepsTheNewEntry() {
+        // Given a full shard of 1,000 whose window (its 10 newest entries) was all read since it was queued
+        let table = Table(countLimit: 1_000, costLimit: nil, approximatesRecency: true, policy: .windowTinyLFU)
+        for key in 0..<1_000 { store(key, in: table) }
+        let window = table.frequencyPolicy.window
+        let windowKeys = window.records[window.start...].map { table.keys[Int($0.slot)] }
+        #expect(windowKeys == Array(990..<1_000))
+        for key in windowKeys { #expect(read(key, in: table) == key) }
+        table.settleBufferedHits()
+
+        // When a new key is stored
+        store(5_000, in: table)
+
+        // Then it is held, and the window's oldest entry became the candidate in its place
+        #expect(holds(5_000, in: table))
+        #expect(table.count == 1_000)
+        #expect(table.invariantViolation() == nil)
+    }
+
     @Test func costlyInsertionIntoAShardOfReadEntriesKeepsTheNewEntry() {
         // Given a shard at cost 9 of 10, every entry read since it was queued
         let table = Table(countLimit: nil, costLimit: 10, approximatesRecency: true)
@@ -67,10 +103,12 @@ import Testing
         #expect(table.invariantViolation() == nil)
     }
 
-    @Test func shardedCacheReturnsEveryValueRightAfterStoringIt() throws {
-        // Given a sharded cache at its limits whose entries are read between insertions
-        let cache = try MemoryCache<Int, Int>(countLimit: 64, shardCount: 8, clock: ManualClock())
-        var random = SplitMix64(seed: 11)
+    @Test(arguments: [EvictionPolicy.leastRecentlyUsed, .windowTinyLFU], 11..<15)
+    func shardedCacheReturnsEveryValueRightAfterStoringIt(policy: EvictionPolicy, seed: UInt64) throws {
+        // Given a sharded cache at its count limit whose entries are read between insertions (four seeds:
+        // which keys share a shard also changes with the process's hash seed)
+        let cache = try MemoryCache<Int, Int>(countLimit: 64, shardCount: 8, policy: policy, clock: ManualClock())
+        var random = SplitMix64(seed: seed)
         for step in 0..<20_000 {
             let key = Int(random.next(upperBound: 200 as UInt64))
             if random.next(upperBound: 3 as UInt64) == 0 {

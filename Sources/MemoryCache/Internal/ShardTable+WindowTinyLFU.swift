@@ -96,6 +96,22 @@ extension ShardTable {
         return slot
     }
 
+    /// Removes and returns the window's least recently used entry (``popOldest(of:)``), passing over
+    /// `spared` while the window holds another entry; `nil` when the window is empty.
+    ///
+    /// An insertion spares its own entry: in a shard, the second chances `popOldest` hands out queue the
+    /// window's read entries behind the new one, which would otherwise leave the window first, pushed out
+    /// by its own insertion. It goes to the back once, behind them; their bits are then cleared, so it
+    /// comes up again only when it is the window's last entry.
+    @inlinable
+    func popOldestOfWindow(sparing spared: Int32) -> Int32? {
+        while let slot = popOldest(of: PolicyRegion.window) {
+            guard slot == spared && frequencyPolicy.count(of: PolicyRegion.window) > 1 else { return slot }
+            record(slot, in: PolicyRegion.window)
+        }
+        return nil
+    }
+
     /// Moves a probation entry that was read to the protected segment, demoting the protected segment's
     /// least recently used entries to probation while it is over its budget.
     @inlinable
@@ -129,13 +145,13 @@ extension ShardTable {
         if liveCount > sketchCapacity && sketchCapacity < min(countLimit, FrequencySketch.maximumCapacity) {
             frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
         }
-        if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions() }
+        if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions(sparing: slot) }
         frequencyPolicy.sketch.increment(hash)
         var candidates = frequencyPolicy.candidates
         frequencyPolicy.candidates = []
         candidates.removeAll(keepingCapacity: true)
         while frequencyPolicy.windowIsOver {
-            guard let candidate = popOldest(of: PolicyRegion.window) else { break }
+            guard let candidate = popOldestOfWindow(sparing: slot) else { break }
             setRegion(of: candidate, to: PolicyRegion.candidate)
             candidates.append(candidate)
         }
@@ -303,16 +319,17 @@ extension ShardTable {
     }
 
     /// Brings the regions within budgets a ghost hit just changed: the window's least recently used
-    /// entries move to probation, and the protected segment's to probation, while over budget.
+    /// entries other than `spared`, the entry being inserted (see ``popOldestOfWindow(sparing:)``), move
+    /// to probation, and the protected segment's to probation, while over budget.
     ///
     /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries times
     ///   `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
     ///   `shardLargestGhostStepMultiple`, the same 24), or their share of the cost limit, so each loop moves
     ///   a few dozen entries at most.
     @usableFromInline
-    func rebalanceRegions() {
+    func rebalanceRegions(sparing spared: Int32) {
         while frequencyPolicy.windowIsOver {
-            guard let slot = popOldest(of: PolicyRegion.window) else { break }
+            guard let slot = popOldestOfWindow(sparing: spared) else { break }
             move(slot, to: PolicyRegion.probation)
         }
         while frequencyPolicy.protectedIsOver {
