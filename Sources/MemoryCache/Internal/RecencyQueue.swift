@@ -13,9 +13,6 @@ struct RecencyQueue {
 
     @inlinable init() {}
 
-    /// The number of records not yet spent, current or stale.
-    @inlinable var pendingCount: Int { records.count - start }
-
     @inlinable
     mutating func append(_ record: RecencyRecord) {
         records.append(record)

@@ -51,7 +51,9 @@ extension ShardTable {
         if tick >= Self.referencedBit { renumberQueue() }
         stamps[Int(slot)] = tick
         queue.append(RecencyRecord(slot: slot, stamp: tick))
-        if queue.count - queueStart > liveCount + min(liveCount, 1 << 24) + 16 { compactQueue() }
+        // Spent records count too: evictions spend the records at the front, so at the limit the
+        // unspent ones stay about as many as the entries while the spent ones pile up.
+        if queue.count > liveCount + min(liveCount, 1 << 24) + 16 { compactQueue() }
     }
 
     /// Drops spent and stale records, keeping the live ones in order.

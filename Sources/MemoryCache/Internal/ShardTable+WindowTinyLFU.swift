@@ -234,8 +234,8 @@ extension ShardTable {
     /// ``move(_:to:)`` for a slot known to be in region `old`: with both regions known where it is
     /// inlined, the sizes change without a `switch` each, and the stamp is written once, by `record`.
     ///
-    /// (Until `record` writes it, the stamp still names `old`, so a compaction of every queue that the
-    /// record's tick may start keeps the slot's record in `old`'s queue if it is still queued there; the
+    /// (Until `record` writes it, the stamp still names `old`, so a restart of the ticks that the record
+    /// may start keeps and renumbers the slot's record in `old`'s queue if it is still queued there; the
     /// new stamp makes it stale.)
     @inlinable @inline(__always)
     func move(_ slot: Int32, from old: UInt32, to region: UInt32) {
@@ -270,7 +270,7 @@ extension ShardTable {
     }
 
     /// Stamps slot `slot` with the next tick and appends its record to `region`'s queue, compacting that
-    /// queue when it has grown to twice the region's entries (plus slack).
+    /// queue when it holds twice the region's entries (plus slack) in records, spent ones included.
     @inlinable @inline(__always)
     func record(_ slot: Int32, in region: UInt32) {
         tick &+= 1
@@ -284,13 +284,13 @@ extension ShardTable {
         switch region {
         case PolicyRegion.window:
             frequencyPolicy.window.append(record)
-            if frequencyPolicy.window.pendingCount > slack { frequencyPolicy.window.compact(stamps: stamps) }
+            if frequencyPolicy.window.records.count > slack { frequencyPolicy.window.compact(stamps: stamps) }
         case PolicyRegion.probation:
             frequencyPolicy.probation.append(record)
-            if frequencyPolicy.probation.pendingCount > slack { frequencyPolicy.probation.compact(stamps: stamps) }
+            if frequencyPolicy.probation.records.count > slack { frequencyPolicy.probation.compact(stamps: stamps) }
         default:
             frequencyPolicy.protected.append(record)
-            if frequencyPolicy.protected.pendingCount > slack { frequencyPolicy.protected.compact(stamps: stamps) }
+            if frequencyPolicy.protected.records.count > slack { frequencyPolicy.protected.compact(stamps: stamps) }
         }
     }
 
