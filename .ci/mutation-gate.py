@@ -2,9 +2,10 @@
 """The mutation gate: every mutant in Tests/Mutants/*.mutants must be killed by the tests its entry names.
 
 For each mutant it replaces one exact line of one source file in a scratch copy of the tree, builds the
-debug tests incrementally (seconds: only the touched file recompiles), runs `swift test --filter` with the
-entry's filter, and restores the line. A mutant is killed when that run fails or exceeds its time limit;
-it survives when the run passes. Any survivor fails the gate.
+debug tests incrementally (seconds: only the touched file recompiles), runs the test binary with the
+entry's filter (as `swift test --skip-build --filter` would), and restores the line. A mutant is killed
+when that run fails (its first recorded issue ends it), crashes or exceeds its time limit; it survives
+when the run passes. Any survivor fails the gate.
 
 Before any mutant, each distinct filter is run once on the unmutated copy: it must pass and run at least
 one test, so that a filter that matches nothing (a renamed test) cannot pass for a kill. A mutant whose
@@ -16,12 +17,14 @@ Docs/Testing.md ("The mutation gate") says how to add a mutant.
 """
 
 import argparse
+import functools
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FIELDS = ("file", "line", "mutant", "filter", "why")
 TEST_RUN = re.compile(r"Test run with (\d+) tests?")
+# Swift Testing's line for an issue a test records (a failed expectation, a thrown error); a known issue
+# reads "recorded a known issue".
+FIRST_ISSUE = re.compile("\u2718.* recorded an issue")
 
 
 @dataclass
@@ -138,29 +144,61 @@ def build(scratch: Path) -> subprocess.CompletedProcess:
                           text=True)
 
 
+@functools.cache
+def test_binary(scratch: Path) -> Path:
+    """The debug test binary that `build` links, in the scratch copy's build folder."""
+    shown = subprocess.run(["swift", "build", "--show-bin-path"], cwd=scratch, check=True, capture_output=True,
+                           text=True).stdout.strip()
+    return Path(shown) / "StrataPackageTests.xctest"
+
+
 class Interrupted(Exception):
     """The gate was told to stop (SIGINT, SIGTERM) or its test runner was killed by a signal."""
 
 
-def run_tests(scratch: Path, pattern: str, timeout: int) -> tuple[str, int, str]:
+def run_tests(scratch: Path, pattern: str, timeout: int, first_issue_ends: bool = False) -> tuple[str, int, str]:
     """Returns ("passed" | "failed" | "timeout", number of tests run, the runner's output).
 
     The run gets a process group of its own, so that a time limit ends the test binary and every process a
-    test started (the `strata` tool, servers), not only `swift test`.
+    test started (the `strata` tool, servers), not only `swift test`. With `first_issue_ends` (a mutant's
+    run) the run ends as "failed" at the first issue a test records: the verdict is the one the whole run
+    would reach, and a mutant that makes tests wait out their own time limits (a push that never comes, a
+    lease never released) costs one wait instead of every test's. A known issue (`withKnownIssue`) is
+    printed as "recorded a known issue" and does not end the run.
     """
+    # The test binary itself, as `swift test --skip-build --filter` starts it: `swift test` holds back the
+    # binary's output until it exits, so the first issue could not be seen while the run goes on.
     process = subprocess.Popen(
-        ["swift", "test", "--skip-build", "--filter", pattern],
+        [str(test_binary(scratch)), "--filter", pattern, "--testing-library", "swift-testing"],
         cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env={**os.environ, "SWIFT_BACKTRACE": "enable=no"})
+        env={**os.environ, "SWIFT_BACKTRACE": "enable=no", "NO_COLOR": "1"})
+    lines: list[str] = []
+    issue = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if first_issue_ends and FIRST_ISSUE.search(line):
+                issue.set()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(process)
-        return "timeout", 0, ""
+        reader.join(timeout)
+        if issue.is_set():
+            kill_group(process)
+            return "failed", 0, "".join(lines)
+        if reader.is_alive():
+            kill_group(process)
+            return "timeout", 0, ""
+        process.wait()
     except BaseException:
         kill_group(process)
         raise
-    if process.returncode < 0:
+    output = "".join(lines)
+    # A crash (a trap, an abort) fails the run like a failed expectation; a kill from outside stops the gate.
+    if -process.returncode in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT):
         raise Interrupted(f"the test runner was killed by signal {-process.returncode}")
     counts = [int(n) for n in TEST_RUN.findall(output)]
     return ("passed" if process.returncode == 0 else "failed"), sum(counts), output
@@ -180,7 +218,8 @@ def kill_group(process: subprocess.Popen) -> None:
                 kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-    process.communicate()
+    # wait, not communicate: a reader thread may still hold the pipe, and a killed run's output is not needed.
+    process.wait()
 
 
 def descendants(root: int) -> list[int]:
@@ -281,13 +320,16 @@ def main() -> int:
                 verdict = "DOES NOT COMPILE (fix the list)"
                 print(built.stdout[-2000:], built.stderr[-2000:], sep="\n")
             else:
-                result, count, _ = run_tests(args.scratch, mutant.filter, mutant.timeout)
+                built_after = time.monotonic() - t0
+                result, count, _ = run_tests(args.scratch, mutant.filter, mutant.timeout, first_issue_ends=True)
                 verdict = {"failed": "killed", "timeout": "killed (time limit)", "passed": "SURVIVED"}[result]
                 if result == "passed":
                     survivors.append(mutant)
         finally:
             path.write_text(original)
-        print(f"[{index}/{len(mutants)}] {mutant.name}: {verdict} ({time.monotonic() - t0:.0f} s)", flush=True)
+        took = time.monotonic() - t0
+        split = f"; build {built_after:.0f} s" if built.returncode == 0 else ""
+        print(f"[{index}/{len(mutants)}] {mutant.name}: {verdict} ({took:.0f} s{split})", flush=True)
         if (survivors or errors) and not args.keep_going:
             break
 
