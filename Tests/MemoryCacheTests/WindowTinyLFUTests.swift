@@ -132,20 +132,48 @@ import Testing
 
     // MARK: - Cost-aware admission
 
-    @Test func anEntryLargerThanTheWindowCannotFlushFrequentEntries() throws {
-        // Given ten entries of cost 10, each used three times, filling a cost limit of 100
-        let cache = try makeCache(costLimit: 100)
+    /// With 10 entries the window holds none of them; from 100 on it holds some, which the large entry
+    /// pushed out to duel in its stead before it skipped the window (found by a new user's check).
+    @Test(arguments: [(entries: 10, largeCost: 60), (100, 60), (200, 60), (1_000, 300)])
+    func anEntryLargerThanTheWindowCannotFlushFrequentEntries(entries: Int, largeCost: Int) throws {
+        // Given entries of cost 10, each used three times, filling the cost limit
+        let cache = try makeCache(costLimit: entries * 10)
         for _ in 0..<3 {
-            for key in 0..<10 { try access("small\(key)", in: cache, cost: 10) }
+            for key in 0..<entries { try access("small\(key)", in: cache, cost: 10) }
         }
         let evictionsBefore = cache.statistics.evictions
-        // When an entry of cost 60, far above the window's share, is stored once
-        try cache.setValue(1, forKey: "large", cost: 60)
-        // Then it is turned away (counted as an eviction) and all ten frequent entries stay
+        // When an entry costing more than the window's share (1% of the limit) is stored once
+        try cache.setValue(1, forKey: "large", cost: largeCost)
+        // Then it is turned away (counted as an eviction) and every frequent entry stays
         #expect(cache["large"] == nil)
-        #expect((0..<10).allSatisfy { cache["small\($0)"] != nil })
+        #expect((0..<entries).allSatisfy { cache["small\($0)"] != nil })
         #expect(cache.statistics.evictions == evictionsBefore + 1)
-        #expect(cache.totalCost == 100)
+        #expect(cache.totalCost == entries * 10)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func aFrequentCandidatesWinsMakeRoomForItselfOnlyNotForALargeCandidateBehindIt() throws {
+        // Given 1,000 entries of cost 10 used three times (a window of cost 100), a new key stored ten times
+        // (`hot`, frequent) and then an entry of cost 90 that fits the window, both in the window
+        let cache = try makeCache(costLimit: 10_000)
+        for _ in 0..<3 {
+            for key in 0..<1_000 { try access("small\(key)", in: cache, cost: 10) }
+        }
+        for _ in 0..<10 {
+            try cache.setValue(0, forKey: "hot", cost: 10)
+            cache.removeValue(forKey: "hot")
+        }
+        try cache.setValue(0, forKey: "hot", cost: 10)
+        try cache.setValue(0, forKey: "large", cost: 90)
+        let evictionsBefore = cache.statistics.evictions
+        // When an entry of cost 95 pushes both out of the window, `hot` first
+        try cache.setValue(0, forKey: "mid", cost: 95)
+        // Then `hot` beats one victim and is admitted, and `large`, used once, loses its own duel: `hot`'s
+        // wins did not go on to evict nine frequent entries to make room for it
+        #expect(cache["hot"] == 0)
+        #expect(cache["large"] == nil)
+        #expect(cache["mid"] == 0)
+        #expect(cache.statistics.evictions == evictionsBefore + 2)
         #expect(cache.checkInvariants())
     }
 

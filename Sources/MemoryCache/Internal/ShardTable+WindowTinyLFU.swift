@@ -139,7 +139,10 @@ extension ShardTable {
         if !replacing { frequencyPolicy.duelRegret.noteInsertion(of: hash) }
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
-        move(slot, to: PolicyRegion.window)
+        // An entry costing more than the window's whole share skips it: let in, it would push the window's
+        // other entries out to duel in its stead, and leave as a candidate itself only after them.
+        let skipsWindow = regionCost(of: slot) > frequencyPolicy.windowCostLimit
+        if !skipsWindow { move(slot, to: PolicyRegion.window) }
         // The sketch grows with the entries held, up to the count limit (rounded up to a power of two).
         let sketchCapacity = frequencyPolicy.sketch.capacity
         if liveCount > sketchCapacity && sketchCapacity < min(countLimit, FrequencySketch.maximumCapacity) {
@@ -155,18 +158,30 @@ extension ShardTable {
             setRegion(of: candidate, to: PolicyRegion.candidate)
             candidates.append(candidate)
         }
+        if skipsWindow { candidates.append(slot) }
         var next = 0
+        // What the dueling candidate has won: a candidate's wins make room for itself only, so a large entry
+        // behind it in `candidates` (one that skipped the window) duels for its own room instead of taking
+        // room a frequent candidate won. A count limit is over by one entry at most, so there this changes
+        // nothing.
+        var won = (count: 0, cost: 0)
         while liveCount > countLimit || totalCost > costLimit {
             if next < candidates.count {
                 let candidate = candidates[next]
-                if let victim = mainVictim(), admits(candidate, over: victim) {
+                if won.count >= (countLimit == Int.max ? 0 : 1) && won.cost >= regionCost(of: candidate) {
+                    move(candidate, to: PolicyRegion.probation)
+                    next += 1
+                    won = (0, 0)
+                } else if let victim = mainVictim(), admits(candidate, over: victim) {
                     frequencyPolicy.duelRegret.noteWin(
                         over: frequencyPolicy.hashes[Int(victim)],
                         entries: min(countLimit, frequencyPolicy.sketch.capacity))
+                    won = (won.count + 1, won.cost + regionCost(of: victim))
                     released.append(evict(victim))
                 } else {
                     released.append(evict(candidate))
                     next += 1
+                    won = (0, 0)
                 }
             } else {
                 guard let evicted = evictVictim(sparing: slot) else { break }
