@@ -152,6 +152,41 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
+    @Test func aLargeEntryStoredAgainBeatsTheWindowsEntryWhenTheMainRegionIsEmpty() throws {
+        // Given a cost limit of 1,000 holding one entry of cost 5, in the window (the main region is empty)
+        let cache = try makeCache(costLimit: 1_000)
+        try cache.setValue(0, forKey: "a", cost: 5)
+        #expect(cache.firstShard.withLock { $0.frequencyPolicy.counts.0 } == 1)
+        // When an entry costing the whole limit is stored once
+        try cache.setValue(1, forKey: "large", cost: 1_000)
+        // Then it ties with `a` (both used once) and is turned away (nothing is read here: a read is a use)
+        #expect(cache.totalCost == 5)
+        #expect(cache.statistics.evictions == 1)
+        // When it is stored again
+        try cache.setValue(1, forKey: "large", cost: 1_000)
+        // Then it beats `a`, the victim the window offers, and gets in
+        #expect(cache.totalCost == 1_000)
+        #expect(cache.statistics.evictions == 2)
+        #expect(cache["large"] == 1)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func aCandidateOfCostZeroNeedsNoRoomUnderACostLimit() throws {
+        // Given 1,000 entries of cost 10 used three times filling a cost limit, and then an entry of cost 0
+        let cache = try makeCache(costLimit: 10_000)
+        for _ in 0..<3 {
+            for key in 0..<1_000 { try access("small\(key)", in: cache, cost: 10) }
+        }
+        try cache.setValue(0, forKey: "free", cost: 0)
+        let evictionsBefore = cache.statistics.evictions
+        // When eleven new entries of cost 10 push it out of the window
+        for key in 0..<11 { try cache.setValue(0, forKey: "new\(key)", cost: 10) }
+        // Then it enters the main region without a duel: it takes no room
+        #expect(cache["free"] == 0)
+        #expect(cache.statistics.evictions == evictionsBefore + 11)
+        #expect(cache.checkInvariants())
+    }
+
     @Test func aFrequentCandidatesWinsMakeRoomForItselfOnlyNotForALargeCandidateBehindIt() throws {
         // Given 1,000 entries of cost 10 used three times (a window of cost 100), a new key stored ten times
         // (`hot`, frequent) and then an entry of cost 90 that fits the window, both in the window

@@ -162,17 +162,22 @@ extension ShardTable {
         var next = 0
         // What the dueling candidate has won: a candidate's wins make room for itself only, so a large entry
         // behind it in `candidates` (one that skipped the window) duels for its own room instead of taking
-        // room a frequent candidate won. A count limit is over by one entry at most, so there this changes
-        // nothing.
+        // room a frequent candidate won. It needs an entry's room only while the count is over (by one
+        // entry at most, so with a count limit only this changes nothing), and its cost's.
         var won = (count: 0, cost: 0)
         while liveCount > countLimit || totalCost > costLimit {
             if next < candidates.count {
                 let candidate = candidates[next]
-                if won.count >= (countLimit == Int.max ? 0 : 1) && won.cost >= regionCost(of: candidate) {
+                let skipped = skipsWindow && candidate == slot
+                if (won.count > 0 || liveCount <= countLimit) && won.cost >= regionCost(of: candidate) {
                     move(candidate, to: PolicyRegion.probation)
                     next += 1
                     won = (0, 0)
-                } else if let victim = mainVictim(), admits(candidate, over: victim) {
+                } else if let victim = mainVictim() ?? (skipped ? oldest(of: PolicyRegion.window) : nil),
+                    admits(candidate, over: victim)
+                {
+                    // A skipped entry duels the window's oldest entry when the main region is empty (a window
+                    // grown to the whole cache), as an entry in the window would be evicted for it there.
                     frequencyPolicy.duelRegret.noteWin(
                         over: frequencyPolicy.hashes[Int(victim)],
                         entries: min(countLimit, frequencyPolicy.sketch.capacity))
