@@ -171,6 +171,19 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
+    @Test func ghostHitsInACacheOfAFewLargeEntriesMoveTheWindowByAFewPercent() throws {
+        // Given a cost limit of 1,000 holding one entry of cost 5, and an entry of the whole limit's cost
+        // stored three times (turned away once on a tie, which leaves a ghost; then a ghost hit each time)
+        let cache = try makeCache(costLimit: 1_000)
+        try cache.setValue(0, forKey: "a", cost: 5)
+        for _ in 0..<3 { try cache.setValue(1, forKey: "large", cost: 1_000) }
+        // Then the window grew by a few percent, not by half the cache a hit (a window of the whole cache
+        // stays so for good: nothing reaches the main region to be evicted and shrink it)
+        let share = cache.firstShard.withLock { $0.frequencyPolicy.windowShare }
+        #expect(share > 0.01 && share <= 0.1, "window share \(share)")
+        #expect(cache.checkInvariants())
+    }
+
     @Test func aCandidateOfCostZeroNeedsNoRoomUnderACostLimit() throws {
         // Given 1,000 entries of cost 10 used three times filling a cost limit, and then an entry of cost 0
         let cache = try makeCache(costLimit: 10_000)

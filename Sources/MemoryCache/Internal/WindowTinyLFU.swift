@@ -331,6 +331,10 @@ struct WindowTinyLFU {
     /// entries or more).
     static var largestGhostStepMultiple: Double { 3 }
 
+    /// The fewest entries a ghost hit's step is a share of (fewer with a smaller count limit): 100, so that
+    /// one hit moves the window by a few percent, not half, of a cache that holds only a few entries.
+    static var fewestEntriesPerShare: Int { 100 }
+
     /// ``largestGhostStepMultiple``, or ``shardLargestGhostStepMultiple`` in a shard.
     static func largestGhostStepMultiple(inShard: Bool) -> Double {
         inShard ? shardLargestGhostStepMultiple : largestGhostStepMultiple
@@ -363,7 +367,12 @@ struct WindowTinyLFU {
         let step =
             Self.ghostStep(forEntries: entries, inShard: isShard)
             * Self.ghostStepMultiple(forRun: ghostRun, inShard: isShard)
-        let share = min(max(windowShare + direction * step / Double(max(entries, 1)), 0), 1)
+        // A share of the entries held, but of no fewer than ``fewestEntriesPerShare`` (or the count limit):
+        // under a cost limit a few large entries fill a cache, and one ghost hit then moved the share by half
+        // of it; two could leave the window the whole cache for good, since nothing then reaches the main
+        // region to be evicted and shrink it again. A full cache of that many entries or more is unchanged.
+        let held = max(entries, min(countLimit, Self.fewestEntriesPerShare), 1)
+        let share = min(max(windowShare + direction * step / Double(held), 0), 1)
         guard share != windowShare else { return false }
         windowShare = share
         resizeRegions()
