@@ -23,7 +23,13 @@ struct RedisLeasedStaleTests {
         let redis: RedisCache<String, String>
         let multi: MultiCache<String, String>
 
-        init(_ server: RedisServer) throws {
+        /// Stores "old" for `staleKey` through the holder, expiring in 10 seconds and kept stale for an hour,
+        /// steps past its expiry, and only then makes the caller's instances.
+        // In that order because the caller's `MultiCache` listens to tracking: a message for the holder's
+        // write that reached it after the caller's read had begun (a starved tracking thread, seen in CI)
+        // would fence the caller's load, rightly, and its value would not be stored. Tracking that comes on
+        // after the write sends no message for it, and the load waits until tracking is on.
+        init(_ server: RedisServer, staleKey: String) async throws {
             var configuration = try RedisTier.configuration(
                 port: server.port, namespace: RedisTier.namespace(), masterKey: RedisTier.randomMasterKey())
             configuration.clock = clock
@@ -31,16 +37,12 @@ struct RedisLeasedStaleTests {
             // test in seconds rather than at its time limit; a caller that serves stale never waits at all.
             configuration.loadLease = .init(duration: .seconds(3_600), maximumWait: .seconds(2))
             holder = try RedisCache(configuration: configuration)
-            redis = try RedisCache(configuration: configuration)
-            multi = try MultiCache(tiers: [.init(try MemoryCache(clock: clock)), .init(redis)])
-        }
-
-        /// Stores "old" for `key`, expiring in 10 seconds and kept stale for an hour, then steps past its expiry.
-        func storeStale(_ key: String) async throws {
             let now = clock.now
             try await holder.setEntry(
-                CacheEntry(value: "old", expiresAt: now + 10, staleUntil: now + 3_600), forKey: key)
+                CacheEntry(value: "old", expiresAt: now + 10, staleUntil: now + 3_600), forKey: staleKey)
             clock.advance(by: 30)
+            redis = try RedisCache(configuration: configuration)
+            multi = try MultiCache(tiers: [.init(try MemoryCache(clock: clock)), .init(redis)])
         }
     }
 
@@ -73,8 +75,7 @@ struct RedisLeasedStaleTests {
     func aFailSafeCallerServesItsStaleValueWhileAnotherProcessHoldsTheLease(_ caller: Caller) async throws {
         // Given "k" stale (within fail-safe's hour) and another process holding its lease, mid-load
         let server = try RedisServer()
-        let pair = try Pair(server)
-        try await pair.storeStale("k")
+        let pair = try await Pair(server, staleKey: "k")
         guard case .acquired(let lease) = try await pair.holder.acquireLease(forKey: "k", duration: .seconds(3_600))
         else {
             Issue.record("the first lease on a fresh key was not granted")
@@ -100,8 +101,7 @@ struct RedisLeasedStaleTests {
     func aFailSafeCallerLoadsWhenNoProcessHoldsTheLease(_ caller: Caller) async throws {
         // Given "k" stale and no lease on it
         let server = try RedisServer()
-        let pair = try Pair(server)
-        try await pair.storeStale("k")
+        let pair = try await Pair(server, staleKey: "k")
         // When a fail-safe caller misses it, then it loads (and takes the lease to do so), as before
         let runs = Runs()
         #expect(try await Self.load("k", by: caller, in: pair, runs) == "loaded here")
@@ -114,8 +114,7 @@ struct RedisLeasedStaleTests {
     @Test func aTurnTakesTheLeaseOverAnEntryThatIsOnlyStale() async throws {
         // Given "k" on the server but stale (kept for fail-safe)
         let server = try RedisServer()
-        let pair = try Pair(server)
-        try await pair.storeStale("k")
+        let pair = try await Pair(server, staleKey: "k")
         // When a process asks for its turn to load it, then the stale entry does not pass for a landed value:
         // it takes the lease and loads
         guard case .load(let release) = await pair.redis.loadTurn(forKey: "k") else {
