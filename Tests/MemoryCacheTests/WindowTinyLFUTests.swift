@@ -200,6 +200,40 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
+    @Test(arguments: [false, true])
+    func anEntryAGhostHitLeavesOverTheShrunkWindowDuelsForItsRoom(isFrequent: Bool) throws {
+        // Given 1,000 entries of cost 10 used three times filling a cost limit (a window of cost 100), and a
+        // new key the sketch has not seen that the main region's ghosts remember (one the window's ghosts do
+        // not: a Bloom false positive there would grow the window instead), seen often or not at all
+        let cache = try makeCache(costLimit: 10_000)
+        for _ in 0..<3 {
+            for key in 0..<1_000 { try access("small\(key)", in: cache, cost: 10) }
+        }
+        let key = try #require(
+            (0..<100).map { "returning\($0)" }.first { name in
+                let hash = UInt32(truncatingIfNeeded: name.hashValue)
+                return cache.firstShard.withLock {
+                    $0.frequencyPolicy.sketch.frequency(hash) == 0 && !$0.frequencyPolicy.windowGhosts.contains(hash)
+                }
+            })
+        let hash = UInt32(truncatingIfNeeded: key.hashValue)
+        cache.firstShard.withLock { table in
+            table.frequencyPolicy.mainGhosts.insert(hash)
+            for _ in 0..<(isFrequent ? 12 : 0) { table.frequencyPolicy.sketch.increment(hash) }
+        }
+        let evictionsBefore = cache.statistics.evictions
+        // When it is stored at the window's whole cost, and its ghost hit shrinks the window below that
+        try cache.setValue(1, forKey: key, cost: 100)
+        #expect(cache.firstShard.withLock { $0.frequencyPolicy.windowCostLimit } < 100)
+        // Then it duels the main region's victims for its room like any entry leaving the window: seen once,
+        // it is turned away and every frequent entry stays; seen often, it gets in on ten entries' room
+        #expect((cache[key] != nil) == isFrequent)
+        #expect(cache.statistics.evictions == evictionsBefore + (isFrequent ? 10 : 1))
+        #expect((0..<1_000).filter { cache["small\($0)"] != nil }.count == (isFrequent ? 990 : 1_000))
+        #expect(cache.totalCost == 10_000)
+        #expect(cache.checkInvariants())
+    }
+
     @Test func aFrequentCandidatesWinsMakeRoomForItselfOnlyNotForALargeCandidateBehindIt() throws {
         // Given 1,000 entries of cost 10 used three times (a window of cost 100), a new key stored ten times
         // (`hot`, frequent) and then an entry of cost 90 that fits the window, both in the window

@@ -340,7 +340,9 @@ extension ShardTable {
 
     /// Brings the regions within budgets a ghost hit just changed: the window's least recently used
     /// entries other than `spared`, the entry being inserted (see ``popOldestOfWindow(sparing:)``), move
-    /// to probation, and the protected segment's to probation, while over budget.
+    /// to probation, and the protected segment's to probation, while over budget. `spared` stays in the
+    /// window even when it alone is over the new budget: the insertion then pushes it out as a candidate,
+    /// to duel for its room like any entry leaving the window.
     ///
     /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries times
     ///   `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
@@ -350,6 +352,11 @@ extension ShardTable {
     func rebalanceRegions(sparing spared: Int32) {
         while frequencyPolicy.windowIsOver {
             guard let slot = popOldestOfWindow(sparing: spared) else { break }
+            guard slot != spared else {
+                // Only a cost budget leaves the new entry over it alone (the window holds at least one entry).
+                record(slot, in: PolicyRegion.window)
+                break
+            }
             move(slot, to: PolicyRegion.probation)
         }
         while frequencyPolicy.protectedIsOver {
