@@ -38,11 +38,13 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// so old popularity fades (Einziger, Friedman and Manes, "TinyLFU: A Highly Efficient Cache
     /// Admission Policy", ACM Transactions on Storage 13(4), 2017). The window starts at 1% of the cache
     /// and adapts like the lists of ARC (Megiddo and Modha, FAST 2003): each region remembers the keys it
-    /// recently evicted in a small filter, and inserting one of them again moves one entry's worth of
-    /// room to that region. (Caffeine adapts its window by hill climbing on the hit ratio instead;
+    /// recently evicted in a small filter, and inserting one of them again moves room to that region: 8
+    /// entries' worth (at most 4% of a small cache), up to three times as much while such hits keep coming
+    /// from one side. (Caffeine adapts its window by hill climbing on the hit ratio instead;
     /// `Docs/MemoryCache.md` compares the two.) An entry whose cost exceeds the window's share of the
     /// cost limit skips the window and must beat, one by one, every entry it would push out of the main
-    /// region, so one large entry cannot flush the cache.
+    /// region, so one large entry cannot flush the cache. A store can therefore be turned away without
+    /// an error: the entry is counted as inserted and evicted, and a read of its key misses.
     ///
     /// Each shard of a sharded cache runs its own policy on its share of the limits.
     public static let windowTinyLFU = EvictionPolicy(kind: .windowTinyLFU)

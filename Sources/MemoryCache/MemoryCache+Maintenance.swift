@@ -79,7 +79,8 @@ extension MemoryCache {
         return removed
     }
 
-    /// Evicts least recently used entries until at most `count` remain; each counts as an eviction.
+    /// Evicts entries in the policy's order (least recently used first under LRU; W-TinyLFU's main region
+    /// before its window) until at most `count` remain; each counts as an eviction.
     ///
     /// This is the hook for memory pressure on platforms without a system memory-pressure source
     /// (Linux): call it when the process should give memory back. With several shards each shard keeps
@@ -93,8 +94,8 @@ extension MemoryCache {
         trimShards(to: count) { table, share, released in table.trim(toCount: share, into: &released) }
     }
 
-    /// Evicts least recently used entries until the total cost is at most `cost`; each counts as an
-    /// eviction.
+    /// Evicts entries in the policy's order, as ``trim(toCount:)`` does, until the total cost is at most
+    /// `cost`; each counts as an eviction.
     ///
     /// With several shards each shard keeps its share of `cost`.
     ///

@@ -248,13 +248,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Synch
     // MARK: - Writing
 
     /// Stores `value` under `key` as the most recently used entry, replacing any earlier entry, then
-    /// evicts least recently used entries until the cache is within its limits; the cost comes from the
-    /// cache's cost function.
+    /// evicts the entries the policy chooses (least recently used ones under LRU) until the cache is
+    /// within its limits; the cost comes from the cache's cost function.
     ///
     /// The value is not stored, and nothing is evicted, when the cache keeps nothing (a limit of 0),
     /// when its cost alone exceeds the cost limit, or when its expiry has already passed; in each case
     /// the earlier entry for `key` is removed, so a read never returns a value older than the last write.
     /// Only the oversized entry is an error: it is the one case where the caller's value was refused.
+    /// Under ``EvictionPolicy/windowTinyLFU`` the entry enters a small window and then must win its room
+    /// in the main region from entries used more often, so it may be evicted by this insertion or a later
+    /// one without an error (counted as an insertion and an eviction), like any entry a policy evicts.
     ///
     /// Thread-safe; takes the key's shard lock once.
     ///

@@ -217,6 +217,22 @@ import Testing
         #expect(sharded.checkInvariants())
     }
 
+    @Test(arguments: [EvictionPolicy.leastRecentlyUsed, .windowTinyLFU])
+    func replacingAnEntryOfCostNearIntMaxEvictsNothing(policy: EvictionPolicy) throws {
+        // Given no cost limit, an entry b of cost 5 and an entry a of cost Int.max - 10
+        let cache = try MemoryCache<String, Int>(policy: policy)
+        try cache.setValue(1, forKey: "b", cost: 5)
+        try cache.setValue(2, forKey: "a", cost: Int.max - 10)
+        // When a is replaced by an entry of cost 20 (the total would overflow only with the old a still in it)
+        try cache.setValue(3, forKey: "a", cost: 20)
+        // Then nothing is evicted: the replaced entry's cost was freed first
+        #expect(cache["b"] == 1)
+        #expect(cache["a"] == 3)
+        #expect(cache.totalCost == 25)
+        #expect(cache.statistics.evictions == 0)
+        #expect(cache.checkInvariants())
+    }
+
     @Test func oversizeEntryIsNotStoredAndEvictsNothing() throws {
         // Given a cache holding a and b, and an older value for c
         let cache = try makeCache(costLimit: 100)

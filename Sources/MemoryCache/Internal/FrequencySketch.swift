@@ -6,7 +6,9 @@
 /// "An Improved Data Stream Summary: The Count-Min Sketch and its Applications", 2005), so collisions
 /// can only raise an estimate. Counters saturate at 15: admission only compares frequencies, and the
 /// paper shows that small counters lose almost nothing. After `sampleSize` increments every counter is
-/// halved (the paper's *reset*), so the sketch describes recent use and a key popular long ago fades.
+/// halved (the paper's *reset*), so the sketch describes recent use and a key popular long ago fades. A
+/// halving halves the count of increments too (the halved counters stand for half of them, as in
+/// Caffeine's reset), so every halving after the first comes after `sampleSize / 2` more.
 ///
 /// The table holds one 64-bit word (16 counters) per entry the cache can hold, rounded up to a power of
 /// two: 8 bytes an entry. A key's four counters all sit in one 64-byte block of eight words, so an
@@ -23,8 +25,8 @@ struct FrequencySketch {
     @usableFromInline var blockMask: Int
     /// Increments since the last halving.
     @usableFromInline var additions = 0
-    /// The increments after which every counter is halved: 10 per entry the sketch is sized for, the
-    /// sample size the TinyLFU paper uses.
+    /// The increments counted when every counter is halved: 10 per entry the sketch is sized for, the
+    /// sample size the TinyLFU paper uses (the first halving comes after that many, later ones after half).
     @usableFromInline var sampleSize: Int
     /// The number of entries the sketch is sized for.
     @usableFromInline var capacity: Int

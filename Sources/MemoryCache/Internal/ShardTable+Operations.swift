@@ -146,9 +146,19 @@ extension ShardTable {
             return released
         }
         // Keep the running total representable: costs near `Int.max` (with no cost limit, or a limit
-        // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way.
-        while Int.max - totalCost < cost && !index.isEmpty {
-            released.append(evictVictim())
+        // above `Int.max / 2`) would otherwise overflow it. Evicting first makes room the usual way, after
+        // the entry being replaced, whose cost is freed anyway, has left (it was evicted, and others with
+        // it, while its cost still counted; found by an adversarial run).
+        var replacedFirst = false
+        if Int.max - totalCost < cost {
+            if let replaced = index.removeValue(forKey: key) {
+                freeSlot(replaced.slot)
+                released.first = replaced.value
+                replacedFirst = true
+            }
+            while Int.max - totalCost < cost && !index.isEmpty {
+                released.append(evictVictim())
+            }
         }
         // A replaced entry moves to a fresh slot, so that one hash operation both stores the new entry
         // and hands back the old one.
@@ -170,7 +180,7 @@ extension ShardTable {
         costs[Int(slot)] = cost
         totalCost += cost
         counters.insertions += 1
-        admit(slot, cost: cost, replacing: old != nil, into: &released)
+        admit(slot, cost: cost, replacing: old != nil || replacedFirst, into: &released)
         return released
     }
 
