@@ -4,8 +4,12 @@
 Run by hand (CI does not need libcachesim):
 
     swift run -c release --package-path Benchmarks strata-bench --write-traces /tmp/policy-traces
-    swift run -c release --package-path Benchmarks strata-bench --filter policy-hit-ratio --json /tmp/policy.json
+    SWIFT_DETERMINISTIC_HASHING=1 swift run -c release --package-path Benchmarks strata-bench \
+        --filter policy-hit-ratio --hash-seeds 3 --json /tmp/policy.json
     python3 Benchmarks/policy_compare.py /tmp/policy-traces [--strata-json /tmp/policy.json]
+
+(the hash-seed option and the variable give the figures of Docs/MemoryCache.md's table; without
+`--strata-json` only libcachesim's columns are printed, with no check of the targets or of LRU's agreement).
 
 Needs `pip install libcachesim==0.3.5` (the PyPI bindings of libCacheSim, https://github.com/1a1a11a/libCacheSim).
 Every request is a get that inserts on a miss, with all objects of size 1, so cache sizes count objects,
