@@ -214,49 +214,4 @@ import Testing
         // by a share no larger than a large cache's
         #expect(abs((policy.windowShare - before) * Double(entries) - step) < 1e-9)
     }
-
-    @Test(arguments: [nil, 1_000] as [Int?])
-    func aWindowGrownToTheWholeCacheShrinksAgainOnceFrequencyPays(countLimit: Int?) throws {
-        // Given a cost limit of 1,000 whose window grew to the whole cache (100 entries of cost 10 used three
-        // times, then 50 keys read and stored on a miss for four rounds, whose returns grow the window), then a
-        // scan of one-off keys that empties the main region, then entries of cost 1 no ghost remembers until
-        // the sketch grows, which forgets every ghost
-        let cache = try MemoryCache<Int, Int>(countLimit: countLimit, costLimit: 1_000, policy: .windowTinyLFU)
-        func access(_ key: Int, cost: Int) throws {
-            if cache[key] == nil { try cache.setValue(key, forKey: key, cost: cost) }
-        }
-        func policy<T>(_ read: (WindowTinyLFU) -> T) -> T { cache.firstShard.withLock { read($0.frequencyPolicy) } }
-        for _ in 0..<3 { for key in 0..<100 { try access(key, cost: 10) } }
-        for _ in 0..<4 { for key in 1_000..<1_050 { try access(key, cost: 10) } }
-        for key in 2_000..<7_000 where policy({ $0.counts.1 + $0.counts.2 }) > 0 { try access(key, cost: 10) }
-        var key = 10_000
-        while policy({ $0.sketch.capacity }) <= 128 {
-            let hash = UInt32(truncatingIfNeeded: key.hashValue)
-            if !policy({ $0.mainGhosts.contains(hash) || $0.windowGhosts.contains(hash) }) {
-                try cache.setValue(key, forKey: key, cost: 1)
-            }
-            key += 1
-        }
-        // When Zipf requests for entries of cost 1 follow, where frequency pays
-        let ranks = zipfRanks(keyCount: 100_000, length: 200_000, seed: 7)
-        func replay(in cache: MemoryCache<Int, Int>) throws -> Double {
-            var hits = 0
-            for (index, rank) in ranks.enumerated() {
-                if cache[100_000 + rank] != nil {
-                    if index >= ranks.count / 2 { hits += 1 }
-                } else {
-                    try cache.setValue(rank, forKey: 100_000 + rank, cost: 1)
-                }
-            }
-            return Double(hits) / Double(ranks.count / 2) * 100
-        }
-        let ratio = try replay(in: cache)
-        let fresh = try replay(
-            in: MemoryCache(countLimit: countLimit, costLimit: 1_000, policy: .windowTinyLFU))
-        // Then the window shrank from the whole cache and the cache hits within a point of a fresh one (it
-        // stayed an LRU cache for good before: 48.8% against 56.4% in an adversarial run's variant)
-        #expect(policy({ $0.windowShare }) < 0.5)
-        #expect(ratio > fresh - 1, "\(ratio)% hits against \(fresh)% for a fresh cache")
-        #expect(cache.checkInvariants())
-    }
 }

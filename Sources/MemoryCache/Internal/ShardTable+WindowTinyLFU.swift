@@ -236,11 +236,6 @@ extension ShardTable {
             let hash = frequencyPolicy.hashes[Int(slot)]
             switch region {
             case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
-            case PolicyRegion.candidate where frequencyPolicy.mainIsEmpty && frequencyPolicy.sketch.frequency(hash) > 1:
-                // A window of the whole cache has no main region, whose ghosts alone can shrink it: a candidate
-                // used more than once, which a main region would have admitted over an entry seen once, is
-                // remembered as the main region's, so that its return says a main region would have hit.
-                frequencyPolicy.mainGhosts.insert(hash)
             default: frequencyPolicy.windowGhosts.insert(hash)
             }
         }

@@ -223,10 +223,6 @@ struct WindowTinyLFU {
     @inlinable
     var windowIsOver: Bool { counts.0 > windowCountLimit || costs.0 > windowCostLimit }
 
-    /// Whether the main region (probation and protected) holds no entry.
-    @inlinable
-    var mainIsEmpty: Bool { counts.1 == 0 && counts.2 == 0 }
-
     @inlinable
     var protectedIsOver: Bool { counts.2 > protectedCountLimit || costs.2 > protectedCostLimit }
 
