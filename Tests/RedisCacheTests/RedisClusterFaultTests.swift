@@ -323,17 +323,25 @@ struct RedisClusterFaultTests {
     /// such (the demoted primary has turned replica).
     static func waitUntilAllOK(_ cluster: RedisCluster) async throws {
         let deadline = ContinuousClock.now + .seconds(60)
+        var lastSeen = ""
         while ContinuousClock.now < deadline {
-            var ok = try await replicas(cluster).count == 3
-            for port in cluster.ports where ok {
+            let replicas = try await replicas(cluster)
+            var ok = replicas.count == 3
+            var states: [String] = []
+            for port in cluster.ports.sorted() {
                 let node = try RedisCluster.connection(port: port)
                 let info = (try? await node.send(RESPCommand("CLUSTER", "INFO")))?.string ?? ""
                 await node.close()
-                ok = info.contains("cluster_state:ok")
+                ok = ok && info.contains("cluster_state:ok")
+                let state = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cluster_state:") }
+                states.append("\(port) \(replicas.contains(port) ? "replica" : "primary") \(state ?? "no reply")")
             }
             if ok { return }
+            lastSeen = states.joined(separator: ", ")
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw RedisCluster.NotReady(description: "the cluster did not settle within 60 s of a failover")
+        // What each node last said, so that a cluster that never settles says where it stuck.
+        throw RedisCluster.NotReady(
+            description: "the cluster did not settle within 60 s of a failover; last seen: \(lastSeen)")
     }
 }
