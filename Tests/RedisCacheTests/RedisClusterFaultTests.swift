@@ -327,20 +327,21 @@ struct RedisClusterFaultTests {
         while ContinuousClock.now < deadline {
             let replicas = try await replicas(cluster)
             var ok = replicas.count == 3
-            var states: [String] = []
-            for port in cluster.ports.sorted() {
+            var states = ["replicas \(replicas)"]
+            for port in cluster.ports where ok {
                 let node = try RedisCluster.connection(port: port)
                 let info = (try? await node.send(RESPCommand("CLUSTER", "INFO")))?.string ?? ""
                 await node.close()
-                ok = ok && info.contains("cluster_state:ok")
+                ok = info.contains("cluster_state:ok")
                 let state = info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cluster_state:") }
-                states.append("\(port) \(replicas.contains(port) ? "replica" : "primary") \(state ?? "no reply")")
+                states.append("\(port) \(state ?? "no reply")")
             }
             if ok { return }
             lastSeen = states.joined(separator: ", ")
             try await Task.sleep(for: .milliseconds(20))
         }
-        // What each node last said, so that a cluster that never settles says where it stuck.
+        // The replicas and the nodes asked last time, up to the first not ok: where a cluster that never
+        // settles stuck.
         throw RedisCluster.NotReady(
             description: "the cluster did not settle within 60 s of a failover; last seen: \(lastSeen)")
     }
