@@ -27,10 +27,10 @@ import json
 import os
 import sys
 
-# Traces replayed at every size, and traces made for one size (their loop is 20% larger than the cache),
-# whose files are named TRACE-SIZEk.txt.
+# Traces replayed at every size, and traces made for one size (a loop 20% larger than the cache, a working
+# set of 90% of it), whose files are named TRACE-SIZEk.txt.
 TRACES = ["zipf0.99", "zipf0.8", "scan", "moving"]
-SIZED_TRACES = ["loop", "loopzipf", "shift"]
+SIZED_TRACES = ["loop", "loopzipf", "shift", "sliding", "reuse"]
 SIZES = [1_000, 3_000, 10_000]
 # The sizes of the benchmark's policy-hit-ratio-curve row, replayed on the Zipf(0.99) trace with --curve.
 CURVE_SIZES = [250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000]

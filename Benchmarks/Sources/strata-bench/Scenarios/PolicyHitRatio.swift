@@ -3,7 +3,8 @@ import MemoryCache
 /// policy-hit-ratio-TRACE-SIZE: the hit ratio of a MemoryCache with the W-TinyLFU policy (one shard, and
 /// four as an extra) on the trace suite of ``PolicyTrace/suite(keyCount:length:capacities:)`` — Zipf 0.99
 /// and 0.8, scans, a moving popular set at every size; at each size a loop 20% larger than the cache, alone
-/// and mixed with Zipf, and a trace that changes class halfway — against reference simulations of LRU and
+/// and mixed with Zipf, a trace that changes class halfway, a working set that slides and keys reused within
+/// about a cache size — against reference simulations of LRU and
 /// SIEVE on the same requests. Every request is a get, and a miss stores the key.
 ///
 /// The baseline is the better of the two references; the row's target is to be within 1 point of it
@@ -32,8 +33,10 @@ enum PolicyHitRatio {
             length: context.size(full: 1_000_000, quick: 250_000), capacities: capacities)
     }
 
+    static let traceKinds = ["zipf0.99", "zipf0.8", "scan", "moving", "loop", "loopzipf", "shift", "sliding", "reuse"]
+
     static let scenario = Scenario(
-        names: ["zipf0.99", "zipf0.8", "scan", "moving", "loop", "loopzipf", "shift"].flatMap { trace in
+        names: traceKinds.flatMap { trace in
             capacities.map { "policy-hit-ratio-\(trace)-\($0 / 1000)k" }
         } + ["policy-hit-ratio-curve"]
     ) { context in

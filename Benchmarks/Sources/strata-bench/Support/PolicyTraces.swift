@@ -31,9 +31,10 @@ struct PolicyTrace: Sendable {
         ]
     }
 
-    /// The whole suite: `all` plus, for each of `capacities`, the three traces made for that size (a loop
-    /// slightly larger than the cache, alone and mixed with Zipf traffic, and a trace that changes class
-    /// halfway).
+    /// The whole suite: `all` plus, for each of `capacities`, the five traces made for that size (a loop
+    /// slightly larger than the cache, alone and mixed with Zipf traffic, a trace that changes class
+    /// halfway, and two where only recency pays: a working set that fits and slides, and keys reused within
+    /// about a cache size of requests).
     static func suite(keyCount: Int, length: Int, capacities: [Int]) -> [PolicyTrace] {
         all(keyCount: keyCount, length: length)
             + capacities.flatMap { capacity in
@@ -41,6 +42,8 @@ struct PolicyTrace: Sendable {
                     loop(capacity: capacity, keyCount: keyCount, length: length),
                     loopWithZipf(capacity: capacity, keyCount: keyCount, length: length),
                     shift(capacity: capacity, keyCount: keyCount, length: length),
+                    sliding(capacity: capacity, length: length),
+                    reuse(capacity: capacity, length: length),
                 ]
             }
     }
@@ -89,6 +92,45 @@ struct PolicyTrace: Sendable {
             name: "shift-\(capacity / 1000)k",
             description: "moving for the first half, then Zipf(0.99) with a loop over \(loopLength(forCapacity: capacity)) keys",
             keys: first + second, capacity: capacity)
+    }
+
+    /// Requests uniform over a range of 90% of `capacity` consecutive keys that moves on by one key every
+    /// fourth request (a working set that fits the cache and drifts: recent sessions, a feed's newest items).
+    /// Each key is requested about four times while in the range, so keys the range has left keep higher
+    /// counts than the keys entering it; only recency pays, and LRU keeps about 73% (at 1,000 entries).
+    static func sliding(capacity: Int, length: Int, seed: UInt64 = 0x511D) -> PolicyTrace {
+        let width = capacity * 9 / 10
+        var generator = SplitMix64(seed: seed)
+        let keys = (0..<length).map { $0 / 4 + Int(generator.next() % UInt64(width)) }
+        return PolicyTrace(
+            name: "sliding-\(capacity / 1000)k",
+            description: "uniform over \(width) consecutive keys, the range moving on by one key every 4 requests",
+            keys: keys, capacity: capacity)
+    }
+
+    /// Keys used three times each: first, then twice more, each use `capacity` / 2 to `capacity` requests
+    /// after the last, a new key every third request (an object read a few times while it is current: a
+    /// message, a build artefact, a page being edited). Each key's uses are within about one cache size of
+    /// requests, so LRU keeps about two thirds; a key has only one or two uses counted when it comes back,
+    /// fewer than the keys that have had all three.
+    static func reuse(capacity: Int, length: Int, seed: UInt64 = 0x2E05) -> PolicyTrace {
+        var generator = SplitMix64(seed: seed)
+        // Times in sixteenths of a request, so that the offsets spread the uses between whole requests.
+        var uses: [(time: Int, key: Int)] = []
+        uses.reserveCapacity(length)
+        for key in 0..<(length / 3) {
+            var time = key * 48
+            uses.append((time, key))
+            for _ in 0..<2 {
+                time += (capacity / 2 + Int(generator.next() % UInt64(max(capacity / 2, 1)))) * 16
+                uses.append((time, key))
+            }
+        }
+        uses.sort { ($0.time, $0.key) < ($1.time, $1.key) }
+        return PolicyTrace(
+            name: "reuse-\(capacity / 1000)k",
+            description: "keys used three times, each use \(capacity / 2) to \(capacity) requests after the last",
+            keys: uses.map(\.key), capacity: capacity)
     }
 
     /// Zipf(0.99) requests with bursts of one-hit keys: each tenth of the trace is 80% Zipf requests
