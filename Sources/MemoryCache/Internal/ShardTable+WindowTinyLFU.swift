@@ -38,11 +38,22 @@ extension ShardTable {
         }
         frequencyPolicy.touchedSketchWords = touched
         for position in 0..<count {
-            frequencyPolicy.sketch.increment(hashes[Int(frequencyPolicy.bufferedHit(position))])
+            let hash = hashes[Int(frequencyPolicy.bufferedHit(position))]
+            frequencyPolicy.sketch.increment(hash)
+            // Most hits are not sampled, and pay one multiplication and comparison for the check against LRU.
+            if frequencyPolicy.miniature.samples(hash) { noteSampledHit(frequencyPolicy.bufferedHit(position)) }
         }
         for position in 0..<count {
             applyHit(frequencyPolicy.bufferedHit(position))
         }
+    }
+
+    /// Runs a hit on live slot `slot`, whose key is sampled, through the miniature LRU. Kept out of line, so
+    /// that the unsampled hits' loop stays short.
+    @usableFromInline @inline(never)
+    func noteSampledHit(_ slot: Int32) {
+        frequencyPolicy.noteSampledRequest(
+            frequencyPolicy.hashes[Int(slot)], cost: regionCost(of: slot), hit: true, held: (liveCount, totalCost))
     }
 
     /// Refreshes live slot `slot`'s recency within its region; an entry read while on probation moves to
@@ -137,6 +148,9 @@ extension ShardTable {
     func insertByFrequency(_ slot: Int32, hash: UInt32, cost: Int, replacing: Bool, into released: inout Released) {
         frequencyPolicy.hashes[Int(slot)] = hash
         if !replacing { frequencyPolicy.duelRegret.noteInsertion(of: hash) }
+        frequencyPolicy.noteSampledHeld(hash, cost: regionCost(of: slot), sign: 1)
+        frequencyPolicy.noteSampledRequest(
+            hash, cost: regionCost(of: slot), hit: false, counted: !replacing, held: (liveCount, totalCost))
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         // An entry costing more than the window's whole share skips it: let in, it would push the window's
@@ -147,6 +161,7 @@ extension ShardTable {
         let sketchCapacity = frequencyPolicy.sketch.capacity
         if liveCount > sketchCapacity && sketchCapacity < min(countLimit, FrequencySketch.maximumCapacity) {
             frequencyPolicy.resize(toCapacity: min(2 * sketchCapacity, countLimit))
+            if countLimit >= frequencyPolicy.unlimitedCount { recountSampledHeld() }
         }
         if frequencyPolicy.adapt(toInsertionOf: hash, entries: liveCount) { rebalanceRegions(sparing: slot) }
         frequencyPolicy.sketch.increment(hash)
@@ -200,6 +215,19 @@ extension ShardTable {
         frequencyPolicy.candidates = candidates
     }
 
+    /// Counts the sampled entries held again after a resize gave the miniature LRU a new sampling rate
+    /// (under a cost limit alone, where it follows the sketch's size).
+    ///
+    /// - Complexity: O(*n*) in the entries held, once per doubling of the sketch.
+    @usableFromInline @inline(never)
+    func recountSampledHeld() {
+        for entry in index.values {
+            let slot = entry.slot
+            guard stamps[Int(slot)] != 0 else { continue }
+            frequencyPolicy.noteSampledHeld(frequencyPolicy.hashes[Int(slot)], cost: regionCost(of: slot), sign: 1)
+        }
+    }
+
     /// Whether `candidate` should take `victim`'s place: only if the sketch estimates it was used more
     /// often (by two uses or more while ``DuelRegret`` holds its margin). A tie keeps the victim, which the
     /// TinyLFU paper found better for skewed workloads.
@@ -232,13 +260,16 @@ extension ShardTable {
     @inlinable
     func removeByFrequency(_ slot: Int32, evicted: Bool) {
         let region = region(of: slot)
+        let hash = frequencyPolicy.hashes[Int(slot)]
         if evicted {
-            let hash = frequencyPolicy.hashes[Int(slot)]
             switch region {
             case PolicyRegion.probation, PolicyRegion.protected: frequencyPolicy.mainGhosts.insert(hash)
             default: frequencyPolicy.windowGhosts.insert(hash)
             }
+        } else {
+            frequencyPolicy.forgetSampled(hash)
         }
+        frequencyPolicy.noteSampledHeld(hash, cost: regionCost(of: slot), sign: -1)
         frequencyPolicy.adjust(region, count: -1, cost: -regionCost(of: slot))
     }
 

@@ -55,6 +55,10 @@ enum PolicyRegion {
 /// step. The shards of a sharded cache, which each see a part of the traffic, look back twice as far and
 /// move a smaller step that a run grows faster (*A shard's ghosts*, `WindowTinyLFU+Shards.swift`).
 ///
+/// Ghost hits cannot see traffic where only recency pays (its keys come back later than the window's ghosts
+/// remember), so a miniature LRU cache runs on a sample of the requests beside them, and a check that finds
+/// LRU clearly ahead grows the window and holds it there for a while (`WindowTinyLFU+LRUCheck.swift`).
+///
 /// ## Hits go through a buffer
 /// A hit does not update the policy: it appends its slot to the hit buffer (``hitBuffer``), as Caffeine's
 /// read buffer does. The table applies the buffered hits in order (counting each in the statistics and
@@ -129,6 +133,15 @@ struct WindowTinyLFU {
     @usableFromInline var windowCostLimit = 0
     @usableFromInline var protectedCountLimit = 0
     @usableFromInline var protectedCostLimit = 0
+    // The check against LRU's state comes last, after everything a hit reads, whose layout it would move.
+    /// LRU run on a sample of the requests, and the requests, its hits and the table's hits since the last
+    /// comparison (``noteSampledRequest(_:cost:hit:counted:held:)``, `WindowTinyLFU+LRUCheck.swift`).
+    @usableFromInline var miniature: MiniatureLRU
+    @usableFromInline var sampled = (requests: 0, miniatureHits: 0, tableHits: 0)
+    /// The count and total cost of the entries the table holds whose keys the miniature samples.
+    @usableFromInline var sampledHeld = (count: 0, cost: 0)
+    /// The smallest share ghost hits may shrink the window to, raised by checks that found LRU clearly ahead.
+    @usableFromInline var windowFloor = 0.0
 
     /// The protected segment's share of the main region, as in the segmented LRU of the paper.
     static var protectedShare: Double { 0.8 }
@@ -148,6 +161,7 @@ struct WindowTinyLFU {
         sketch = FrequencySketch(capacity: min(countLimit, 64))
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
+        miniature = MiniatureLRU(entries: countLimit < unlimitedCount ? countLimit : min(countLimit, 64))
         hashes = .allocate(capacity: slotCapacity)
         hitBuffer = UnsafeMutableRawPointer.allocate(byteCount: Self.hitBufferBytes, alignment: Self.hitBufferBytes)
             .bindMemory(to: UInt32.self, capacity: Self.hitBufferBytes / 4)
@@ -159,6 +173,7 @@ struct WindowTinyLFU {
         sketch.deallocate()
         UnsafeMutableRawPointer(hitBuffer).deallocate()
         hashes.deallocate()
+        miniature.deallocate()
         windowGhosts.deallocate()
         mainGhosts.deallocate()
     }
@@ -353,6 +368,7 @@ struct WindowTinyLFU {
     /// - Returns: Whether the regions' budgets changed.
     @usableFromInline
     mutating func adapt(toInsertionOf hash: UInt32, entries: Int) -> Bool {
+        let grewForLRU = sampled.requests >= lruCheckPeriod && checkAgainstLRU()
         // The step is computed only on a ghost hit: most insertions hit no ghost and pay nothing for it.
         let direction: Double
         if windowGhosts.contains(hash) {
@@ -362,7 +378,7 @@ struct WindowTinyLFU {
             ghostRun = ghostRun < 0 ? max(ghostRun - 1, -Self.longestGhostRun(inShard: isShard)) : -1
             direction = -1
         } else {
-            return false
+            return grewForLRU
         }
         let step =
             Self.ghostStep(forEntries: entries, inShard: isShard)
@@ -372,8 +388,8 @@ struct WindowTinyLFU {
         // of it; two could leave the window the whole cache for good, since nothing then reaches the main
         // region to be evicted and shrink it again. A full cache of that many entries or more is unchanged.
         let held = max(entries, min(countLimit, Self.fewestEntriesPerShare), 1)
-        let share = min(max(windowShare + direction * step / Double(held), 0), 1)
-        guard share != windowShare else { return false }
+        let share = min(max(windowShare + direction * step / Double(held), windowFloor), 1)
+        guard share != windowShare else { return grewForLRU }
         windowShare = share
         resizeRegions()
         return true
@@ -384,6 +400,13 @@ struct WindowTinyLFU {
     @usableFromInline
     mutating func resize(toCapacity capacity: Int) {
         sketch.resize(toCapacity: capacity)
+        if countLimit >= unlimitedCount {
+            miniature.deallocate()
+            miniature = MiniatureLRU(entries: sketch.capacity)
+            sampled = (0, 0, 0)
+            // Other keys are sampled now; the table counts them again (`recountSampledHeld`).
+            sampledHeld = (0, 0)
+        }
         windowGhosts.deallocate()
         mainGhosts.deallocate()
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
