@@ -76,6 +76,30 @@ import Testing
         #expect(hits > sampled / 20, "hits \(hits) of \(sampled)")
     }
 
+    @Test func costsNearIntMaxNeverOverflowTheMiniaturesTotal() throws {
+        // Given a miniature of a small table (every key sampled) under a cost limit just below Int.max
+        var miniature = MiniatureLRU(entries: 10)
+        defer { miniature.deallocate() }
+        let half = Int.max / 2 + 1
+        // When two keys of more than half of it each are run through, then the first again
+        _ = miniature.access(1, cost: half, countLimit: 10, costLimit: Int.max - 1)
+        _ = miniature.access(2, cost: half, countLimit: 10, costLimit: Int.max - 1)
+        let firstHit = miniature.access(1, cost: half, countLimit: 10, costLimit: Int.max - 1)
+        // Then each pushed the other out (no overflow), as an LRU cache of that limit would
+        #expect(!firstHit)
+        #expect(miniature.count == 1)
+        #expect(miniature.totalCost == half)
+        // And a W-TinyLFU cache of such entries stores, reads and replaces them
+        let cache = try MemoryCache<String, Int>(countLimit: 10, costLimit: Int.max - 1, policy: .windowTinyLFU)
+        for round in 0..<3 {
+            for key in ["a", "b", "c"] {
+                if cache[key] == nil { try cache.setValue(round, forKey: key, cost: half) }
+            }
+        }
+        #expect(cache.count == 1)
+        #expect(cache.checkInvariants())
+    }
+
     // MARK: - The check
 
     /// A W-TinyLFU policy of a 1,000-entry table.

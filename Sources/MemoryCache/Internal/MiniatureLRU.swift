@@ -136,6 +136,8 @@ struct MiniatureLRU {
             return true
         }
         guard cost <= costLimit else { return false }
+        // Room for the cost first: the total then never exceeds a limit that may be near Int.max.
+        while count > 0 && totalCost > costLimit - cost { remove(oldest) }
         if freeHead < 0 { remove(oldest) }
         let node = freeHead
         freeHead = older[Int(node)]
