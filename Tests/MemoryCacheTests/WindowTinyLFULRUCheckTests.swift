@@ -172,6 +172,32 @@ import Testing
         #expect(policy.lruCheckPeriod == 256)
     }
 
+    @Test func aTrimDoesNotMakeLRUSeemAhead() throws {
+        // Given a 1,000-entry cache holding all of 900 keys that uniform traffic keeps using
+        let cache = try MemoryCache<Int, Int>(countLimit: 1_000, policy: .windowTinyLFU)
+        var generator = SplitMix64(seed: 26_003)
+        func replay(_ requests: Int) throws {
+            for _ in 0..<requests {
+                let key = Int(generator.next() % 900)
+                if cache[key] == nil { try cache.setValue(key, forKey: key) }
+            }
+        }
+        try replay(20_000)
+        let before = cache.shards[0].withLock { $0.frequencyPolicy.windowShare }
+        // When memory pressure trims it to nothing, and the same traffic goes on for a few checks' periods
+        cache.trim(toCount: 0)
+        try replay(20_000)
+        // Then no check found LRU ahead: an LRU cache trimmed alike misses the same returning keys. (Without
+        // trimming the miniature too, it kept the sampled keys and hit all of them while the table missed:
+        // the next check grew the window by half the cache and more.)
+        let (floor, share) = cache.shards[0].withLock {
+            ($0.frequencyPolicy.windowFloor, $0.frequencyPolicy.windowShare)
+        }
+        #expect(floor == 0)
+        #expect(share <= max(before, 0.05), "window share \(share), before \(before)")
+        #expect(cache.checkInvariants())
+    }
+
     // MARK: - Workloads where recency pays
 
     /// Replays `keys` (get, and set on a miss) and returns the percentage of hits.

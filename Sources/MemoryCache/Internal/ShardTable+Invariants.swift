@@ -92,6 +92,7 @@ extension ShardTable {
         let policy = frequencyPolicy
         var counts = [0, 0, 0, 0]
         var costSums = [0, 0, 0, 0]
+        var sampledHeld = (count: 0, cost: 0)
         for (key, entry) in index {
             let region = Int(region(of: entry.slot))
             guard policy.hashes[Int(entry.slot)] == UInt32(truncatingIfNeeded: key.hashValue) else {
@@ -100,6 +101,15 @@ extension ShardTable {
             guard region != Int(PolicyRegion.candidate) else { return "slot \(entry.slot) is left a candidate" }
             counts[region] += 1
             costSums[region] += regionCost(of: entry.slot)
+            if policy.miniature.samples(policy.hashes[Int(entry.slot)]) {
+                sampledHeld = (sampledHeld.count + 1, sampledHeld.cost + regionCost(of: entry.slot))
+            }
+        }
+        guard policy.sampledHeld == sampledHeld else {
+            return "the miniature LRU counts \(policy.sampledHeld) sampled entries held, the table \(sampledHeld)"
+        }
+        guard policy.miniature.count <= policy.miniature.nodeCapacity else {
+            return "the miniature LRU is over capacity"
         }
         for region in 0..<4 {
             let name = ["window", "probation", "protected", "candidate"][region]

@@ -226,6 +226,7 @@ extension ShardTable {
         while index.count > max(count, 0) {
             released.append(evictVictim())
         }
+        if policy.admitsByFrequency { frequencyPolicy.noteTrimmed() }
     }
 
     /// Evicts the policy's victims until the total cost is at most `cost`.
@@ -236,6 +237,7 @@ extension ShardTable {
         while totalCost > max(cost, 0) && !index.isEmpty {
             released.append(evictVictim())
         }
+        if policy.admitsByFrequency { frequencyPolicy.noteTrimmed() }
     }
 
     /// Whether a tagged entry's tags all still have the versions it was stored with: at once when no tag

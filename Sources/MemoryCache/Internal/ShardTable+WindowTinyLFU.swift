@@ -375,10 +375,13 @@ extension ShardTable {
     /// window even when it alone is over the new budget: the insertion then pushes it out as a candidate,
     /// to duel for its room like any entry leaving the window.
     ///
-    /// - Complexity: O(1): a ghost hit moves each budget by at most `WindowTinyLFU.ghostStep` entries times
-    ///   `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
+    /// - Complexity: O(1) after a ghost hit, which moves each budget by at most `WindowTinyLFU.ghostStep`
+    ///   entries times `WindowTinyLFU.largestGhostStepMultiple` (in a shard `shardGhostStep` times
     ///   `shardLargestGhostStepMultiple`, the same 24), or their share of the cost limit, so each loop moves
-    ///   a few dozen entries at most.
+    ///   a few dozen entries at most. After a check against LRU that grew the window (at most once per
+    ///   `lruCheckPeriod` sampled requests, about twice the table's entries in all requests) O(*n*): the
+    ///   protected segment gives up to 80% of the growth to probation at once, 20% of the entries for a
+    ///   quarter of the cache; amortized O(1) per request.
     @usableFromInline
     func rebalanceRegions(sparing spared: Int32) {
         while frequencyPolicy.windowIsOver {

@@ -7,7 +7,7 @@
 /// cache keeps a fraction of LRU's hits. Caffeine climbs on the sampled hit ratio for every move of its
 /// window, which measured here lost 2 to 10 points to sampling noise on Zipf and loops
 /// (Docs/MemoryCache.md); this check is coarser and rarer: it acts only when LRU, simulated on the same
-/// sampled requests, hit at least ``lruCheckMargin`` of them more, which none of the trace suite's
+/// sampled requests, hit more than ``lruCheckMargin`` of them more, which none of the trace suite's
 /// workloads shows. It grows the window by ``lruCheckStep`` of the cache or more and makes that size a floor
 /// (``windowFloor``) that ghost hits cannot shrink the window below: without it the main region's ghost
 /// hits undid each growth long before the next check. Each check that finds LRU no longer that far ahead
@@ -15,8 +15,8 @@
 extension WindowTinyLFU {
     /// Sampled requests between two comparisons: twice the miniature's entries (so about twice the table's
     /// entries in all requests), at least 256. Measured on the trace suite (Docs/MemoryCache.md): eight
-    /// times and at least 1,024 left a working set that slides 1.6 points below LRU at 10,000 entries,
-    /// while the cache climbed from its smallest window; no workload of the suite fired a check either way.
+    /// times and at least 1,024 left a working set that slides 3.2 points below LRU at 10,000 entries, four
+    /// times and 512 1.6, while the cache climbed from its smallest window.
     @inlinable
     var lruCheckPeriod: Int { max(2 * miniature.entries, 256) }
 
@@ -59,6 +59,18 @@ extension WindowTinyLFU {
     mutating func noteSampledHeld(_ hash: UInt32, cost: Int, sign: Int) {
         guard miniature.samples(hash) else { return }
         sampledHeld = (sampledHeld.count &+ sign, sampledHeld.cost &+ sign &* cost)
+    }
+
+    /// Trims the miniature as the table was trimmed (to the sampled entries it still holds) and starts a new
+    /// period. A trim evicts, so its keys are not forgotten one by one; without this the miniature kept them
+    /// all, hit every one that came back while the table missed, and the next check grew the window on a
+    /// Zipf workload after a memory-pressure trim.
+    ///
+    /// - Complexity: O(*k*) in the miniature's entries evicted.
+    @usableFromInline
+    mutating func noteTrimmed() {
+        miniature.trim(toCount: sampledHeld.count, cost: costLimit < Int.max ? sampledHeld.cost : Int.max)
+        sampled = (0, 0, 0)
     }
 
     /// Forgets the key with hash `hash` in the miniature, if sampled: the table removed it (a removal, an

@@ -161,7 +161,9 @@ struct WindowTinyLFU {
         sketch = FrequencySketch(capacity: min(countLimit, 64))
         windowGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
         mainGhosts = GhostFilter(generationSize: Self.ghostGeneration(forSketchCapacity: sketch.capacity))
-        miniature = MiniatureLRU(entries: countLimit < unlimitedCount ? countLimit : min(countLimit, 64))
+        // A table of another policy passes no slots and gets a miniature of one entry it never uses.
+        miniature = MiniatureLRU(
+            entries: slotCapacity == 0 ? 1 : countLimit < unlimitedCount ? countLimit : min(countLimit, 64))
         hashes = .allocate(capacity: slotCapacity)
         hitBuffer = UnsafeMutableRawPointer.allocate(byteCount: Self.hitBufferBytes, alignment: Self.hitBufferBytes)
             .bindMemory(to: UInt32.self, capacity: Self.hitBufferBytes / 4)
@@ -396,7 +398,8 @@ struct WindowTinyLFU {
     }
 
     /// Resizes the sketch for `capacity` entries, and the ghosts with it (everything counted so far is
-    /// forgotten).
+    /// forgotten); under a cost limit alone also the miniature LRU, whose sampled keys then change: the
+    /// caller counts the sampled entries held again (`ShardTable.recountSampledHeld()`).
     @usableFromInline
     mutating func resize(toCapacity capacity: Int) {
         sketch.resize(toCapacity: capacity)
