@@ -120,7 +120,10 @@ extension RedisCacheConfiguration {
             }
             if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
             let port = parsed.port ?? 6379
-            guard (1...65_535).contains(port), parsed.path.isEmpty, parsed.user == nil else {
+            // As for the first address: a port too long for an Int parses as no port, not as 6379.
+            guard (1...65_535).contains(port), parsed.port != nil || Self.portText(of: "redis://\(host)").isEmpty,
+                parsed.path.isEmpty, parsed.user == nil
+            else {
                 throw CacheError(
                     .invalidArgument, "a Redis URL's extra address is not host[:port] with a port between 1 and 65535")
             }

@@ -44,6 +44,8 @@ import Testing
 
     @Test(arguments: [
         "redis://a:1,b:99999/ns", "redis://a:1,/ns", "redis://a:1,b:x/ns", "redis://127.0.0.1:6451,ci:secret@b:6470/ns",
+        // A port too long for an Int parses as none: refused, not read as 6379
+        "redis://a:1,b:99999999999999999999/ns",
     ])
     func aMalformedExtraAddressIsAnInvalidArgument(url: String) {
         let error = #expect(throws: CacheError.self) { try RedisCacheConfiguration(url: url) }
