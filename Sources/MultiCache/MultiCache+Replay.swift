@@ -17,12 +17,16 @@ extension MultiCache.Authority {
     /// none), nobody has written the key there since, and the write is replayed: a pending set copies the
     /// local tiers' current entry, a pending removal removes. When it holds anything else, another writer
     /// got there first; the pending write is dropped and the next read replaces the local copy with the
-    /// authority's. A clear and a tag removal have no single key to compare and are always replayed, in
-    /// order: a clear made during an outage removes what others wrote during it too.
+    /// authority's. The authority holding what one of this cache's own missed writes of the key left there
+    /// (a write it applied whose answer was lost) is not newer: the write is replayed. A clear and a tag
+    /// removal have no single key to compare and are always replayed, in order: a clear made during an
+    /// outage removes what others wrote during it too.
     ///
     /// Later writes of a key while one is pending replace it and keep its fingerprint; a clear drops every
     /// write pending before it. Replays run before the next call that reaches the authority (a read or a
-    /// write), one replay at a time, and stop at the first failure, keeping what is left. Load fills and
+    /// write), one replay at a time across every process sharing the journal (a replay claims the writes it
+    /// runs for ``PendingWrite/Claim``'s few seconds, renewed as it goes; calls elsewhere meanwhile are
+    /// answered by the local tiers), and stop at the first failure, keeping what is left. Load fills and
     /// write-backs are never pending: they only copy what a tier already held.
     ///
     /// A plain value; `Sendable`.
@@ -134,38 +138,92 @@ extension MultiCache {
         }
     }
 
-    /// Claims the journal's writes (takes them out, so no other replay, in this process or another, runs
-    /// them too), replays them in order until the first failure, and puts back what is left.
+    /// Claims the journal's writes (marks them as this replay's, so no other replay, in this process or
+    /// another sharing the journal, runs them while it lives), replays them in order until the first
+    /// failure, removing each from the journal once replayed, and claims again until nothing is left.
     ///
-    /// - Returns: Whether every claimed write was replayed or dropped.
+    /// The writes stay in the journal while they run: a call in another process meanwhile finds them claimed
+    /// and does not judge the authority's answers (its reads are served by the local tiers), where writes
+    /// taken out of the journal would have let it find the journal empty, read the authority's older entry
+    /// and put it over the local copy the replay was about to send.
+    ///
+    /// - Returns: Whether the journal was found empty: `false` when a replay stopped at a failure or another
+    ///   replay holds writes.
     private func replayJournal(_ replay: Authority.Replay) async -> Bool {
-        let claimed: [PendingWrite<Key>]
-        do {
-            claimed = try await replay.journal.update { writes in
-                defer { writes = [] }
-                return writes
-            }
-        } catch {
-            // Nothing can be replayed from a journal that cannot be read, and waiting would not fix it:
-            // the authority's answers are judged as without a journal, and the failure is reported.
-            observer?(
-                CacheEvent(
-                    .pendingWriteLost, "reading the pending writes failed; the authoritative tier answers reads again",
-                    tierIndex: tiers.count - 1, error: error))
-            return true
-        }
-        for (position, write) in claimed.enumerated() {
+        let owner = UInt64.random(in: 1...UInt64.max)
+        while true {
+            let claimed: [PendingWrite<Key>]?
             do {
-                try await replayWrite(write, replay)
+                let now = clock.now
+                let until = now.addingTimeInterval(Self.replayClaimSeconds)
+                claimed = try await replay.journal.update { writes in
+                    Self.claim(&writes, owner: owner, now: now, until: until)
+                }
             } catch {
-                let remaining = Array(claimed[position...])
+                // Nothing can be replayed from a journal that cannot be read, and waiting would not fix it:
+                // the authority's answers are judged as without a journal, and the failure is reported.
+                observer?(
+                    CacheEvent(
+                        .pendingWriteLost,
+                        "reading the pending writes failed; the authoritative tier answers reads again",
+                        tierIndex: tiers.count - 1, error: error))
+                return true
+            }
+            guard let claimed else {
+                // Another replay (most likely in another process) holds writes: its answers are not in yet.
                 replayGate.withLock { $0.mayHavePending = true }
-                reportReplay("replaying a pending write failed; it stays pending", error)
-                await putBack(remaining, replay)
                 return false
             }
+            if claimed.isEmpty { return true }
+            for write in claimed {
+                do {
+                    try await replayWrite(write, replay)
+                } catch {
+                    replayGate.withLock { $0.mayHavePending = true }
+                    reportReplay("replaying a pending write failed; it stays pending", error)
+                    await settleClaim(replay, owner: owner, removing: nil, until: nil)
+                    return false
+                }
+                let until = clock.now.addingTimeInterval(Self.replayClaimSeconds)
+                await settleClaim(replay, owner: owner, removing: write.id, until: until)
+            }
         }
-        return true
+    }
+
+    /// How long a replay's claim holds without renewal: 10 s, far longer than one write to the authority
+    /// takes within its deadline, and as long as a replay whose process died holds reads elsewhere back.
+    static var replayClaimSeconds: TimeInterval { 10 }
+
+    /// Marks every write of `writes` as `owner`'s until `until` and returns them, or returns `nil` and
+    /// changes nothing when another replay's claim is still live at `now`.
+    static func claim(
+        _ writes: inout [PendingWrite<Key>], owner: UInt64, now: Date, until: Date
+    ) -> [PendingWrite<Key>]? {
+        let heldElsewhere = writes.contains { write in
+            guard let claim = write.claim else { return false }
+            return claim.owner != owner && claim.expiresAt > now
+        }
+        if heldElsewhere { return nil }
+        for index in writes.indices { writes[index].claim = .init(owner: owner, expiresAt: until) }
+        return writes
+    }
+
+    /// Removes the write `removing` (once replayed) from the journal and renews `owner`'s claim on the rest
+    /// until `until`, or, with `until` `nil`, releases it so that the next replay need not wait for it to
+    /// lapse. A journal that fails here is reported: the write then stays, claimed until the claim lapses,
+    /// and a later replay runs it again (its base check then finds this replay's write, or the one it
+    /// replaced).
+    private func settleClaim(_ replay: Authority.Replay, owner: UInt64, removing: UInt64?, until: Date?) async {
+        do {
+            try await replay.journal.update { writes in
+                if let removing { writes.removeAll { $0.id == removing } }
+                for index in writes.indices where writes[index].claim?.owner == owner {
+                    writes[index].claim = until.map { .init(owner: owner, expiresAt: $0) }
+                }
+            }
+        } catch {
+            reportReplay("updating the pending writes after a replay failed; a write may be replayed again", error)
+        }
     }
 
     /// Replays one pending write to the authority, or drops it when the authority holds a newer write of
@@ -206,45 +264,20 @@ extension MultiCache {
         observer?(CacheEvent(.pendingWriteReplayed, "a pending write was replayed", tierIndex: authorityIndex))
     }
 
-    /// Whether the authority still holds what `write` was based on: the same entry, or none where there was
-    /// none, or none where the base has expired by now (its expiry ran out there; nobody removed it).
+    /// Whether the authority holds nothing newer than `write`: what it was based on (the same entry, or none
+    /// where there was none, or none where the base has expired by now: its expiry ran out there, nobody
+    /// removed it), or what one of this cache's own missed writes of the key put there after all (an entry
+    /// it stored, or nothing after a removal).
     private func isUnchanged(
         _ current: CacheEntry<Value>?, since write: PendingWrite<Key>, _ replay: Authority.Replay
     ) -> Bool {
         guard let current else {
-            guard write.base != nil else { return true }
+            guard write.base != nil, !write.includesRemoval else { return true }
             guard let expiresAt = write.baseExpiresAt else { return false }
             return expiresAt <= clock.now
         }
-        return replay.fingerprint(current) == write.base
-    }
-
-    /// Puts `remaining` back at the head of the journal, ahead of writes kept since they were claimed; a
-    /// later write of one of their keys keeps its place at the end but takes the earlier one's base, as it
-    /// would have had the earlier one never left the journal.
-    private func putBack(_ remaining: [PendingWrite<Key>], _ replay: Authority.Replay) async {
-        do {
-            try await replay.journal.update { writes in
-                var merged = remaining
-                for write in writes {
-                    var write = write
-                    if let key = write.key, let earlier = merged.firstIndex(where: { $0.key == key }) {
-                        write.base = merged[earlier].base
-                        write.baseExpiresAt = merged[earlier].baseExpiresAt
-                        merged.remove(at: earlier)
-                    } else if case .removeAll = write.operation {
-                        merged.removeAll()
-                    }
-                    merged.append(write)
-                }
-                writes = merged
-            }
-        } catch {
-            observer?(
-                CacheEvent(
-                    .pendingWriteLost, "putting unreplayed writes back into the journal failed",
-                    tierIndex: tiers.count - 1, error: error))
-        }
+        let fingerprint = replay.fingerprint(current)
+        return fingerprint == write.base || write.writtenFingerprints.contains(fingerprint)
     }
 
     private func reportReplay(_ message: String, _ error: any Error) {
@@ -289,14 +322,31 @@ extension MultiCache {
             let failure = failures.first(where: { $0.index == authorityIndex }),
             !failure.isRefusedBySize, !failure.isLasting, !(failure.error is CancellationError)
         else { return failures }
-        var operation = operation
-        if case .set(let key) = operation, let entry, !authority.storesEntry(entry) {
-            operation = .remove(key)
+        let kept: PendingWrite<Key>.Operation =
+            if case .set(let key) = operation, let entry, !authority.storesEntry(entry) {
+                .remove(key)
+            } else {
+                operation
+            }
+        // What this write leaves in the authority should it land after all (its answer lost, say): kept, so a
+        // replay can tell the cache's own write there from another writer's.
+        var written: [UInt64] = []
+        var removes = false
+        switch operation {
+        case .set:
+            // A set kept as a removal never reached the authority as a set (it cannot hold the entry).
+            if let entry, case .set = kept { written = [replay.fingerprint(entry)] }
+        case .remove:
+            removes = true
+        case .removeAll, .removeAllTagged:
+            break
         }
-        let kept = operation
+        let landed = (fingerprints: written, removes: removes)
         do {
             try await replay.journal.update { writes in
-                var write = PendingWrite(operation: kept, base: base?.fingerprint, baseExpiresAt: base?.expiresAt)
+                var write = PendingWrite(
+                    operation: kept, base: base?.fingerprint, baseExpiresAt: base?.expiresAt,
+                    writtenFingerprints: landed.fingerprints, includesRemoval: landed.removes)
                 switch kept {
                 case .removeAll:
                     writes.removeAll()
@@ -304,6 +354,10 @@ extension MultiCache {
                     if let earlier = writes.firstIndex(where: { $0.key == key }) {
                         write.base = writes[earlier].base
                         write.baseExpiresAt = writes[earlier].baseExpiresAt
+                        write.writtenFingerprints = Array(
+                            (writes[earlier].writtenFingerprints + landed.fingerprints)
+                                .suffix(PendingWrite<Key>.writtenFingerprintLimit))
+                        write.includesRemoval = writes[earlier].includesRemoval || landed.removes
                         writes.remove(at: earlier)
                     }
                 case .removeAllTagged:

@@ -36,6 +36,40 @@ public struct PendingWrite<Key: Hashable & Sendable>: Hashable, Sendable {
     /// When that entry expires, or `nil` for never (or no entry). The authority holding nothing once it has
     /// expired is its expiry at work, not a newer removal: the write is replayed.
     public var baseExpiresAt: Date?
+    /// The fingerprints of the entries this cache's missed sets of the key stored, oldest first (at most
+    /// ``writtenFingerprintLimit``, the latest kept). A missed write may still have landed (the authority
+    /// applied it and its answer came too late): the authority holding one of these is this cache's own
+    /// write, not a newer one, and the pending write is replayed over it.
+    public var writtenFingerprints: [UInt64]
+    /// Whether one of this cache's missed writes of the key was a removal, which may have landed as well:
+    /// the authority then holding nothing is this cache's own removal, and the pending write is replayed.
+    public var includesRemoval: Bool
+    /// The replay that is running this write, if any: until ``Claim/expiresAt`` no other replay (in this
+    /// process or another sharing the journal) runs it, and reads elsewhere do not judge the authority's
+    /// answers, which do not include it yet.
+    public var claim: Claim?
+
+    /// A replay's hold on the writes it is running.
+    public struct Claim: Hashable, Sendable, Codable {
+        /// The replay's identity, random per replay.
+        public var owner: UInt64
+        /// When the hold ends unless the replay renews it (it does after each write it replays): a replay
+        /// whose process died stops holding the journal back then.
+        public var expiresAt: Date
+
+        /// Creates a claim.
+        ///
+        /// - Parameters:
+        ///   - owner: The replay's identity.
+        ///   - expiresAt: When the hold ends unless renewed.
+        public init(owner: UInt64, expiresAt: Date) {
+            self.owner = owner
+            self.expiresAt = expiresAt
+        }
+    }
+
+    /// How many fingerprints ``writtenFingerprints`` keeps: 16.
+    public static var writtenFingerprintLimit: Int { 16 }
 
     /// Creates a pending write.
     ///
@@ -44,13 +78,20 @@ public struct PendingWrite<Key: Hashable & Sendable>: Hashable, Sendable {
     ///   - operation: What to replay.
     ///   - base: The fingerprint of the entry the local tiers held before, or `nil` for none.
     ///   - baseExpiresAt: That entry's expiry, or `nil`.
+    ///   - writtenFingerprints: The fingerprints of the entries this cache's missed sets of the key stored.
+    ///   - includesRemoval: Whether one of this cache's missed writes of the key was a removal.
+    ///   - claim: The replay running it; `nil` for none.
     public init(
-        id: UInt64 = .random(in: 1...UInt64.max), operation: Operation, base: UInt64?, baseExpiresAt: Date? = nil
+        id: UInt64 = .random(in: 1...UInt64.max), operation: Operation, base: UInt64?, baseExpiresAt: Date? = nil,
+        writtenFingerprints: [UInt64] = [], includesRemoval: Bool = false, claim: Claim? = nil
     ) {
         self.id = id
         self.operation = operation
         self.base = base
         self.baseExpiresAt = baseExpiresAt
+        self.writtenFingerprints = writtenFingerprints
+        self.includesRemoval = includesRemoval
+        self.claim = claim
     }
 
     /// The key the write names; `nil` for a clear or a tag removal.
@@ -63,7 +104,28 @@ public struct PendingWrite<Key: Hashable & Sendable>: Hashable, Sendable {
 }
 
 extension PendingWrite.Operation: Codable where Key: Codable {}
-extension PendingWrite: Codable where Key: Codable {}
+
+extension PendingWrite: Codable where Key: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case id, operation, base, baseExpiresAt, writtenFingerprints, includesRemoval, claim
+    }
+
+    /// Decodes a pending write; one kept by an earlier version, without the fields added since, decodes with
+    /// none written, no removal and no claim.
+    ///
+    /// - Throws: `DecodingError` when a field that every version writes is missing or has the wrong type.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(UInt64.self, forKey: .id),
+            operation: try container.decode(Operation.self, forKey: .operation),
+            base: try container.decodeIfPresent(UInt64.self, forKey: .base),
+            baseExpiresAt: try container.decodeIfPresent(Date.self, forKey: .baseExpiresAt),
+            writtenFingerprints: try container.decodeIfPresent([UInt64].self, forKey: .writtenFingerprints) ?? [],
+            includesRemoval: try container.decodeIfPresent(Bool.self, forKey: .includesRemoval) ?? false,
+            claim: try container.decodeIfPresent(Claim.self, forKey: .claim))
+    }
+}
 
 /// Where a ``MultiCache`` keeps the writes its authoritative tier missed until they are replayed.
 ///

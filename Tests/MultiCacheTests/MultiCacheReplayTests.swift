@@ -1,8 +1,9 @@
 import CacheCore
 import CacheTesting
 import Foundation
-import MultiCache
 import Testing
+
+@testable import MultiCache
 
 /// Writes the authoritative tier misses are kept as pending and replayed when it answers again, unless it
 /// holds a newer write of the key by then (`MultiCache.Authority.Replay`).
@@ -284,11 +285,121 @@ import Testing
         let replaying = Task { try await tiers.cache.value(forKey: "z") }
         await tiers.slow.waitUntilHeld(.removeAll)
 
-        // Then while it runs, the journal no longer offers the clear to another process's replay
-        #expect(journal.pendingWrites.isEmpty)
+        // Then while it runs, the clear stays in the journal, claimed by that replay until a few seconds on
+        let claim = try #require(journal.pendingWrites.first?.claim)
+        #expect(journal.pendingWrites.map(\.operation) == [.removeAll])
+        #expect(claim.expiresAt > tiers.clock.now)
+        var writes = journal.pendingWrites
+        let stranger = claim.owner &+ 1
+        #expect(MultiCache<String, Data>.claim(&writes, owner: stranger, now: tiers.clock.now, until: .now) == nil)
         tiers.slow.release(.removeAll)
         _ = try await replaying.value
         #expect(tiers.slow.callCount(.removeAll) == 2)  // the outage's failed call, then the replay
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func anotherProcessDoesNotJudgeTheAuthorityWhileAReplayRuns() async throws {
+        // Given a key both tiers hold, changed during an outage, so a set of it is pending
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("x0"), forKey: "x", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("x1"), forKey: "x", expiry: .seconds(3_600))
+        endOutage(tiers)
+        // And a second cache over the same tiers and journal: another process on the same store
+        let other = try MultiCache<String, Data>(
+            tiers: [.init(tiers.fast, name: "memory"), .init(tiers.slow, name: "disk")],
+            authority: .init(replay: .init(journal: journal)))
+
+        // When the first cache's replay is about to send the write, and the other process reads the key
+        tiers.slow.hold(.setEntry)
+        let replaying = Task { try await tiers.cache.value(forKey: "z") }
+        await tiers.slow.waitUntilHeld(.setEntry)
+        let seenMeanwhile = try await other.value(forKey: "x")
+
+        // Then it is served the pending write from the local tier, which it leaves alone (judged by the
+        // authority it would get "x0" and write it over the local copy the replay then sends)
+        #expect(seenMeanwhile == bytes("x1"))
+        tiers.slow.release(.setEntry)
+        _ = try await replaying.value
+        #expect(try await tiers.slow.value(forKey: "x") == bytes("x1"))
+        #expect(try await other.value(forKey: "x") == bytes("x1"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aClaimWhoseReplayDiedLapsesAndTheWritesAreReplayedByAnother() async throws {
+        // Given a pending write claimed by a replay that never finished (its process was killed)
+        let (tiers, journal) = try makeTiers()
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+        let lapsed = tiers.clock.now.addingTimeInterval(-1)
+        try await journal.update { writes in writes[0].claim = .init(owner: 7, expiresAt: lapsed) }
+        let other = try MultiCache<String, Data>(
+            tiers: [.init(tiers.fast, name: "memory"), .init(tiers.slow, name: "disk")],
+            authority: .init(replay: .init(journal: journal)))
+
+        // When another cache reads once the claim has lapsed
+        #expect(try await other.value(forKey: "k") == bytes("v"))
+
+        // Then it replayed the write
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aLiveClaimOfAnotherReplayKeepsReadsLocal() async throws {
+        // Given a pending write claimed by another process's replay that is still running
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v0"), forKey: "k", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v1"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+        let until = tiers.clock.now.addingTimeInterval(5)
+        try await journal.update { writes in writes[0].claim = .init(owner: 7, expiresAt: until) }
+
+        // Then a read is served locally and replays nothing, until the claim lapses
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("v1"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v0"))
+        #expect(journal.pendingWrites.count == 1)
+        tiers.clock.advance(by: .seconds(6))
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("v1"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v1"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aMissedWriteThatLandedAfterAllIsNotTakenForANewerOne() async throws {
+        // Given a key both tiers hold, and a set of it whose answer was lost although the authority applied it
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("q0"), forKey: "q", expiry: .seconds(3_600))
+        tiers.slow.failNext(.setEntry, with: CacheError(.deadlineExceeded, "no reply within the read deadline"))
+        try await tiers.cache.setValue(bytes("q1"), forKey: "q", expiry: .seconds(3_600))
+        try await tiers.slow.setValue(bytes("q1"), forKey: "q", expiry: .seconds(3_600))  // it landed
+        // And two more sets of it during an outage
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("q2"), forKey: "q", expiry: .seconds(3_600))
+        try await tiers.cache.setValue(bytes("q3"), forKey: "q", expiry: .seconds(3_600))
+        endOutage(tiers)
+
+        // Then the authority's "q1" is this cache's own write: the last one is replayed over it
+        #expect(try await tiers.cache.value(forKey: "q") == bytes("q3"))
+        #expect(try await tiers.slow.value(forKey: "q") == bytes("q3"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aMissedRemovalThatLandedAfterAllIsNotTakenForANewerOne() async throws {
+        // Given a key both tiers hold, and a removal of it whose answer was lost although the authority applied it
+        let (tiers, journal) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v0"), forKey: "k", expiry: .seconds(3_600))
+        tiers.slow.failNext(.removeEntry, with: CacheError(.deadlineExceeded, "no reply within the read deadline"))
+        try await tiers.cache.removeEntry(forKey: "k")
+        try await tiers.slow.removeEntry(forKey: "k")  // it landed
+        // And a set of it during an outage
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v2"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+
+        // Then the authority holding nothing is this cache's own removal: the set is replayed, not dropped
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("v2"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v2"))
         #expect(journal.pendingWrites.isEmpty)
     }
 
@@ -313,12 +424,13 @@ import Testing
         tiers.slow.failNext(.removeEntry, with: CacheError(.unavailable, "outage"))
         tiers.slow.release(.removeEntry)
         try await removal.value
-        #expect(journal.pendingWrites.map(\.operation) == [.remove("w")])
+        // (the set, claimed by the replay under way, stays in the journal until it is replayed)
+        #expect(journal.pendingWrites.map(\.operation) == [.set("p"), .remove("w")])
+        #expect(journal.pendingWrites.map { $0.claim != nil } == [true, false])
         tiers.slow.release(.setEntry)
 
-        // Then the read waited for a second replay, which took the removal to the authority, before asking
-        // it: the removed value is not served (a read judged by the authority after the first replay alone
-        // would get "w0" back)
+        // Then the read waited for the removal to be replayed too before asking the authority: the removed
+        // value is not served (a read judged by the authority after the first write alone would get "w0" back)
         #expect(try await read.value == nil)
         #expect(try await tiers.slow.value(forKey: "w") == nil)
         #expect(try await tiers.slow.value(forKey: "p") == bytes("p"))
@@ -331,9 +443,16 @@ import Testing
             PendingWrite(id: 2, operation: .remove("r"), base: nil),
             PendingWrite(id: 3, operation: .removeAllTagged("t"), base: nil),
             PendingWrite(id: 4, operation: .removeAll, base: nil),
+            PendingWrite(
+                id: 5, operation: .set("s"), base: 1, writtenFingerprints: [2, 3], includesRemoval: true,
+                claim: .init(owner: 9, expiresAt: Date(timeIntervalSince1970: 100))),
         ]
         let decoded = try JSONDecoder().decode([PendingWrite<String>].self, from: JSONEncoder().encode(writes))
         #expect(decoded == writes)
+        // A journal an earlier version kept, without the fields added since, still decodes
+        let earlier = #"[{"id":6,"operation":{"remove":{"_0":"r"}},"base":8}]"#
+        let old = try JSONDecoder().decode([PendingWrite<String>].self, from: Data(earlier.utf8))
+        #expect(old == [PendingWrite(id: 6, operation: .remove("r"), base: 8)])
     }
 
     @Test func theDataFingerprintTellsValuesAndTagsApartButNotExpiries() {
