@@ -198,6 +198,35 @@ struct RedisSharingTests {
         #expect(try run(second, ["get", "k"]).outputText == "during")
     }
 
+    @Test func aDamagedJournalOfPendingWritesCostsOneWarning() throws {
+        let server = try CLIRedisServer()
+        let harness = try StrataHarness()
+        let url = "redis://127.0.0.1:\(server.port)/cli-journal"
+        let run = { (arguments: [String], timeout: String) throws -> StrataResult in
+            try RunningStrata(
+                arguments: ["--store", harness.store.path, "--redis", url] + arguments, stdin: nil,
+                environment: harness.environment(key: harness.key, extra: ["STRATA_REDIS_TIMEOUT": timeout]),
+                directory: harness.root
+            ).wait()
+        }
+        // Given a write Redis missed, kept in the journal beside the store
+        server.pause()
+        #expect(try run(["set", "k", "during"], "50ms").status == 0)
+        server.resume()
+        // When the journal's database and its WAL are overwritten with bytes that are not SQLite's
+        let folder = harness.store.appendingPathComponent("pending-writes")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".sqlite") }
+        #expect(files.count == 3)
+        for name in files {
+            try Data(repeating: 0x5A, count: 8_192).write(to: folder.appendingPathComponent(name))
+        }
+        // Then the next run says the pending write is lost, once, and goes on
+        let get = try run(["get", "k"], "5s")
+        #expect(get.errorLines.count == 1)
+        let warning = get.errorLines.first ?? ""
+        #expect(warning.hasPrefix("strata: warning: the journal of writes Redis missed was damaged"), "\(warning)")
+    }
+
     @Test func aDeadServerCostsOneWarningAndTheLocalStoreKeepsWorking() throws {
         let server = try CLIRedisServer()
         let port = server.port

@@ -94,10 +94,21 @@ final class StorePendingJournal: PendingWriteJournal, @unchecked Sendable {
         if let opened { return opened }
         guard creating || FileManager.default.fileExists(atPath: folder.path) else { return nil }
         let store = try DiskCache<String, Data>(
-            configuration: DiskCacheConfiguration(name: Self.key, directory: folder, masterKeySource: masterKeySource),
+            configuration: DiskCacheConfiguration(
+                name: Self.key, directory: folder, masterKeySource: masterKeySource,
+                observer: Self.warnAboutDamage),
             codec: .data)
         opened = store
         return store
+    }
+
+    /// Warns, on stderr, when the journal was found damaged and set aside (its database moved to quarantine,
+    /// or its entry removed): the writes it held are lost, and nothing else would say so.
+    private static let warnAboutDamage: CacheObserver = { event in
+        guard event.kind == .corruptEntryRemoved else { return }
+        StandardStreams.printError(
+            "strata: warning: the journal of writes Redis missed was damaged and set aside; the writes it held are "
+                + "lost and Redis will not get them: \(oneLine(event.message))")
     }
 
     private static func read(_ store: DiskCache<String, Data>) throws -> [PendingWrite<String>] {
