@@ -1,3 +1,4 @@
+import Foundation
 import StrataTestSupport
 import Testing
 
@@ -196,6 +197,82 @@ import Testing
         #expect(floor == 0)
         #expect(share <= max(before, 0.05), "window share \(share), before \(before)")
         #expect(cache.checkInvariants())
+    }
+
+    @Test func setsNoReadAskedForAreNotTakenForRequestsLRUWouldHit() throws {
+        // Given a 1,000-entry cache read with Zipf(0.8) over 100,000 keys (set on a miss), and between the reads
+        // sets of 300 keys that are written in turn and never read
+        let cache = try MemoryCache<Int, Int>(countLimit: 1_000, policy: .windowTinyLFU)
+        var cumulative: [Double] = []
+        var total = 0.0
+        for rank in 0..<100_000 {
+            total += 1 / pow(Double(rank + 1), 0.8)
+            cumulative.append(total)
+        }
+        var generator = SplitMix64(seed: 26_004)
+        var highestFloor = 0.0
+        for step in 0..<200_000 {
+            if generator.next() % 2 == 0 { try cache.setValue(0, forKey: 90_000_000 + step % 300) }
+            let target = Double(generator.next() >> 11) / Double(1 << 53) * total
+            var low = 0
+            var high = cumulative.count - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if cumulative[middle] > target { high = middle } else { low = middle + 1 }
+            }
+            if cache[low] == nil { try cache.setValue(low, forKey: low) }
+            if step % 500 == 0 {
+                highestFloor = max(highestFloor, cache.shards[0].withLock { $0.frequencyPolicy.windowFloor })
+            }
+        }
+        // Then no check found LRU ahead. (Counted as requests, the blind sets could only score for LRU,
+        // whose miniature still held keys the table had turned away: the window swung to 80–95% of the cache
+        // again and again, and the reads lost 3.5–5 points of hits.)
+        #expect(highestFloor == 0)
+        #expect(cache.checkInvariants())
+    }
+
+    @Test func aReadThatMissesIsARequestAndASetIsNot() throws {
+        // Given a W-TinyLFU cache and a key its miniature LRU samples
+        let cache = try MemoryCache<Int, Int>(countLimit: 1_000, policy: .windowTinyLFU)
+        let key = try #require(
+            (0..<100_000).first { key in
+                cache.shards[0].withLock {
+                    $0.frequencyPolicy.miniature.samples(UInt32(truncatingIfNeeded: key.hashValue))
+                }
+            })
+        let requests = { cache.shards[0].withLock { $0.frequencyPolicy.sampled.requests } }
+        // Then a set no read asked for counts nothing, a read that misses counts one, and a hit one more
+        try cache.setValue(1, forKey: key)
+        #expect(requests() == 0)
+        _ = cache.removeValue(forKey: key)
+        #expect(cache[key] == nil)
+        #expect(requests() == 1)
+        try cache.setValue(1, forKey: key)
+        #expect(requests() == 1)
+        #expect(cache[key] == 1)
+        cache.trim(toCount: 1_000)  // applies the buffered hit; evicts nothing
+        #expect(requests() == 2)
+    }
+
+    @Test func aTrimThatEvictsNothingKeepsThePeriodsCounts() throws {
+        // Given a W-TinyLFU cache that has counted sampled requests of the current period
+        let cache = try MemoryCache<Int, Int>(countLimit: 1_000, costLimit: 1_000_000, policy: .windowTinyLFU)
+        for key in 0..<3_000 where cache[key % 700] == nil {
+            try cache.setValue(key, forKey: key % 700)
+        }
+        let requests = { cache.shards[0].withLock { $0.frequencyPolicy.sampled.requests } }
+        // When maintenance trims it to limits it is already within (the first also applies buffered hits)
+        cache.trim(toCount: 1_000)
+        let counted = requests()
+        #expect(counted > 0)
+        cache.trim(toCount: 1_000)
+        cache.trim(toCost: 1_000_000)
+        // Then the period goes on (a trim that evicts starts a new one; one that does not, called more often
+        // than a period lasts, switched the check off)
+        #expect(requests() == counted)
+        cache.trim(toCount: 10)
+        #expect(requests() == 0)
     }
 
     // MARK: - Workloads where recency pays

@@ -15,6 +15,7 @@ extension ShardTable {
     ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
+            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return .miss
         }
         guard !entry.canExpire else { return .needsClock }
@@ -43,6 +44,7 @@ extension ShardTable {
     ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
+            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return .miss
         }
         let entryExpiresAt = expiry(of: entry)
@@ -89,6 +91,7 @@ extension ShardTable {
     ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int, tags: Set<String>)? {
         guard let entry = index[key] else {
             counters.misses += 1
+            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return nil
         }
         // A removed tag ends an entry for every read, stale ones included. Such an entry, and an expired
@@ -223,10 +226,13 @@ extension ShardTable {
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCount count: Int, into released: inout Released) {
         settleBufferedHits()
+        let before = index.count
         while index.count > max(count, 0) {
             released.append(evictVictim())
         }
-        if policy.admitsByFrequency { frequencyPolicy.noteTrimmed() }
+        // Only a trim that evicted starts a new period: a maintenance trim that finds the table within
+        // bounds, called more often than a period lasts, would otherwise switch the check off.
+        if policy.admitsByFrequency, index.count < before { frequencyPolicy.noteTrimmed() }
     }
 
     /// Evicts the policy's victims until the total cost is at most `cost`.
@@ -234,10 +240,11 @@ extension ShardTable {
     /// - Complexity: O(*k*) in the number of entries evicted.
     func trim(toCost cost: Int, into released: inout Released) {
         settleBufferedHits()
+        let before = index.count
         while totalCost > max(cost, 0) && !index.isEmpty {
             released.append(evictVictim())
         }
-        if policy.admitsByFrequency { frequencyPolicy.noteTrimmed() }
+        if policy.admitsByFrequency, index.count != before { frequencyPolicy.noteTrimmed() }
     }
 
     /// Whether a tagged entry's tags all still have the versions it was stored with: at once when no tag

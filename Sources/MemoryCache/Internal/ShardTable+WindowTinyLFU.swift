@@ -56,6 +56,14 @@ extension ShardTable {
             frequencyPolicy.hashes[Int(slot)], cost: regionCost(of: slot), hit: true, held: (liveCount, totalCost))
     }
 
+    /// Counts a read of `key` that missed for the check against LRU, if the key is sampled. Out of line: it
+    /// hashes the key (the lookup's hash is not kept), which only W-TinyLFU tables' misses pay.
+    @usableFromInline @inline(never)
+    func noteSampledMiss(of key: Key) {
+        let hash = UInt32(truncatingIfNeeded: key.hashValue)
+        if frequencyPolicy.miniature.samples(hash) { frequencyPolicy.noteSampledMiss(hash) }
+    }
+
     /// Refreshes live slot `slot`'s recency within its region; an entry read while on probation moves to
     /// the protected segment.
     ///
@@ -150,7 +158,7 @@ extension ShardTable {
         if !replacing { frequencyPolicy.duelRegret.noteInsertion(of: hash) }
         frequencyPolicy.noteSampledHeld(hash, cost: regionCost(of: slot), sign: 1)
         frequencyPolicy.noteSampledRequest(
-            hash, cost: regionCost(of: slot), hit: false, counted: !replacing, held: (liveCount, totalCost))
+            hash, cost: regionCost(of: slot), hit: false, counted: false, held: (liveCount, totalCost))
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         // An entry costing more than the window's whole share skips it: let in, it would push the window's
