@@ -232,27 +232,31 @@ import Testing
         #expect(cache.checkInvariants())
     }
 
-    @Test func aReadThatMissesIsARequestAndASetIsNot() throws {
-        // Given a W-TinyLFU cache and a key its miniature LRU samples
+    @Test func aReadThatMissesIsARequestAndASetNoReadAskedForIsNot() throws {
+        // Given a W-TinyLFU cache and keys its miniature LRU samples
         let cache = try MemoryCache<Int, Int>(countLimit: 1_000, policy: .windowTinyLFU)
-        let key = try #require(
-            (0..<100_000).first { key in
-                cache.shards[0].withLock {
-                    $0.frequencyPolicy.miniature.samples(UInt32(truncatingIfNeeded: key.hashValue))
-                }
-            })
+        let sampledKeys = (0..<100_000).filter { key in
+            cache.shards[0].withLock {
+                $0.frequencyPolicy.miniature.samples(UInt32(truncatingIfNeeded: key.hashValue))
+            }
+        }
+        let key = try #require(sampledKeys.first)
         let requests = { cache.shards[0].withLock { $0.frequencyPolicy.sampled.requests } }
-        // Then a set no read asked for counts nothing, a read that misses counts one, and a hit one more
+        // Then a set no read asked for counts nothing; a read that misses counts once its set fills it; a hit
+        // counts (once the buffered hit is applied)
         try cache.setValue(1, forKey: key)
         #expect(requests() == 0)
         _ = cache.removeValue(forKey: key)
         #expect(cache[key] == nil)
-        #expect(requests() == 1)
         try cache.setValue(1, forKey: key)
         #expect(requests() == 1)
         #expect(cache[key] == 1)
         cache.trim(toCount: 1_000)  // applies the buffered hit; evicts nothing
         #expect(requests() == 2)
+        // And reads that missed and were never filled let at most 16 later sets count
+        for absent in -100..<0 { #expect(cache[absent] == nil) }
+        for blind in sampledKeys.dropFirst().prefix(40) { try cache.setValue(0, forKey: blind) }
+        #expect(requests() == 2 + 16)
     }
 
     @Test func aTrimThatEvictsNothingKeepsThePeriodsCounts() throws {

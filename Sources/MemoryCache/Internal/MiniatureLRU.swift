@@ -154,17 +154,6 @@ struct MiniatureLRU {
         return false
     }
 
-    /// Runs a sampled read that the table missed through the miniature: a hit refreshes the key's recency;
-    /// a miss inserts nothing (a read that misses stores nothing; the set that usually follows does).
-    ///
-    /// - Returns: Whether it hit.
-    @usableFromInline
-    mutating func touch(_ hash: UInt32) -> Bool {
-        guard let held = find(hash) else { return false }
-        moveToNewest(held)
-        return true
-    }
-
     /// Evicts least recently used entries until at most `count` entries of total cost at most `cost` remain:
     /// what an LRU cache trimmed as the table was would keep.
     ///

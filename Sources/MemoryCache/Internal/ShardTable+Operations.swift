@@ -15,7 +15,6 @@ extension ShardTable {
     ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
-            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return .miss
         }
         guard !entry.canExpire else { return .needsClock }
@@ -44,7 +43,6 @@ extension ShardTable {
     ) -> ShardReadStatus {
         guard let entry = index[key] else {
             counters.misses += 1
-            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return .miss
         }
         let entryExpiresAt = expiry(of: entry)
@@ -91,7 +89,6 @@ extension ShardTable {
     ) -> (value: Value, expiresAt: Double, staleUntil: Double?, cost: Int, tags: Set<String>)? {
         guard let entry = index[key] else {
             counters.misses += 1
-            if policy.admitsByFrequency { noteSampledMiss(of: key) }
             return nil
         }
         // A removed tag ends an entry for every read, stale ones included. Such an entry, and an expired

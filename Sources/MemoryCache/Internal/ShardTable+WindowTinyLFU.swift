@@ -56,14 +56,6 @@ extension ShardTable {
             frequencyPolicy.hashes[Int(slot)], cost: regionCost(of: slot), hit: true, held: (liveCount, totalCost))
     }
 
-    /// Counts a read of `key` that missed for the check against LRU, if the key is sampled. Out of line: it
-    /// hashes the key (the lookup's hash is not kept), which only W-TinyLFU tables' misses pay.
-    @usableFromInline @inline(never)
-    func noteSampledMiss(of key: Key) {
-        let hash = UInt32(truncatingIfNeeded: key.hashValue)
-        if frequencyPolicy.miniature.samples(hash) { frequencyPolicy.noteSampledMiss(hash) }
-    }
-
     /// Refreshes live slot `slot`'s recency within its region; an entry read while on probation moves to
     /// the protected segment.
     ///
@@ -157,8 +149,11 @@ extension ShardTable {
         frequencyPolicy.hashes[Int(slot)] = hash
         if !replacing { frequencyPolicy.duelRegret.noteInsertion(of: hash) }
         frequencyPolicy.noteSampledHeld(hash, cost: regionCost(of: slot), sign: 1)
+        // A request is a read: this insertion counts only as the fill of a read that missed (see
+        // `followsReadMiss(missesSoFar:)`); a set no read asked for is no request.
+        let counted = !replacing && frequencyPolicy.followsReadMiss(missesSoFar: counters.misses)
         frequencyPolicy.noteSampledRequest(
-            hash, cost: regionCost(of: slot), hit: false, counted: false, held: (liveCount, totalCost))
+            hash, cost: regionCost(of: slot), hit: false, counted: counted, held: (liveCount, totalCost))
         stamps[Int(slot)] = PolicyRegion.candidate << PolicyRegion.shift
         frequencyPolicy.adjust(PolicyRegion.candidate, count: 1, cost: costLimit == Int.max ? 0 : cost)
         // An entry costing more than the window's whole share skips it: let in, it would push the window's

@@ -28,9 +28,9 @@ extension WindowTinyLFU {
     static var lruCheckStep: Double { 0.25 }
 
     /// Runs a request for the key with hash `hash` and cost `cost` through the miniature LRU when the key is
-    /// sampled, and counts it when `counted` (a hit; a set is run through uncounted, so that the miniature
-    /// holds what the table holds: the read that missed before it was the request, counted by
-    /// ``noteSampledMiss(_:)``, and a set no read asked for is no request at all).
+    /// sampled, and counts it when `counted` (a hit, or the insertion that fills a read that missed; other sets
+    /// are run through uncounted, so that the miniature holds what the table holds, see
+    /// ``followsReadMiss(missesSoFar:)``).
     ///
     /// - Parameters:
     ///   - hit: Whether the table hit.
@@ -54,17 +54,32 @@ extension WindowTinyLFU {
         if hit { sampled.tableHits &+= 1 }
     }
 
-    /// Counts a read of the sampled key with hash `hash` that the table missed, and whether the miniature LRU
-    /// would have hit it. Counting requests at reads, not at insertions: a set that no read asked for (a
-    /// write-through, a prefetch) could only ever score for LRU, whose miniature may still hold a key the
-    /// table turned away, while the reverse, the table holding a key LRU would not, is a replacement and
-    /// was never counted; an adversarial run grew the window on Zipf reads beside such writes, 3.5 to 5
-    /// points of hits lost.
+    /// Whether an insertion of a new key fills a read that missed: `true`, and the miss is used up, while the
+    /// table's misses so far (`missesSoFar`, its statistics' count) exceed those earlier insertions used,
+    /// at most ``unmatchedMissLimit`` of them remembered.
+    ///
+    /// A request is a read, and a cache's misses are filled by a set of the key: counting that set, and no
+    /// other, counts the reads that missed without hashing their keys on the read path. A set that no read
+    /// asked for (a write-through, a prefetch) is no request: counted, it could only ever score for LRU,
+    /// whose miniature may still hold a key the table turned away, while the reverse (the table holding a
+    /// key LRU would not) is a replacement and was never counted; an adversarial run grew the window on Zipf
+    /// reads beside such writes, 3.5 to 5 points of hits lost. A miss is matched to the next insertion, of
+    /// whichever key: exact for the usual read, miss, set; an approximation when reads that are never filled
+    /// mix with blind sets.
     @inlinable
-    mutating func noteSampledMiss(_ hash: UInt32) {
-        sampled.requests &+= 1
-        if miniature.touch(hash) { sampled.miniatureHits &+= 1 }
+    mutating func followsReadMiss(missesSoFar: Int) -> Bool {
+        // Statistics carried over from a replaced table, or reset, are taken as they come.
+        if missesMatched > missesSoFar || missesSoFar - missesMatched > Self.unmatchedMissLimit {
+            missesMatched = max(missesSoFar - Self.unmatchedMissLimit, 0)
+        }
+        guard missesMatched < missesSoFar else { return false }
+        missesMatched += 1
+        return true
     }
+
+    /// How many reads that missed an insertion may still fill: 16, a few threads' reads in flight at once.
+    /// (A burst of misses never filled must not make the blind sets after it count.)
+    @usableFromInline static var unmatchedMissLimit: Int { 16 }
 
     /// Counts an entry of hash `hash` and cost `cost` the table now holds (`sign` 1) or no longer holds (-1)
     /// among the sampled ones.

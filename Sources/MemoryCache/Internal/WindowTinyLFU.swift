@@ -138,6 +138,8 @@ struct WindowTinyLFU {
     /// comparison (``noteSampledRequest(_:cost:hit:counted:held:)``, `WindowTinyLFU+LRUCheck.swift`).
     @usableFromInline var miniature: MiniatureLRU
     @usableFromInline var sampled = (requests: 0, miniatureHits: 0, tableHits: 0)
+    /// How many of the table's misses insertions have filled (``followsReadMiss(missesSoFar:)``).
+    @usableFromInline var missesMatched = 0
     /// The count and total cost of the entries the table holds whose keys the miniature samples.
     @usableFromInline var sampledHeld = (count: 0, cost: 0)
     /// The smallest share ghost hits may shrink the window to, raised by checks that found LRU clearly ahead.
