@@ -36,18 +36,31 @@ extension MultiCache.Authority {
         /// A fingerprint of an entry that is stable across processes and machines (never `hashValue`,
         /// which is seeded per process) and differs when what a reader sees differs.
         public let fingerprint: @Sendable (CacheEntry<Value>) -> UInt64
+        /// How long a replay's claim on the journal holds without renewal (it renews it after each write it
+        /// replays): longer than one write to the authority can take within its deadline, and as long as a
+        /// replay whose process died holds other processes' replays and writes back.
+        public let claimDuration: Duration
 
         /// Creates a replay setting.
         ///
         /// - Parameters:
         ///   - journal: Where pending writes are kept; one that outlives the process replays what an earlier
         ///     process could not.
+        ///   - claimDuration: How long a replay's claim holds without renewal; 10 seconds unless given. Make it
+        ///     several times the authority's longest deadline.
         ///   - fingerprint: A stable fingerprint of an entry (see ``fingerprint``).
         public init(
-            journal: any PendingWriteJournal<Key>, fingerprint: @escaping @Sendable (CacheEntry<Value>) -> UInt64
+            journal: any PendingWriteJournal<Key>, claimDuration: Duration = .seconds(10),
+            fingerprint: @escaping @Sendable (CacheEntry<Value>) -> UInt64
         ) {
             self.journal = journal
+            self.claimDuration = claimDuration
             self.fingerprint = fingerprint
+        }
+
+        /// ``claimDuration`` in seconds.
+        var claimSeconds: TimeInterval {
+            Double(claimDuration.components.seconds) + Double(claimDuration.components.attoseconds) / 1e18
         }
     }
 }
@@ -57,9 +70,11 @@ extension MultiCache.Authority.Replay where Value == Data {
     /// entry's tags (sorted, each ended by a zero byte). Expiry instants are left out: tiers keep them at
     /// different precisions, so the same entry could otherwise fingerprint two ways.
     ///
-    /// - Parameter journal: Where pending writes are kept.
-    public init(journal: any PendingWriteJournal<Key>) {
-        self.init(journal: journal) { entry in
+    /// - Parameters:
+    ///   - journal: Where pending writes are kept.
+    ///   - claimDuration: How long a replay's claim holds without renewal; 10 seconds unless given.
+    public init(journal: any PendingWriteJournal<Key>, claimDuration: Duration = .seconds(10)) {
+        self.init(journal: journal, claimDuration: claimDuration) { entry in
             var hash = FNV1a()
             hash.add(entry.value)
             hash.add([0xFF])
@@ -92,10 +107,21 @@ struct ReplayGate {
     var mayHavePending = true
     /// Counts writes kept as pending: a replay that began before the count moved may have missed one.
     var generation: UInt64 = 0
-    /// The replay under way (its id, the generation it began at, and its task, whose result tells
-    /// whether every write it claimed was replayed or dropped).
-    var running: (id: UInt64, generation: UInt64, task: Task<Bool, Never>)?
+    /// The replay under way (its id, the generation it began at, and its task, whose result tells how it
+    /// ended).
+    var running: (id: UInt64, generation: UInt64, task: Task<ReplayOutcome, Never>)?
     var lastID: UInt64 = 0
+}
+
+/// How a replay of the journal ended.
+enum ReplayOutcome: Sendable {
+    /// Every write was replayed or dropped, and the journal was found empty.
+    case caughtUp
+    /// A write could not be replayed (the authority or a local tier failed); it stays pending.
+    case stopped
+    /// Another replay, most likely in another process, holds the journal: its writes are not in the
+    /// authority yet.
+    case heldElsewhere
 }
 
 /// What a pending write remembers of the entry the local tiers held before it.
@@ -109,53 +135,75 @@ extension MultiCache {
     /// arrives while a replay runs waits for it, and for another one when a write was kept as pending after
     /// it began, so no read judges a key by an authority that has not yet received its pending write.
     ///
-    /// - Returns: Whether nothing is left pending; `false` when the replay stopped early, and the authority's
-    ///   answers must not be judged yet (a miss there could remove the only copy of a pending write).
+    /// - Returns: Whether nothing is left pending; `false` when the replay stopped early or another process's
+    ///   replay holds the journal, and the authority's answers must not be judged yet (a miss there could
+    ///   remove the only copy of a pending write).
     @discardableResult
     func replayPendingWritesIfNeeded() async -> Bool {
-        guard let replay = authority?.replay else { return true }
+        await replayPendingWrites() == .caughtUp
+    }
+
+    /// Before a write: replays the pending writes and, while another process's replay holds the journal,
+    /// waits for it (looking again every 50 ms, for at most the replay's ``Authority/Replay/claimDuration``), so
+    /// that its replay cannot send an older entry of the key after this write reached the authority.
+    func replayPendingWritesBeforeWriting() async {
+        guard let replay = authority?.replay else { return }
+        let giveUpAt = ContinuousClock.now.advanced(by: replay.claimDuration)
+        while await replayPendingWrites() == .heldElsewhere, ContinuousClock.now < giveUpAt {
+            do {
+                try await Task.sleep(for: .milliseconds(50))
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// The replay of ``replayPendingWritesIfNeeded()``, with how it ended.
+    private func replayPendingWrites() async -> ReplayOutcome {
+        guard let replay = authority?.replay else { return .caughtUp }
         while true {
-            let started: (task: Task<Bool, Never>, generation: UInt64)? = replayGate.withLock { gate in
+            let started: (task: Task<ReplayOutcome, Never>, generation: UInt64)? = replayGate.withLock { gate in
                 if let running = gate.running { return (running.task, running.generation) }
                 guard gate.mayHavePending else { return nil }
                 gate.mayHavePending = false
                 gate.lastID += 1
                 let id = gate.lastID
                 let task = Task {
-                    let completed = await self.replayJournal(replay)
+                    let outcome = await self.replayJournal(replay)
                     self.replayGate.withLock { gate in
                         if gate.running?.id == id { gate.running = nil }
                     }
-                    return completed
+                    return outcome
                 }
                 gate.running = (id, gate.generation, task)
                 return (task, gate.generation)
             }
-            guard let started else { return true }
-            guard await started.task.value else { return false }
-            // A write kept as pending after this replay claimed the journal is not among what it replayed.
-            if replayGate.withLock({ $0.generation }) == started.generation { return true }
+            guard let started else { return .caughtUp }
+            let outcome = await started.task.value
+            guard outcome == .caughtUp else { return outcome }
+            // A write kept as pending after this replay began may have come after its last look at the journal
+            // (a replay claims again until it finds the journal empty, which covers all the others).
+            if replayGate.withLock({ $0.generation }) == started.generation { return .caughtUp }
         }
     }
 
     /// Claims the journal's writes (marks them as this replay's, so no other replay, in this process or
     /// another sharing the journal, runs them while it lives), replays them in order until the first
-    /// failure, removing each from the journal once replayed, and claims again until nothing is left.
+    /// failure, removing each from the journal once replayed and renewing the claim on the rest, and claims
+    /// again until nothing is left.
     ///
     /// The writes stay in the journal while they run: a call in another process meanwhile finds them claimed
-    /// and does not judge the authority's answers (its reads are served by the local tiers), where writes
-    /// taken out of the journal would have let it find the journal empty, read the authority's older entry
-    /// and put it over the local copy the replay was about to send.
-    ///
-    /// - Returns: Whether the journal was found empty: `false` when a replay stopped at a failure or another
-    ///   replay holds writes.
-    private func replayJournal(_ replay: Authority.Replay) async -> Bool {
+    /// and does not judge the authority's answers (its reads are served by the local tiers; its writes wait),
+    /// where writes taken out of the journal would have let it find the journal empty, read the authority's
+    /// older entry and put it over the local copy the replay was about to send. A replay that finds its claim
+    /// taken over (it outlived it: a stopped process, a slow link) stops before its next write.
+    private func replayJournal(_ replay: Authority.Replay) async -> ReplayOutcome {
         let owner = UInt64.random(in: 1...UInt64.max)
         while true {
             let claimed: [PendingWrite<Key>]?
             do {
                 let now = clock.now
-                let until = now.addingTimeInterval(Self.replayClaimSeconds)
+                let until = now.addingTimeInterval(replay.claimSeconds)
                 claimed = try await replay.journal.update { writes in
                     Self.claim(&writes, owner: owner, now: now, until: until)
                 }
@@ -167,62 +215,109 @@ extension MultiCache {
                         .pendingWriteLost,
                         "reading the pending writes failed; the authoritative tier answers reads again",
                         tierIndex: tiers.count - 1, error: error))
-                return true
+                return .caughtUp
             }
             guard let claimed else {
                 // Another replay (most likely in another process) holds writes: its answers are not in yet.
                 replayGate.withLock { $0.mayHavePending = true }
-                return false
+                return .heldElsewhere
             }
-            if claimed.isEmpty { return true }
+            if claimed.isEmpty { return .caughtUp }
+            var owned = Set(claimed.map(\.id))
             for write in claimed {
+                // Gone from this replay's claim: replaced by a later write of its key, which the next round runs.
+                guard owned.contains(write.id) else { continue }
                 do {
                     try await replayWrite(write, replay)
                 } catch {
                     replayGate.withLock { $0.mayHavePending = true }
                     reportReplay("replaying a pending write failed; it stays pending", error)
-                    await settleClaim(replay, owner: owner, removing: nil, until: nil)
-                    return false
+                    await releaseClaim(replay, owner: owner)
+                    return .stopped
                 }
-                let until = clock.now.addingTimeInterval(Self.replayClaimSeconds)
-                await settleClaim(replay, owner: owner, removing: write.id, until: until)
+                do {
+                    guard let stillOwned = try await settleClaim(replay, owner: owner, replayed: write.id) else {
+                        // Another replay took the journal over after this one's claim lapsed: it runs the rest.
+                        replayGate.withLock { $0.mayHavePending = true }
+                        return .heldElsewhere
+                    }
+                    owned = stillOwned
+                } catch {
+                    replayGate.withLock { $0.mayHavePending = true }
+                    reportReplay(
+                        "updating the pending writes after a replay failed; a write may be replayed again", error)
+                    return .stopped
+                }
             }
         }
     }
 
-    /// How long a replay's claim holds without renewal: 10 s, far longer than one write to the authority
-    /// takes within its deadline, and as long as a replay whose process died holds reads elsewhere back.
-    static var replayClaimSeconds: TimeInterval { 10 }
-
     /// Marks every write of `writes` as `owner`'s until `until` and returns them, or returns `nil` and
     /// changes nothing when another replay's claim is still live at `now`.
+    ///
+    /// A claim further ahead than ``claimHorizon(_:)`` allows is taken as lapsed: only a clock stepped back
+    /// after it was made puts it there, and it would otherwise hold the journal for as long as the step.
     static func claim(
         _ writes: inout [PendingWrite<Key>], owner: UInt64, now: Date, until: Date
     ) -> [PendingWrite<Key>]? {
-        let heldElsewhere = writes.contains { write in
-            guard let claim = write.claim else { return false }
-            return claim.owner != owner && claim.expiresAt > now
+        if isHeldElsewhere(writes, owner: owner, now: now, horizon: claimHorizon(until.timeIntervalSince(now))) {
+            return nil
         }
-        if heldElsewhere { return nil }
         for index in writes.indices { writes[index].claim = .init(owner: owner, expiresAt: until) }
         return writes
     }
 
-    /// Removes the write `removing` (once replayed) from the journal and renews `owner`'s claim on the rest
-    /// until `until`, or, with `until` `nil`, releases it so that the next replay need not wait for it to
-    /// lapse. A journal that fails here is reported: the write then stays, claimed until the claim lapses,
-    /// and a later replay runs it again (its base check then finds this replay's write, or the one it
-    /// replaced).
-    private func settleClaim(_ replay: Authority.Replay, owner: UInt64, removing: UInt64?, until: Date?) async {
+    /// How far ahead a live claim may lie when claims last `duration` seconds: ten times that, at least ten
+    /// minutes (a replay elsewhere may be configured with a longer duration).
+    static func claimHorizon(_ duration: TimeInterval) -> TimeInterval {
+        max(10 * duration, 600)
+    }
+
+    /// Whether a replay other than `owner`'s holds a live claim on any of `writes` at `now`.
+    static func isHeldElsewhere(
+        _ writes: [PendingWrite<Key>], owner: UInt64, now: Date, horizon: TimeInterval
+    ) -> Bool {
+        writes.contains { write in
+            guard let claim = write.claim, claim.owner != owner else { return false }
+            return claim.expiresAt > now && claim.expiresAt.timeIntervalSince(now) <= horizon
+        }
+    }
+
+    /// Removes the replayed write `replayed` from the journal and renews `owner`'s claim on the rest.
+    ///
+    /// - Returns: The writes `owner` still holds, or `nil` when another replay holds a live claim (it took the
+    ///   journal over after `owner`'s claim lapsed).
+    /// - Throws: What the journal throws; the write then stays, claimed until the claim lapses, and a later
+    ///   replay runs it again (its base check then finds this replay's write, or the one it replaced).
+    private func settleClaim(
+        _ replay: Authority.Replay, owner: UInt64, replayed: UInt64
+    ) async throws -> Set<UInt64>? {
+        let now = clock.now
+        let until = now.addingTimeInterval(replay.claimSeconds)
+        let horizon = Self.claimHorizon(replay.claimSeconds)
+        return try await replay.journal.update { writes in
+            writes.removeAll { $0.id == replayed }
+            if Self.isHeldElsewhere(writes, owner: owner, now: now, horizon: horizon) { return nil }
+            var owned: Set<UInt64> = []
+            for index in writes.indices where writes[index].claim?.owner == owner {
+                writes[index].claim = .init(owner: owner, expiresAt: until)
+                owned.insert(writes[index].id)
+            }
+            return owned
+        }
+    }
+
+    /// Releases `owner`'s claim, so that the next replay need not wait for it to lapse. Best effort: a
+    /// journal that fails here leaves the claim to lapse.
+    private func releaseClaim(_ replay: Authority.Replay, owner: UInt64) async {
         do {
             try await replay.journal.update { writes in
-                if let removing { writes.removeAll { $0.id == removing } }
                 for index in writes.indices where writes[index].claim?.owner == owner {
-                    writes[index].claim = until.map { .init(owner: owner, expiresAt: $0) }
+                    writes[index].claim = nil
                 }
             }
         } catch {
-            reportReplay("updating the pending writes after a replay failed; a write may be replayed again", error)
+            reportReplay("releasing the claim on the pending writes failed; it lapses by itself", error)
         }
     }
 
@@ -330,14 +425,20 @@ extension MultiCache {
             }
         // What this write leaves in the authority should it land after all (its answer lost, say): kept, so a
         // replay can tell the cache's own write there from another writer's.
+        // Only a write whose request may have reached the authority can have landed: one that missed its
+        // deadline (or failed in a way this cache cannot tell). One refused before it was sent (no connection,
+        // an open breaker: `unavailable`) did not, and taking it for landed would make another writer's later
+        // removal, or an equal value, read as this cache's own.
+        let mayHaveLanded =
+            (failure.error as? CacheError).map { $0.code == .deadlineExceeded } ?? true
         var written: [UInt64] = []
         var removes = false
         switch operation {
         case .set:
             // A set kept as a removal never reached the authority as a set (it cannot hold the entry).
-            if let entry, case .set = kept { written = [replay.fingerprint(entry)] }
+            if mayHaveLanded, let entry, case .set = kept { written = [replay.fingerprint(entry)] }
         case .remove:
-            removes = true
+            removes = mayHaveLanded
         case .removeAll, .removeAllTagged:
             break
         }

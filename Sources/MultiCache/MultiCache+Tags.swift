@@ -44,7 +44,7 @@ extension MultiCache: TagRemovingCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll(taggedWith tag: String) async throws {
-        await replayPendingWritesIfNeeded()
+        await replayPendingWritesBeforeWriting()
         try await coordinator.fenced(nil) {
             // Under this fence, so the tiers' echoes of this removal need no fence of their own.
             awaitEchoes(ofRemovalOf: tag)

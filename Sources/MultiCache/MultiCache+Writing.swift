@@ -24,7 +24,7 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) async throws {
-        await replayPendingWritesIfNeeded()
+        await replayPendingWritesBeforeWriting()
         let base = await pendingBase(forKey: key)
         try await coordinator.fenced(key) {
             let failures = await keepPending(
@@ -70,7 +70,7 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeEntry(forKey key: Key) async throws {
-        await replayPendingWritesIfNeeded()
+        await replayPendingWritesBeforeWriting()
         let base = await pendingBase(forKey: key)
         try await coordinator.fenced(key) {
             let failures = await keepPending(
@@ -91,7 +91,7 @@ extension MultiCache {
     ///
     /// Thread-safe: may be called from any task, concurrently with any other method.
     public func removeAll() async throws {
-        await replayPendingWritesIfNeeded()
+        await replayPendingWritesBeforeWriting()
         try await coordinator.fenced(nil) {
             let failures = await keepPending(
                 .removeAll, base: nil,

@@ -291,7 +291,8 @@ import Testing
         #expect(claim.expiresAt > tiers.clock.now)
         var writes = journal.pendingWrites
         let stranger = claim.owner &+ 1
-        #expect(MultiCache<String, Data>.claim(&writes, owner: stranger, now: tiers.clock.now, until: .now) == nil)
+        let later = tiers.clock.now.addingTimeInterval(10)
+        #expect(MultiCache<String, Data>.claim(&writes, owner: stranger, now: tiers.clock.now, until: later) == nil)
         tiers.slow.release(.removeAll)
         _ = try await replaying.value
         #expect(tiers.slow.callCount(.removeAll) == 2)  // the outage's failed call, then the replay
@@ -323,6 +324,106 @@ import Testing
         _ = try await replaying.value
         #expect(try await tiers.slow.value(forKey: "x") == bytes("x1"))
         #expect(try await other.value(forKey: "x") == bytes("x1"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    /// A second cache over the tiers and journal of `tiers`, whose authority is wrapped so that a test can hold
+    /// its calls alone: another process on the same store.
+    private func anotherProcess(
+        _ tiers: TwoTiers, _ journal: InMemoryPendingWriteJournal<String>
+    ) throws -> (MultiCache<String, Data>, FaultInjectingCache<String, Data>) {
+        let authority = FaultInjectingCache<String, Data>(wrapping: tiers.slow)
+        let cache = try MultiCache<String, Data>(
+            tiers: [.init(tiers.fast, name: "memory"), .init(authority, name: "disk")],
+            authority: .init(replay: .init(journal: journal)))
+        return (cache, authority)
+    }
+
+    @Test func aReplayThatOutlivedItsClaimStopsWhereAnotherTookTheJournalOver() async throws {
+        // Given a pending clear and a pending set, and another process's replay held in the clear's call (a
+        // slow link, a stopped process) past its claim's 10 seconds
+        let (tiers, journal) = try makeTiers()
+        let (stalled, stalledAuthority) = try anotherProcess(tiers, journal)
+        startOutage(tiers)
+        try await stalled.removeAll()
+        try await stalled.setValue(bytes("later"), forKey: "later", expiry: .seconds(3_600))
+        endOutage(tiers)
+        stalledAuthority.hold(.removeAll)
+        let stalledReplay = Task { try await stalled.value(forKey: "z") }
+        await stalledAuthority.waitUntilHeld(.removeAll)
+        let stalledSets = stalledAuthority.callCount(.setEntry)
+        tiers.clock.advance(by: .seconds(11))
+        // When this process takes the journal over and is replaying the set
+        tiers.slow.hold(.setEntry)
+        let replay = Task { try await tiers.cache.value(forKey: "z") }
+        await tiers.slow.waitUntilHeld(.setEntry)
+        // And the stalled replay's clear comes back
+        stalledAuthority.release(.removeAll)
+        try await Task.sleep(for: .milliseconds(100))
+        tiers.slow.release(.setEntry)
+        _ = try await replay.value
+        _ = try await stalledReplay.value
+
+        // Then the stalled replay stopped there: it found its claim taken over and did not send the set too
+        #expect(stalledAuthority.callCount(.setEntry) == stalledSets)
+        #expect(try await tiers.slow.value(forKey: "later") == bytes("later"))
+        #expect(journal.pendingWrites.isEmpty)
+    }
+
+    @Test func aWriteWaitsForAnotherProcesssReplaySoItsOlderEntryCannotLandAfterIt() async throws {
+        // Given a key both tiers hold, changed during an outage, and another process replaying that change,
+        // held just before it sends it
+        let (tiers, journal) = try makeTiers()
+        let (replayer, replayerAuthority) = try anotherProcess(tiers, journal)
+        try await replayer.setValue(bytes("x0"), forKey: "x", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await replayer.setValue(bytes("x1"), forKey: "x", expiry: .seconds(3_600))
+        endOutage(tiers)
+        replayerAuthority.hold(.setEntry)
+        let replaying = Task { try await replayer.value(forKey: "z") }
+        await replayerAuthority.waitUntilHeld(.setEntry)
+
+        // When this process writes the key meanwhile
+        let write = Task { try await tiers.cache.setValue(bytes("x2"), forKey: "x", expiry: .seconds(3_600)) }
+        try await Task.sleep(for: .milliseconds(200))
+        // Then the write waits for the replay (nothing of it reached the authority yet)
+        #expect(try await tiers.slow.value(forKey: "x") == bytes("x0"))
+        replayerAuthority.release(.setEntry)
+        _ = try await replaying.value
+        try await write.value
+        // And lands after it: the last acknowledged write is what both processes read
+        #expect(try await tiers.slow.value(forKey: "x") == bytes("x2"))
+        #expect(try await tiers.cache.value(forKey: "x") == bytes("x2"))
+        #expect(try await replayer.value(forKey: "x") == bytes("x2"))
+    }
+
+    @Test func aRemovalRefusedBeforeItWasSentIsNotTakenForOneThatLanded() async throws {
+        // Given a key both tiers hold, removed and then set again while the authority refused connections
+        let (tiers, _) = try makeTiers()
+        try await tiers.cache.setValue(bytes("v0"), forKey: "k", expiry: .seconds(3_600))
+        startOutage(tiers)
+        try await tiers.cache.removeEntry(forKey: "k")
+        try await tiers.cache.setValue(bytes("mine"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+        // When another writer removes the key after the outage (the newest write)
+        try await tiers.slow.removeEntry(forKey: "k")
+
+        // Then its removal wins: the removal this cache missed never reached the authority, so holding nothing
+        // there is not this cache's own doing
+        #expect(try await tiers.cache.value(forKey: "k") == nil)
+    }
+
+    @Test func aClaimFarBeyondAnyDurationIsTakenForAClockSteppedBack() async throws {
+        // Given a pending write claimed until an instant no claim made now could reach
+        let (tiers, journal) = try makeTiers()
+        startOutage(tiers)
+        try await tiers.cache.setValue(bytes("v"), forKey: "k", expiry: .seconds(3_600))
+        endOutage(tiers)
+        let farAhead = tiers.clock.now.addingTimeInterval(86_400)
+        try await journal.update { writes in writes[0].claim = .init(owner: 7, expiresAt: farAhead) }
+        // Then the next read replays it rather than waiting a day
+        #expect(try await tiers.cache.value(forKey: "k") == bytes("v"))
+        #expect(try await tiers.slow.value(forKey: "k") == bytes("v"))
         #expect(journal.pendingWrites.isEmpty)
     }
 

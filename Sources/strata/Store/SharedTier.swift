@@ -123,6 +123,10 @@ struct SharedTier {
         }
         let maximumValueSize = redis.base.configuration.maximumValueSize
         let journal = StorePendingJournal(store: store, masterKeySource: redis.base.configuration.masterKeySource)
+        // A replay's claim must outlast any one write to Redis within its deadlines (`--redis-timeout`).
+        let deadlines = redis.base.configuration
+        let slowest = max(deadlines.connectTimeout, deadlines.readTimeout, deadlines.writeTimeout)
+        let claimDuration = max(.seconds(10), slowest * 4)
         self.journal = journal
         do {
             tiers = try MultiCache(
@@ -130,7 +134,8 @@ struct SharedTier {
                 observer: Self.warnAboutLostWrites,
                 authority: .init(
                     storesKey: { $0.canonicalBytes.count <= RedisCache<String, Data>.maximumKeySize },
-                    storesEntry: { $0.value.count <= maximumValueSize }, replay: .init(journal: journal)))
+                    storesEntry: { $0.value.count <= maximumValueSize },
+                    replay: .init(journal: journal, claimDuration: claimDuration)))
         } catch {
             throw .store("cannot compose the store with Redis: \(oneLine("\(error)"))")
         }
